@@ -1,0 +1,359 @@
+package guest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/guest/agentpb"
+)
+
+// ChunkSize is the size of file and stdin chunks sent to the agent. Large
+// enough to amortise per-message cost on a slow emulated serial port, small
+// enough that gRPC flow control bounds what either side buffers.
+const ChunkSize = 256 << 10
+
+// maxMsg bounds a single gRPC message in either direction.
+const maxMsg = 4 << 20
+
+// Client talks to one VM's agent. It is safe for concurrent use; gRPC
+// multiplexes calls over the single serial stream.
+type Client struct {
+	conn *grpc.ClientConn // immutable after Dial
+	rpc  agentpb.AgentClient
+}
+
+// Dial connects to the agent behind the unix socket QEMU serves at
+// socketPath, performing the sync handshake, and waits until the agent
+// answers or ctx ends. A dropped connection is redialled (with a new sync)
+// on the next call.
+func Dial(ctx context.Context, socketPath string) (*Client, error) {
+	dialer := func(ctx context.Context, _ string) (net.Conn, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "unix", socketPath)
+		if err != nil {
+			return nil, err
+		}
+		deadline, ok := ctx.Deadline()
+		if !ok {
+			deadline = time.Now().Add(time.Minute)
+		}
+		if err := HostSync(c, deadline); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	}
+	conn, err := grpc.NewClient("passthrough:///agent",
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(dialer),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
+		// One stream is all there is; never let a ping policy decide the
+		// VM is gone while a long job runs or the guest is paused.
+		grpc.WithDisableServiceConfig(),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("agent client for %s: %w", socketPath, err)
+	}
+	c := &Client{conn: conn, rpc: agentpb.NewAgentClient(conn)}
+	if _, err := c.rpc.Health(ctx, &agentpb.HealthRequest{}, grpc.WaitForReady(true)); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("agent did not answer on %s: %w", socketPath, mapErr(err))
+	}
+	return c, nil
+}
+
+// Close drops the connection. The agent notices the port closing and waits
+// for the next host.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Health returns the guest's identity and liveness.
+func (c *Client) Health(ctx context.Context) (*agentpb.HealthResponse, error) {
+	r, err := c.rpc.Health(ctx, &agentpb.HealthRequest{})
+	return r, mapErr(err)
+}
+
+// Prepare pushes clock, entropy and identity into the guest.
+func (c *Client) Prepare(ctx context.Context, req *agentpb.PrepareRequest) (*agentpb.PrepareResponse, error) {
+	r, err := c.rpc.Prepare(ctx, req)
+	return r, mapErr(err)
+}
+
+// ExecOptions describes one process to run in the guest.
+type ExecOptions struct {
+	Argv           []string      // exactly one of Argv and Shell
+	Shell          string        // run with /bin/sh -c
+	Env            []string      // KEY=VALUE
+	Cwd            string        // absolute guest path; "" = /
+	Timeout        time.Duration // 0 = none; the whole process tree is killed on expiry
+	MaxOutputBytes int64         // per stream; 0 = agent default
+	Stdin          io.Reader     // nil = /dev/null
+}
+
+// ExecResult is how a process ended.
+type ExecResult struct {
+	ExitCode        int
+	Signal          string
+	TimedOut        bool
+	StdoutTruncated bool
+	StderrTruncated bool
+	StdoutBytes     int64 // produced by the process, including dropped bytes
+	StderrBytes     int64
+	Duration        time.Duration
+}
+
+// hostGrace is how long past the guest-side timeout the host waits for the
+// agent's answer before it gives up on the call itself. The agent enforces
+// the timeout; this bound covers an agent that cannot.
+const hostGrace = 15 * time.Second
+
+// Exec runs a process and streams its output into stdout and stderr (either
+// may be nil to discard). It returns when the process has exited and all
+// its output has been delivered.
+func (c *Client) Exec(ctx context.Context, opts ExecOptions, stdout, stderr io.Writer) (ExecResult, error) {
+	if (len(opts.Argv) == 0) == (opts.Shell == "") {
+		return ExecResult{}, errdefs.InvalidArgument("exec needs exactly one of argv or a shell command")
+	}
+	if opts.Timeout < 0 {
+		return ExecResult{}, errdefs.InvalidArgument("exec timeout must not be negative")
+	}
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout+hostGrace)
+		defer cancel()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := c.rpc.Exec(ctx)
+	if err != nil {
+		return ExecResult{}, mapErr(err)
+	}
+	start := &agentpb.ExecStart{
+		Argv: opts.Argv, Shell: opts.Shell, Env: opts.Env, Cwd: opts.Cwd,
+		TimeoutMs: opts.Timeout.Milliseconds(), MaxOutputBytes: opts.MaxOutputBytes,
+		Stdin: opts.Stdin != nil,
+	}
+	if err := stream.Send(&agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Start{Start: start}}); err != nil {
+		return ExecResult{}, mapErr(recvErr(stream, err))
+	}
+	stdinErr := make(chan error, 1)
+	if opts.Stdin != nil {
+		go func() { stdinErr <- sendStdin(stream, opts.Stdin) }()
+	} else {
+		stdinErr <- stream.CloseSend()
+	}
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			if err == io.EOF {
+				return ExecResult{}, errdefs.Unavailable("agent ended exec without an exit status")
+			}
+			return ExecResult{}, mapErr(err)
+		}
+		switch m := msg.Msg.(type) {
+		case *agentpb.ExecResponse_Stdout:
+			if stdout != nil {
+				if _, err := stdout.Write(m.Stdout); err != nil {
+					return ExecResult{}, fmt.Errorf("deliver stdout: %w", err)
+				}
+			}
+		case *agentpb.ExecResponse_Stderr:
+			if stderr != nil {
+				if _, err := stderr.Write(m.Stderr); err != nil {
+					return ExecResult{}, fmt.Errorf("deliver stderr: %w", err)
+				}
+			}
+		case *agentpb.ExecResponse_Exit:
+			e := m.Exit
+			return ExecResult{
+				ExitCode: int(e.ExitCode), Signal: e.Signal, TimedOut: e.TimedOut,
+				StdoutTruncated: e.StdoutTruncated, StderrTruncated: e.StderrTruncated,
+				StdoutBytes: e.StdoutBytes, StderrBytes: e.StderrBytes,
+				Duration: time.Duration(e.DurationMs) * time.Millisecond,
+			}, nil
+		}
+	}
+}
+
+func sendStdin(stream agentpb.Agent_ExecClient, r io.Reader) error {
+	buf := make([]byte, ChunkSize)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			data := append([]byte(nil), buf[:n]...)
+			if serr := stream.Send(&agentpb.ExecRequest{Msg: &agentpb.ExecRequest_StdinData{StdinData: data}}); serr != nil {
+				return serr
+			}
+		}
+		if err == io.EOF {
+			if serr := stream.Send(&agentpb.ExecRequest{Msg: &agentpb.ExecRequest_StdinClose{StdinClose: true}}); serr != nil {
+				return serr
+			}
+			return stream.CloseSend()
+		}
+		if err != nil {
+			stream.CloseSend()
+			return err
+		}
+	}
+}
+
+// recvErr turns a failed Send into the real error: gRPC reports io.EOF from
+// Send when the server has already ended the stream with a status.
+func recvErr(stream grpc.ClientStream, err error) error {
+	if err != io.EOF {
+		return err
+	}
+	var m agentpb.ExecResponse
+	if rerr := stream.RecvMsg(&m); rerr != nil && rerr != io.EOF {
+		return rerr
+	}
+	return err
+}
+
+// WriteFile streams r into the guest file at path (absolute). It returns the
+// number of bytes written. Memory used is bounded by ChunkSize and gRPC's
+// flow-control window, whatever the file's size.
+func (c *Client) WriteFile(ctx context.Context, path string, r io.Reader, mode uint32, makeParents bool) (int64, error) {
+	stream, err := c.rpc.WriteFile(ctx)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	hdr := &agentpb.WriteFileHeader{Path: path, Mode: mode, MakeParents: makeParents}
+	if err := stream.Send(&agentpb.WriteFileRequest{Msg: &agentpb.WriteFileRequest_Header{Header: hdr}}); err != nil {
+		_, rerr := stream.CloseAndRecv()
+		return 0, mapErr(firstErr(rerr, err))
+	}
+	buf := make([]byte, ChunkSize)
+	for {
+		n, rerr := r.Read(buf)
+		if n > 0 {
+			if err := stream.Send(&agentpb.WriteFileRequest{Msg: &agentpb.WriteFileRequest_Data{Data: buf[:n]}}); err != nil {
+				_, cerr := stream.CloseAndRecv()
+				return 0, mapErr(firstErr(cerr, err))
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			// Abandon the stream so the agent discards the partial file.
+			return 0, fmt.Errorf("read source for %s: %w", path, rerr)
+		}
+	}
+	resp, err := stream.CloseAndRecv()
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	return resp.Bytes, nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil && e != io.EOF {
+			return e
+		}
+	}
+	return errs[len(errs)-1]
+}
+
+// ReadFile streams the guest file at path into w and returns its size.
+// maxBytes > 0 refuses larger files with ResourceExhausted before any byte
+// is sent.
+func (c *Client) ReadFile(ctx context.Context, path string, w io.Writer, maxBytes int64) (int64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := c.rpc.ReadFile(ctx, &agentpb.ReadFileRequest{Path: path, MaxBytes: maxBytes})
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	var n int64
+	for {
+		msg, err := stream.Recv()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, mapErr(err)
+		}
+		if len(msg.Data) > 0 {
+			if _, err := w.Write(msg.Data); err != nil {
+				return n, fmt.Errorf("deliver %s: %w", path, err)
+			}
+			n += int64(len(msg.Data))
+		}
+	}
+}
+
+// Stat describes one guest path.
+func (c *Client) Stat(ctx context.Context, path string) (*agentpb.FileInfo, error) {
+	r, err := c.rpc.Stat(ctx, &agentpb.PathRequest{Path: path})
+	return r, mapErr(err)
+}
+
+// List describes the entries of a guest directory.
+func (c *Client) List(ctx context.Context, path string) ([]*agentpb.FileInfo, error) {
+	r, err := c.rpc.List(ctx, &agentpb.PathRequest{Path: path})
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return r.Entries, nil
+}
+
+// Remove deletes a guest path (recursively if asked).
+func (c *Client) Remove(ctx context.Context, path string, recursive bool) error {
+	_, err := c.rpc.Remove(ctx, &agentpb.RemoveRequest{Path: path, Recursive: recursive})
+	return mapErr(err)
+}
+
+// Mkdir creates a guest directory.
+func (c *Client) Mkdir(ctx context.Context, path string, mode uint32, parents bool) error {
+	_, err := c.rpc.Mkdir(ctx, &agentpb.MkdirRequest{Path: path, Mode: mode, Parents: parents})
+	return mapErr(err)
+}
+
+// mapErr converts a gRPC status into airlock's error classes, keeping the
+// agent's message.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return errdefs.DeadlineExceeded("agent call: %v", err)
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return fmt.Errorf("agent call: %w", err)
+	}
+	var class error
+	switch st.Code() {
+	case codes.NotFound:
+		class = errdefs.ErrNotFound
+	case codes.InvalidArgument:
+		class = errdefs.ErrInvalidArgument
+	case codes.AlreadyExists:
+		class = errdefs.ErrAlreadyExists
+	case codes.FailedPrecondition:
+		class = errdefs.ErrFailedPrecondition
+	case codes.DeadlineExceeded:
+		class = errdefs.ErrDeadlineExceeded
+	case codes.ResourceExhausted:
+		class = errdefs.ErrResourceExhausted
+	case codes.PermissionDenied:
+		class = errdefs.ErrPermissionDenied
+	case codes.Unavailable, codes.Canceled:
+		class = errdefs.ErrUnavailable
+	default:
+		class = errdefs.ErrInternal
+	}
+	return errdefs.New(class, "agent: %s", st.Message())
+}

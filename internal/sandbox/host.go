@@ -1,0 +1,208 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/guest"
+	"github.com/airlock-dev/airlock/internal/guest/agentpb"
+	"github.com/airlock-dev/airlock/internal/image"
+	"github.com/airlock-dev/airlock/internal/vmm"
+	"github.com/airlock-dev/airlock/internal/vmm/qemu"
+)
+
+// Config is what a Host needs to know; zero values take defaults.
+type Config struct {
+	CacheDir string // downloads and built images; default image.DefaultCacheDir()
+	RunDir   string // per-VM state directories; default DefaultRunDir()
+	Accel    string // "", "auto", "kvm", "tcg"
+	Agent    string // airlock-agent binary; default image.FindAgent()
+	Progress image.Progress
+}
+
+// DefaultRunDir holds live VM state (sockets, pid files). It is short
+// because unix socket paths are limited to 107 bytes.
+func DefaultRunDir() string {
+	if d := os.Getenv("AIRLOCK_RUN_DIR"); d != "" {
+		return d
+	}
+	if os.Geteuid() == 0 {
+		return "/run/airlock"
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("airlock-%d", os.Geteuid()))
+}
+
+// Host boots VMs on this machine. It is safe for concurrent use; all its
+// fields are immutable after NewHost.
+type Host struct {
+	Driver      *qemu.Driver
+	Accel       vmm.AccelChoice
+	Kernel      *image.Kernel
+	Initrd      string // initramfs path (cached)
+	MinimalRoot string // busybox root image (cached)
+	CacheDir    string
+	RunDir      string
+}
+
+// NewHost resolves everything a boot needs, fetching and building into the
+// cache what is missing.
+func NewHost(ctx context.Context, cfg Config) (*Host, error) {
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = image.DefaultCacheDir()
+	}
+	if cfg.RunDir == "" {
+		cfg.RunDir = DefaultRunDir()
+	}
+	drv, err := qemu.New()
+	if err != nil {
+		return nil, err
+	}
+	accel, err := vmm.ChooseAccel(cfg.Accel)
+	if err != nil {
+		return nil, errdefs.InvalidArgument("%v", err)
+	}
+	agentPath := cfg.Agent
+	if agentPath == "" {
+		if agentPath, err = image.FindAgent(); err != nil {
+			return nil, errdefs.FailedPrecondition("%v", err)
+		}
+	}
+	k, err := image.FetchKernel(ctx, cfg.CacheDir, cfg.Progress)
+	if err != nil {
+		return nil, errdefs.FailedPrecondition("guest kernel: %v", err)
+	}
+	initrd, err := image.BuildInitramfs(cfg.CacheDir, k, agentPath)
+	if err != nil {
+		return nil, err
+	}
+	root, err := image.BuildMinimalRootfs(ctx, cfg.CacheDir)
+	if err != nil {
+		return nil, errdefs.FailedPrecondition("%v", err)
+	}
+	if err := os.MkdirAll(cfg.RunDir, 0o700); err != nil {
+		return nil, fmt.Errorf("run dir: %w", err)
+	}
+	return &Host{Driver: drv, Accel: accel, Kernel: k, Initrd: initrd, MinimalRoot: root,
+		CacheDir: cfg.CacheDir, RunDir: cfg.RunDir}, nil
+}
+
+// NewID returns a fresh random id with the given prefix, e.g. "vm-".
+func NewID(prefix string) string {
+	b := make([]byte, 10)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+}
+
+// BootOptions shapes a cold boot.
+type BootOptions struct {
+	MemoryMiB  int           // default 256
+	VCPUs      int           // default 1
+	RootImage  string        // default the minimal busybox root
+	MemoryFile string        // back RAM with this shared file (for baking)
+	Timeout    time.Duration // until the agent answers; default 120s
+}
+
+// VM is a booted guest with a connected agent.
+type VM struct {
+	ID      string
+	Machine vmm.Machine
+	Agent   *guest.Client
+}
+
+// Boot cold-boots a VM and returns it once its agent has answered and
+// taken its clock, entropy and identity.
+func (h *Host) Boot(ctx context.Context, opts BootOptions) (_ *VM, err error) {
+	if opts.MemoryMiB == 0 {
+		opts.MemoryMiB = 256
+	}
+	if opts.VCPUs == 0 {
+		opts.VCPUs = 1
+	}
+	if opts.RootImage == "" {
+		opts.RootImage = h.MinimalRoot
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = 120 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	id := NewID("vm-")
+	m, err := h.Driver.Boot(ctx, vmm.BootSpec{
+		ID: id, StateDir: filepath.Join(h.RunDir, id),
+		Kernel: h.Kernel.Vmlinuz(), Initrd: h.Initrd, RootImage: opts.RootImage,
+		MemoryMiB: opts.MemoryMiB, VCPUs: opts.VCPUs, Accel: h.Accel.Accel,
+		MemoryFile: opts.MemoryFile,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("boot %s: %w", id, err)
+	}
+	vm := &VM{ID: id, Machine: m}
+	defer func() {
+		if err != nil {
+			vm.Destroy(context.Background())
+		}
+	}()
+	if err := vm.connect(ctx); err != nil {
+		return nil, err
+	}
+	if err := vm.Prepare(ctx, id); err != nil {
+		return nil, err
+	}
+	return vm, nil
+}
+
+// connect dials the agent, giving up early if QEMU dies meanwhile.
+func (vm *VM) connect(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-vm.Machine.Exited():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	c, err := guest.Dial(ctx, vm.Machine.AgentSocket())
+	if err != nil {
+		if exitErr := vm.Machine.ExitError(); exitErr != nil {
+			return exitErr
+		}
+		return fmt.Errorf("VM %s: %w", vm.ID, err)
+	}
+	vm.Agent = c
+	return nil
+}
+
+// Prepare pushes the host's wall clock, 64 fresh random bytes for the
+// guest CRNG, and the VM's identity. Run after every boot and restore.
+func (vm *VM) Prepare(ctx context.Context, sandboxID string) error {
+	seed := make([]byte, 64)
+	if _, err := rand.Read(seed); err != nil {
+		return err
+	}
+	_, err := vm.Agent.Prepare(ctx, &agentpb.PrepareRequest{
+		UnixNanos: time.Now().UnixNano(), Entropy: seed,
+		SandboxId: sandboxID, Hostname: sandboxID,
+	})
+	if err != nil {
+		return fmt.Errorf("VM %s: prepare: %w", vm.ID, err)
+	}
+	return nil
+}
+
+// Destroy ends the VM and removes everything it left on the host.
+func (vm *VM) Destroy(ctx context.Context) error {
+	if vm.Agent != nil {
+		vm.Agent.Close()
+	}
+	return vm.Machine.Destroy(ctx)
+}

@@ -1,0 +1,60 @@
+package vmm
+
+import (
+	"context"
+	"time"
+)
+
+// Accel is a hardware acceleration mode.
+type Accel string
+
+const (
+	AccelKVM Accel = "kvm" // hardware virtualisation
+	AccelTCG Accel = "tcg" // QEMU's software emulation
+)
+
+// BootSpec describes a cold boot.
+type BootSpec struct {
+	ID         string   // unique per machine; names the state directory
+	StateDir   string   // created by Boot (must not exist), removed by Destroy
+	Kernel     string   // guest kernel image
+	Initrd     string   // initramfs with the agent as /init
+	RootImage  string   // read-only raw root disk; "" = none
+	KernelArgs []string // appended to the driver's own arguments
+	MemoryMiB  int      // guest RAM
+	VCPUs      int      // guest CPUs
+	Accel      Accel    // resolved acceleration (see ChooseAccel)
+	// MemoryFile, when set, backs guest RAM with this file mapped shared, so
+	// a snapshot can leave RAM in place (x-ignore-shared) and clones can map
+	// it copy-on-write. The file is created by Boot.
+	MemoryFile string
+	// BootTimeout bounds how long Boot waits for the VMM's control socket;
+	// the guest agent's readiness is the caller's to wait for.
+	BootTimeout time.Duration
+}
+
+// Machine is one running VM.
+type Machine interface {
+	ID() string
+	PID() int
+	StateDir() string
+	// AgentSocket is the unix socket behind which the guest agent's
+	// virtio-serial port is reached.
+	AgentSocket() string
+	// Exited is closed when the VMM process has ended, for any reason.
+	Exited() <-chan struct{}
+	// ExitError describes why the VMM ended (nil while running, or after a
+	// Destroy); it carries the tail of the VMM's own log.
+	ExitError() error
+	// Destroy ends the VM and removes every trace it left on the host:
+	// process, sockets, state directory. Safe to call more than once.
+	Destroy(ctx context.Context) error
+}
+
+// Driver starts machines.
+type Driver interface {
+	// Name and Version identify the VMM ("qemu", "7.2.19").
+	Name() string
+	Version() string
+	Boot(ctx context.Context, spec BootSpec) (Machine, error)
+}
