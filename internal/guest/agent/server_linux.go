@@ -203,17 +203,19 @@ func checkPath(p string) error {
 // than the path the caller sent.
 func fsStatus(op, path string, err error) error {
 	var code codes.Code
+	// Specific errnos first: syscall.Errno also matches the generic fs
+	// errors (ENOTEMPTY "is" fs.ErrExist).
 	switch {
+	case errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ENOTEMPTY):
+		code = codes.FailedPrecondition
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT), errors.Is(err, syscall.ENOMEM):
+		code = codes.ResourceExhausted
 	case errors.Is(err, fs.ErrNotExist):
 		code = codes.NotFound
 	case errors.Is(err, fs.ErrExist):
 		code = codes.AlreadyExists
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
 		code = codes.PermissionDenied
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT), errors.Is(err, syscall.ENOMEM):
-		code = codes.ResourceExhausted
-	case errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ENOTEMPTY):
-		code = codes.FailedPrecondition
 	case errors.Is(err, syscall.ENAMETOOLONG), errors.Is(err, syscall.EINVAL):
 		code = codes.InvalidArgument
 	default:

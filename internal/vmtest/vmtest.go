@@ -1,0 +1,132 @@
+// Package vmtest gives integration tests a real VM host: it builds
+// airlock-agent from this checkout once per test binary and resolves the
+// kernel and images through the normal (cached) path.
+//
+// Tests that boot VMs call Host(t); they are skipped under `go test -short`
+// so a developer can run the fast set alone. CI runs them all.
+package vmtest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/sandbox"
+)
+
+var (
+	agentOnce sync.Once
+	agentPath string
+	agentErr  error
+)
+
+// AgentBinary builds the static agent from this module into a temporary
+// directory (once per process) and returns its path.
+func AgentBinary(t testing.TB) string {
+	t.Helper()
+	agentOnce.Do(func() {
+		var out []byte
+		out, agentErr = exec.Command("go", "env", "GOMOD").Output()
+		if agentErr != nil {
+			return
+		}
+		root := filepath.Dir(strings.TrimSpace(string(out)))
+		dir, err := os.MkdirTemp("", "airlock-agent-")
+		if err != nil {
+			agentErr = err
+			return
+		}
+		agentPath = filepath.Join(dir, "airlock-agent")
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", agentPath, "./cmd/airlock-agent")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			agentErr = &buildError{err: err, out: string(out)}
+		}
+	})
+	if agentErr != nil {
+		t.Fatalf("build airlock-agent: %v", agentErr)
+	}
+	return agentPath
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
+
+var (
+	hostOnce sync.Once
+	host     *sandbox.Host
+	hostErr  error
+)
+
+// RequireVMs skips the test in -short mode or where VMs cannot run.
+func RequireVMs(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("boots VMs; skipped with -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("boots VMs; needs root")
+	}
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		t.Skip("qemu-system-x86_64 not installed (run scripts/setup.sh)")
+	}
+}
+
+// Host returns a shared VM host for tests, with VM state under a
+// per-process run directory.
+func Host(t testing.TB) *sandbox.Host {
+	t.Helper()
+	RequireVMs(t)
+	agent := AgentBinary(t)
+	hostOnce.Do(func() {
+		runDir, err := os.MkdirTemp("/run", "airlock-test-")
+		if err != nil {
+			hostErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		host, hostErr = sandbox.NewHost(ctx, sandbox.Config{RunDir: runDir, Agent: agent, Accel: os.Getenv("AIRLOCK_ACCEL")})
+	})
+	if hostErr != nil {
+		t.Fatalf("vm host: %v", hostErr)
+	}
+	return host
+}
+
+// Boot cold-boots a VM for the test and destroys it when the test ends.
+func Boot(t testing.TB, opts sandbox.BootOptions) *sandbox.VM {
+	t.Helper()
+	h := Host(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	vm, err := h.Boot(ctx, opts)
+	if err != nil {
+		t.Fatalf("boot: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := vm.Destroy(ctx); err != nil {
+			t.Errorf("destroy %s: %v", vm.ID, err)
+		}
+	})
+	return vm
+}
+
+// Context returns a context bounded generously for slow, shared machines.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
