@@ -1,0 +1,138 @@
+package store
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
+)
+
+func TestOpenRejectsBadPaths(t *testing.T) {
+	for _, p := range []string{"", ":memory:", "/tmp/a?b.db", "file:x.db"} {
+		if _, err := Open(p); !errdefs.IsInvalidArgument(err) {
+			t.Errorf("Open(%q) = %v, want InvalidArgument", p, err)
+		}
+	}
+}
+
+func TestOpenSetsPragmas(t *testing.T) {
+	s, _ := newTestStore(t)
+	for _, tc := range []struct {
+		pragma string
+		want   string
+	}{
+		{"journal_mode", "wal"},
+		{"foreign_keys", "1"},
+		{"busy_timeout", "30000"},
+	} {
+		// Ask several times so more than one pooled connection is checked.
+		for i := 0; i < 3; i++ {
+			var got string
+			if err := s.db.QueryRowContext(ctx, "PRAGMA "+tc.pragma).Scan(&got); err != nil {
+				t.Fatalf("PRAGMA %s: %v", tc.pragma, err)
+			}
+			if got != tc.want {
+				t.Errorf("PRAGMA %s = %q, want %q", tc.pragma, got, tc.want)
+			}
+		}
+	}
+}
+
+func tableExists(t *testing.T, s *Store, name string) bool {
+	t.Helper()
+	var n int
+	if err := s.db.QueryRowContext(ctx,
+		`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n == 1
+}
+
+func TestMigrationUpgradesOlderDatabase(t *testing.T) {
+	if len(migrations) < 2 {
+		t.Fatal("test needs at least two migrations")
+	}
+	path := filepath.Join(t.TempDir(), "airlock.db")
+	n := len(migrations)
+
+	// A database as the previous release left it, with data in it.
+	old, err := openWith(ctx, path, migrations[:n-1])
+	if err != nil {
+		t.Fatalf("open at version %d: %v", n-1, err)
+	}
+	if v, _ := old.SchemaVersion(ctx); v != n-1 {
+		t.Fatalf("schema version = %d, want %d", v, n-1)
+	}
+	if tableExists(t, old, "audit_head") {
+		t.Fatal("audit_head exists before its migration ran")
+	}
+	if _, _, err := old.CreateKey(ctx, "firm-a", "ci"); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The current binary upgrades it in place and keeps the data.
+	s, err := Open(path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	if v, _ := s.SchemaVersion(ctx); v != n {
+		t.Fatalf("schema version after upgrade = %d, want %d", v, n)
+	}
+	if !tableExists(t, s, "audit_head") {
+		t.Fatal("audit_head missing after upgrade")
+	}
+	if keys, err := s.ListKeys(ctx, ""); err != nil || len(keys) != 1 {
+		t.Fatalf("keys after upgrade = %v, %v; want the one created before", keys, err)
+	}
+	if _, err := s.AppendAudit(ctx, AuditRecord{Event: "create", Outcome: "ok"}); err != nil {
+		t.Fatalf("append after upgrade: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Reopening an up-to-date database changes nothing.
+	s, err = Open(path)
+	if err != nil {
+		t.Fatalf("reopen up to date: %v", err)
+	}
+	defer s.Close()
+	if v, _ := s.SchemaVersion(ctx); v != n {
+		t.Fatalf("schema version after no-op reopen = %d, want %d", v, n)
+	}
+	if rep, err := s.VerifyAudit(ctx); err != nil || !rep.OK || rep.Records != 1 {
+		t.Fatalf("verify after reopen = %+v, %v", rep, err)
+	}
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	s, path := newTestStore(t)
+	mustExec(t, rawDB(t, path), "PRAGMA user_version = 999")
+	_ = s
+	if _, err := Open(path); !errdefs.IsFailedPrecondition(err) {
+		t.Fatalf("Open of a newer schema = %v, want FailedPrecondition", err)
+	}
+}
+
+func TestFailedMigrationRollsBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "airlock.db")
+	broken := append(append([]migration{}, migrations[:1]...),
+		migration{name: "half broken", sql: "CREATE TABLE half (x); CREATE TABLE nonsense ("})
+	if _, err := openWith(ctx, path, broken); err == nil {
+		t.Fatal("open with a broken migration succeeded")
+	}
+	s, err := openWith(ctx, path, migrations[:1])
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer s.Close()
+	if v, _ := s.SchemaVersion(ctx); v != 1 {
+		t.Errorf("schema version = %d, want 1 (the broken step must not count)", v)
+	}
+	if tableExists(t, s, "half") {
+		t.Error("a failed migration left part of its work behind")
+	}
+}
