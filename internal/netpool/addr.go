@@ -1,0 +1,129 @@
+package netpool
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
+)
+
+// Fixed guest-side addressing. Every guest gets the same address, gateway and
+// MAC: the slot namespace makes them unique, and a template snapshot restored
+// into any slot finds the network it was baked with (its ARP cache entry for
+// the gateway stays valid because the gateway MAC never changes either; a tap
+// drops frames addressed to a MAC it does not own).
+var (
+	guestPrefix  = netip.MustParsePrefix("172.30.0.2/30")
+	gatewayAddr  = netip.MustParseAddr("172.30.0.1")
+	guestMAC     = net.HardwareAddr{0x02, 0xa1, 0x0c, 0x00, 0x00, 0x02}
+	gatewayMAC   = net.HardwareAddr{0x02, 0xa1, 0x0c, 0x00, 0x00, 0x01}
+	metadataCIDR = netip.MustParsePrefix("169.254.0.0/16")
+)
+
+// DefaultBaseCIDR gives 16,384 /30 slots.
+const DefaultBaseCIDR = "10.200.0.0/16"
+
+// GuestConfig is what the VM side configures inside the guest. It is the same
+// for every slot.
+type GuestConfig struct {
+	// Addr is the guest's address and prefix (172.30.0.2/30).
+	Addr netip.Prefix
+	// Gateway is the address of tap0 in the slot namespace (172.30.0.1).
+	Gateway netip.Addr
+	// MAC is the guest NIC's MAC (QEMU: -device virtio-net-device,mac=...).
+	MAC net.HardwareAddr
+	// GatewayMAC is tap0's MAC, fixed so restored snapshots' ARP caches hold.
+	GatewayMAC net.HardwareAddr
+	// DNS is the resolver the guest should use: the egress proxy when the
+	// pool has one (DNS only works through it), else invalid (no DNS).
+	DNS netip.Addr
+}
+
+// addressing carves /30 slot subnets out of a base IPv4 range.
+// Slot i owns base+4i .. base+4i+3: .1 is the host veth end, .2 the
+// namespace veth end (the address guest traffic is masqueraded to).
+type addressing struct {
+	base     netip.Prefix // masked IPv4 prefix, bits <= 30
+	capacity int          // number of /30s in base
+}
+
+func parseBase(s string) (addressing, error) {
+	if s == "" {
+		s = DefaultBaseCIDR
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return addressing{}, errdefs.InvalidArgument("netpool: base_cidr %q: %v", s, err)
+	}
+	if !p.Addr().Is4() {
+		return addressing{}, errdefs.InvalidArgument("netpool: base_cidr %q: must be IPv4", s)
+	}
+	if p.Bits() > 30 {
+		return addressing{}, errdefs.InvalidArgument("netpool: base_cidr %q: needs at least a /30", s)
+	}
+	if p.Masked() != p {
+		return addressing{}, errdefs.InvalidArgument("netpool: base_cidr %q: host bits set (did you mean %s?)", s, p.Masked())
+	}
+	if p.Overlaps(guestPrefix) || p.Overlaps(metadataCIDR) {
+		return addressing{}, errdefs.InvalidArgument("netpool: base_cidr %q overlaps the guest subnet %s or link-local %s", s, guestPrefix.Masked(), metadataCIDR)
+	}
+	return addressing{base: p, capacity: 1 << (30 - p.Bits())}, nil
+}
+
+// subnet returns slot i's /30.
+func (a addressing) subnet(i int) netip.Prefix {
+	b := a.base.Addr().As4()
+	v := binary.BigEndian.Uint32(b[:]) + uint32(4*i)
+	binary.BigEndian.PutUint32(b[:], v)
+	return netip.PrefixFrom(netip.AddrFrom4(b), 30)
+}
+
+// hostIP is the host veth end of slot i (.1 of its /30).
+func (a addressing) hostIP(i int) netip.Addr { return a.subnet(i).Addr().Next() }
+
+// nsIP is the namespace veth end of slot i (.2 of its /30).
+func (a addressing) nsIP(i int) netip.Addr { return a.hostIP(i).Next() }
+
+// indexOf returns the slot whose /30 holds addr, or -1.
+func (a addressing) indexOf(addr netip.Addr) int {
+	if !a.base.Contains(addr) {
+		return -1
+	}
+	b, x := a.base.Addr().As4(), addr.As4()
+	return int((binary.BigEndian.Uint32(x[:]) - binary.BigEndian.Uint32(b[:])) / 4)
+}
+
+// Naming. Interface names are limited to 15 bytes: "alk" + up to 7 digits
+// fits any base range this package accepts in practice.
+const (
+	netnsPrefix  = "airlock-s"
+	hostVethPref = "alk"
+	nsVethName   = "veth0"
+	tapName      = "tap0"
+	guestPeer    = "guest0" // GuestLinkVethForTests only
+	tableName    = "airlock"
+)
+
+func netnsName(i int) string    { return fmt.Sprintf("%s%d", netnsPrefix, i) }
+func hostVethName(i int) string { return fmt.Sprintf("%s%d", hostVethPref, i) }
+
+// parseIndex returns N for name == prefix+N written canonically, else -1,
+// so "alk01" or "airlock-s1x" are never mistaken for ours.
+func parseIndex(name, prefix string) int {
+	if len(name) <= len(prefix) || name[:len(prefix)] != prefix {
+		return -1
+	}
+	n := 0
+	for _, c := range name[len(prefix):] {
+		if c < '0' || c > '9' || n > 1<<24 {
+			return -1
+		}
+		n = n*10 + int(c-'0')
+	}
+	if fmt.Sprintf("%s%d", prefix, n) != name {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,49 @@
+// Package netpool owns the per-sandbox network: a pool of numbered slots,
+// each a named network namespace ("airlock-s<N>", bind-mounted under
+// /run/netns so `ip netns` sees it) holding the guest's tap ("tap0") and one
+// end of a veth pair whose host end is "alk<N>", plus the nftables rules that
+// make egress deny-by-default.
+//
+// Addressing. Slot N owns the N-th /30 of Config.BaseCIDR (default
+// 10.200.0.0/16, 16,384 slots): .1 on the host veth, .2 on the namespace
+// veth. Every guest has the same address (172.30.0.2/30, gateway 172.30.0.1
+// on tap0, fixed MACs), which is what lets one template snapshot be restored
+// into any slot; the namespace makes it unique, and the namespace
+// masquerades guest traffic to its .2, so host-side components (egress
+// proxy, logs) identify the sandbox by the slot's /30.
+//
+// Egress. Each namespace has one inet table "airlock", replaced atomically
+// (one nftables transaction) by Slot.SetPolicy: forward and input hooks with
+// policy drop; link-local 169.254.0.0/16 (cloud metadata) dropped before
+// anything else and never allowable; replies to allowed flows accepted; then
+// the policy's explicit rules. The whole BaseCIDR (the host's veth addresses
+// and every other slot) is dropped after rules that name addresses inside it
+// and before all other rules, so "0.0.0.0/0" or Default "allow" never open
+// the host or a neighbour; only a rule naming a host veth address does.
+// Domain rules become "tcp 53/80/443 + udp 53 to Config.ProxyAddr"; the
+// proxy decides per domain. A new slot's table is deny-all before any link
+// exists, and conntrack is flushed on every SetPolicy so revoking an allow
+// cuts flows that are already open.
+//
+// The host gets one inet table "airlock" (created by New, removed by Close;
+// no other table is touched) as defence in depth: from alk* interfaces it
+// drops IPv6, spoofed sources, link-local, slot-to-slot forwarding, and any
+// packet addressed to the host other than at a slot veth address or the
+// proxy. New enables net.ipv4.ip_forward and never disables it. A drop in
+// some other table (e.g. a FORWARD policy drop set by Docker) still applies:
+// nftables accepts are per table.
+//
+// Lifecycle. Acquire pops a prewarmed slot (a goroutine keeps
+// Config.Prewarm ready) or builds one; every build step registers its undo
+// as it creates something, so a failed Acquire leaves nothing. Release tears
+// down host veth then namespace and is idempotent. The kernel is the only
+// record: New sets aside whatever airlock-s*/alk* resources exist, and
+// Recover adopts those the caller says are in use and deletes the rest, so
+// after a crash no slot points at a dead namespace and no index is handed
+// out twice.
+//
+// What it must never do: shell out to ip/iptables/nft (everything goes
+// through netlink and nftables libraries); touch nftables tables other than
+// its own "airlock" tables; open any path into a slot that its policy does
+// not name.
+package netpool

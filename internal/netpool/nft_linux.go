@@ -1,0 +1,243 @@
+//go:build linux
+
+package netpool
+
+import (
+	"encoding/binary"
+	"net/netip"
+
+	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
+	"github.com/google/nftables/userdata"
+	"golang.org/x/sys/unix"
+)
+
+// This file turns policies into nftables rules. Every table is replaced in
+// ONE netlink transaction (add table; delete table; add table + chains +
+// rules): the kernel applies the batch atomically, so a packet sees either the
+// old rule set or the new one, never a half-built or empty table.
+
+var (
+	policyDrop   = nftables.ChainPolicyDrop
+	policyAccept = nftables.ChainPolicyAccept
+)
+
+// slotRuleset builds the namespace's table. Layout (inet "airlock"):
+//
+//	chain input   { hook input,  policy drop;  iif lo accept; ct established,related accept }
+//	chain forward { hook forward, policy drop;
+//	    ip daddr 169.254.0.0/16 drop            # metadata: first, never overridable
+//	    ct state invalid drop
+//	    ct state established,related accept    # replies (conntrack is flushed on SetPolicy)
+//	    tap0->veth0 <rules whose CIDR lies inside base> accept   # explicit host-address exceptions
+//	    ip daddr <base> drop                   # host veth addresses + every other slot
+//	    tap0->veth0 <other rules, proxy rules> accept
+//	    [tap0->veth0 accept]                   # only for Default "allow"
+//	}
+//	chain postrouting { nat hook postrouting; oif veth0 ip masquerade }
+//
+// The input chain drops everything the guest sends to the namespace itself
+// (gateway, veth address): nothing in the namespace serves the guest.
+func slotRuleset(c *nftables.Conn, base, proxy netip.Prefix, rules []compiledRule, defaultAllow bool) {
+	t := replaceTable(c)
+
+	in := c.AddChain(&nftables.Chain{Name: "input", Table: t, Type: nftables.ChainTypeFilter,
+		Hooknum: nftables.ChainHookInput, Priority: nftables.ChainPriorityFilter, Policy: &policyDrop})
+	add(c, t, in, "loopback", iifname("lo"), accept())
+	add(c, t, in, "replies", ctState(expr.CtStateBitESTABLISHED|expr.CtStateBitRELATED), accept())
+
+	fw := c.AddChain(&nftables.Chain{Name: "forward", Table: t, Type: nftables.ChainTypeFilter,
+		Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter, Policy: &policyDrop})
+	add(c, t, fw, "deny-metadata", ip4(), daddr(metadataCIDR), counter(), drop())
+	add(c, t, fw, "invalid", ctState(expr.CtStateBitINVALID), drop())
+	add(c, t, fw, "replies", ctState(expr.CtStateBitESTABLISHED|expr.CtStateBitRELATED), accept())
+	for _, r := range rules {
+		if r.dst.IsValid() && base.Contains(r.dst.Addr()) && r.dst.Bits() >= base.Bits() {
+			allowRule(c, t, fw, r.name, r.dst, r.proto, r.ports)
+		}
+	}
+	add(c, t, fw, "deny-host-and-slots", ip4(), daddr(base), counter(), drop())
+	proxied := false
+	for _, r := range rules {
+		switch {
+		case r.domain != "":
+			proxied = true
+		case !(base.Contains(r.dst.Addr()) && r.dst.Bits() >= base.Bits()):
+			allowRule(c, t, fw, r.name, r.dst, r.proto, r.ports)
+		}
+	}
+	if proxied {
+		// One set of proxy rules for all domain rules: which domain is
+		// allowed is the proxy's decision, the namespace only lets the
+		// guest talk to the proxy.
+		allowRule(c, t, fw, "egress-proxy", proxy, ProtoTCP, []uint16{53, 80, 443})
+		allowRule(c, t, fw, "egress-proxy-dns", proxy, ProtoUDP, []uint16{53})
+	}
+	if defaultAllow {
+		add(c, t, fw, "default-allow", iifname(tapName), oifname(nsVethName), accept())
+	}
+
+	nat := c.AddChain(&nftables.Chain{Name: "postrouting", Table: t, Type: nftables.ChainTypeNAT,
+		Hooknum: nftables.ChainHookPostrouting, Priority: nftables.ChainPriorityNATSource, Policy: &policyAccept})
+	add(c, t, nat, "masquerade", oifname(nsVethName), ip4(), []expr.Any{&expr.Masq{}})
+}
+
+// allowRule adds "tap0 -> veth0, ip daddr dst, [proto], [dport p] accept",
+// one nftables rule per port (policies are small; no sets to manage).
+func allowRule(c *nftables.Conn, t *nftables.Table, ch *nftables.Chain, name string, dst netip.Prefix, proto string, ports []uint16) {
+	head := [][]expr.Any{iifname(tapName), oifname(nsVethName), ip4(), daddr(dst)}
+	if proto != ProtoAny {
+		head = append(head, l4proto(proto))
+	}
+	if len(ports) == 0 {
+		add(c, t, ch, name, append(head, accept())...)
+		return
+	}
+	for _, p := range ports {
+		add(c, t, ch, name, append(head, dport(p), accept())...)
+	}
+}
+
+// hostRuleset builds the host's table: defence in depth behind the
+// namespace tables, and the only place that touches host forwarding. Layout
+// (inet "airlock"; chains have policy accept so the host's other traffic and
+// tables are unaffected):
+//
+//	chain forward { iif alk* ip6 drop; iif alk* ip saddr != base drop (anti-spoof);
+//	                iif alk* ip daddr 169.254.0.0/16 drop; iif alk* oif alk* drop (slot to slot) }
+//	chain input   { iif alk* ip6 drop; iif alk* ip daddr != base [and != proxy] drop }
+//	chain postrouting (nat, only with Uplinks) { ip saddr base oif <uplink> masquerade }
+//
+// The input rule means a guest allowed "0.0.0.0/0" still cannot reach host
+// services on the host's other addresses (sshd on eth0, the API): the host is
+// reachable only at slot veth addresses, which the namespace policy governs
+// by explicit rule, and at the proxy.
+func hostRuleset(c *nftables.Conn, base netip.Prefix, proxy netip.Prefix, uplinks []string) {
+	t := replaceTable(c)
+	fw := c.AddChain(&nftables.Chain{Name: "forward", Table: t, Type: nftables.ChainTypeFilter,
+		Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter, Policy: &policyAccept})
+	add(c, t, fw, "slot-ipv6", iifPrefix(hostVethPref), nfproto(unix.NFPROTO_IPV6), counter(), drop())
+	add(c, t, fw, "slot-spoof", iifPrefix(hostVethPref), ip4(), saddrNot(base), counter(), drop())
+	add(c, t, fw, "slot-metadata", iifPrefix(hostVethPref), ip4(), daddr(metadataCIDR), counter(), drop())
+	add(c, t, fw, "slot-to-slot", iifPrefix(hostVethPref), oifPrefix(hostVethPref), counter(), drop())
+
+	in := c.AddChain(&nftables.Chain{Name: "input", Table: t, Type: nftables.ChainTypeFilter,
+		Hooknum: nftables.ChainHookInput, Priority: nftables.ChainPriorityFilter, Policy: &policyAccept})
+	add(c, t, in, "slot-ipv6", iifPrefix(hostVethPref), nfproto(unix.NFPROTO_IPV6), counter(), drop())
+	ex := [][]expr.Any{iifPrefix(hostVethPref), ip4(), daddrNot(base)}
+	if proxy.IsValid() {
+		ex = append(ex, daddrNot(proxy))
+	}
+	add(c, t, in, "slot-to-host", append(ex, counter(), drop())...)
+
+	if len(uplinks) > 0 {
+		nat := c.AddChain(&nftables.Chain{Name: "postrouting", Table: t, Type: nftables.ChainTypeNAT,
+			Hooknum: nftables.ChainHookPostrouting, Priority: nftables.ChainPriorityNATSource, Policy: &policyAccept})
+		for _, u := range uplinks {
+			add(c, t, nat, "uplink-"+u, ip4(), saddr(base), oifname(u), []expr.Any{&expr.Masq{}})
+		}
+	}
+}
+
+// replaceTable queues "add; delete; add" so the batch works whether or not
+// the table exists, and returns the fresh table.
+func replaceTable(c *nftables.Conn) *nftables.Table {
+	t := &nftables.Table{Name: tableName, Family: nftables.TableFamilyINet}
+	c.AddTable(t)
+	c.DelTable(t)
+	return c.AddTable(t)
+}
+
+func add(c *nftables.Conn, t *nftables.Table, ch *nftables.Chain, comment string, parts ...[]expr.Any) {
+	var ex []expr.Any
+	for _, p := range parts {
+		ex = append(ex, p...)
+	}
+	c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: ex,
+		UserData: userdata.AppendString(nil, userdata.TypeComment, comment)})
+}
+
+// Expression fragments. All use register 1.
+
+func accept() []expr.Any  { return []expr.Any{&expr.Verdict{Kind: expr.VerdictAccept}} }
+func drop() []expr.Any    { return []expr.Any{&expr.Verdict{Kind: expr.VerdictDrop}} }
+func counter() []expr.Any { return []expr.Any{&expr.Counter{}} }
+
+func ifname(s string) []byte {
+	b := make([]byte, unix.IFNAMSIZ)
+	copy(b, s)
+	return b
+}
+
+func iifname(s string) []expr.Any {
+	return []expr.Any{&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ifname(s)}}
+}
+
+func oifname(s string) []expr.Any {
+	return []expr.Any{&expr.Meta{Key: expr.MetaKeyOIFNAME, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ifname(s)}}
+}
+
+// iifPrefix matches "iifname prefix*" the way nft does: compare only the
+// prefix bytes.
+func iifPrefix(p string) []expr.Any {
+	return []expr.Any{&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte(p)}}
+}
+
+func oifPrefix(p string) []expr.Any {
+	return []expr.Any{&expr.Meta{Key: expr.MetaKeyOIFNAME, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte(p)}}
+}
+
+func nfproto(p byte) []expr.Any {
+	return []expr.Any{&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{p}}}
+}
+
+// ip4 must precede any IPv4 header match in an inet table; without it an
+// IPv6 packet's bytes at the same offsets would be compared.
+func ip4() []expr.Any { return nfproto(unix.NFPROTO_IPV4) }
+
+func l4proto(proto string) []expr.Any {
+	n := map[string]byte{ProtoTCP: unix.IPPROTO_TCP, ProtoUDP: unix.IPPROTO_UDP, ProtoICMP: unix.IPPROTO_ICMP}[proto]
+	return []expr.Any{&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{n}}}
+}
+
+// ipField matches the IPv4 header field at off (12 saddr, 16 daddr) against p.
+func ipField(off uint32, p netip.Prefix, op expr.CmpOp) []expr.Any {
+	a := p.Masked().Addr().As4()
+	mask := binary.BigEndian.AppendUint32(nil, ^uint32(0)<<(32-p.Bits()))
+	if p.Bits() == 0 {
+		mask = []byte{0, 0, 0, 0}
+	}
+	return []expr.Any{
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: 4},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: mask, Xor: []byte{0, 0, 0, 0}},
+		&expr.Cmp{Op: op, Register: 1, Data: a[:]},
+	}
+}
+
+func daddr(p netip.Prefix) []expr.Any    { return ipField(16, p, expr.CmpOpEq) }
+func daddrNot(p netip.Prefix) []expr.Any { return ipField(16, p, expr.CmpOpNeq) }
+func saddr(p netip.Prefix) []expr.Any    { return ipField(12, p, expr.CmpOpEq) }
+func saddrNot(p netip.Prefix) []expr.Any { return ipField(12, p, expr.CmpOpNeq) }
+
+func dport(p uint16) []expr.Any {
+	return []expr.Any{
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binary.BigEndian.AppendUint16(nil, p)},
+	}
+}
+
+// ctState matches when any of bits is set in the packet's conntrack state.
+func ctState(bits uint32) []expr.Any {
+	return []expr.Any{
+		&expr.Ct{Register: 1, Key: expr.CtKeySTATE},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
+			Mask: binary.NativeEndian.AppendUint32(nil, bits), Xor: []byte{0, 0, 0, 0}},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte{0, 0, 0, 0}},
+	}
+}

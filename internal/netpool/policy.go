@@ -1,0 +1,227 @@
+package netpool
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
+)
+
+// Policy values for Policy.Default.
+const (
+	// DefaultDeny: nothing leaves the guest (no DNS, no ICMP) except what an
+	// Allow rule names. The only value ordinary callers should use.
+	DefaultDeny = "deny"
+	// DefaultAllow: the guest may reach anything except the protected
+	// destinations (link-local/cloud metadata, the host's slot addresses and
+	// other slots). For explicitly permissive, non-confidential jobs only.
+	DefaultAllow = "allow"
+)
+
+// Protocols for Rule.Protocol.
+const (
+	ProtoAny  = "any" // also the meaning of ""
+	ProtoTCP  = "tcp"
+	ProtoUDP  = "udp"
+	ProtoICMP = "icmp"
+)
+
+// Policy is a slot's egress policy: what the guest may open connections to.
+// Replies to allowed connections are always let back in; nothing may open a
+// connection towards the guest.
+type Policy struct {
+	// Default is DefaultDeny or DefaultAllow. Required: the zero Policy is
+	// invalid so that a forgotten field can never mean "allow".
+	Default string `json:"default"`
+	// Allow lists the exceptions, evaluated as a set (order does not matter).
+	Allow []Rule `json:"allow,omitempty"`
+}
+
+// DenyAll is the policy every slot starts with.
+func DenyAll() Policy { return Policy{Default: DefaultDeny} }
+
+// Rule allows one kind of traffic. Exactly one of CIDR or Domain is set.
+type Rule struct {
+	// Name identifies the rule in audit records and in `nft list ruleset`
+	// (as the rule comment). Required, unique within a policy, [A-Za-z0-9._-]{1,64}.
+	Name string `json:"name"`
+	// CIDR is an IPv4 prefix or address (a bare address means /32).
+	// Rules inside link-local 169.254.0.0/16 are refused: cloud metadata is
+	// never reachable. Rules inside the pool's base range can only reach the
+	// host's own veth addresses: slot-to-slot traffic is dropped on the host.
+	CIDR string `json:"cidr,omitempty"`
+	// Ports are destination ports; empty means all. Only with tcp or udp.
+	Ports []uint16 `json:"ports,omitempty"`
+	// Protocol is tcp, udp, icmp or any ("" = any).
+	Protocol string `json:"protocol,omitempty"`
+	// Domain (e.g. "api.example.com" or "*.example.com") is enforced by the
+	// host egress proxy, not here: in the namespace it becomes "allow tcp
+	// 53/80/443 and udp 53 to Config.ProxyAddr". Ports/Protocol must be empty.
+	Domain string `json:"domain,omitempty"`
+}
+
+// Validate reports every problem in p as one InvalidArgument error whose text
+// names the offending fields ("allow[2].cidr: ...").
+func (p Policy) Validate() error {
+	_, err := p.compile()
+	return err
+}
+
+// compiledRule is a validated Rule in the form the nftables builder wants.
+type compiledRule struct {
+	name   string
+	dst    netip.Prefix // invalid for domain rules
+	proto  string       // ProtoAny/TCP/UDP/ICMP
+	ports  []uint16     // sorted, deduplicated; nil = all
+	domain string
+}
+
+func (p Policy) compile() ([]compiledRule, error) {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	switch p.Default {
+	case DefaultDeny, DefaultAllow:
+	case "":
+		bad("default: required (%q or %q)", DefaultDeny, DefaultAllow)
+	default:
+		bad("default: %q is not %q or %q", p.Default, DefaultDeny, DefaultAllow)
+	}
+
+	seen := map[string]int{}
+	var out []compiledRule
+	for i, r := range p.Allow {
+		f := func(field string) string { return fmt.Sprintf("allow[%d].%s", i, field) }
+		n0 := len(problems)
+		c := compiledRule{name: r.Name, domain: r.Domain}
+
+		switch {
+		case r.Name == "":
+			bad("%s: required", f("name"))
+		case !validName(r.Name):
+			bad("%s: %q must be 1-64 of [A-Za-z0-9._-]", f("name"), r.Name)
+		default:
+			if j, dup := seen[r.Name]; dup {
+				bad("%s: %q duplicates allow[%d].name", f("name"), r.Name, j)
+			} else {
+				seen[r.Name] = i
+			}
+		}
+
+		switch {
+		case r.CIDR == "" && r.Domain == "":
+			bad("%s: one of cidr or domain is required", f("cidr"))
+		case r.CIDR != "" && r.Domain != "":
+			bad("%s: cidr and domain are exclusive", f("domain"))
+		case r.CIDR != "":
+			dst, err := parseCIDR(r.CIDR)
+			if err != nil {
+				bad("%s: %v", f("cidr"), err)
+				break
+			}
+			if metadataCIDR.Contains(dst.Addr()) && dst.Bits() >= metadataCIDR.Bits() {
+				bad("%s: %s is link-local (cloud metadata) and is never reachable", f("cidr"), dst)
+			}
+			c.dst = dst
+		default:
+			if !validDomain(r.Domain) {
+				bad("%s: %q is not a hostname (wildcards only as a leading \"*.\")", f("domain"), r.Domain)
+			}
+			if r.Protocol != "" || len(r.Ports) > 0 {
+				bad("%s: domain rules take no protocol or ports (the proxy allows 80/443)", f("protocol"))
+			}
+		}
+
+		c.proto = r.Protocol
+		switch r.Protocol {
+		case "", ProtoAny:
+			c.proto = ProtoAny
+		case ProtoTCP, ProtoUDP, ProtoICMP:
+		default:
+			bad("%s: %q is not one of tcp, udp, icmp, any", f("protocol"), r.Protocol)
+		}
+		if len(r.Ports) > 0 && c.proto != ProtoTCP && c.proto != ProtoUDP && r.Domain == "" {
+			bad("%s: ports need protocol tcp or udp, not %q", f("ports"), c.proto)
+		}
+		for _, port := range r.Ports {
+			if port == 0 {
+				bad("%s: port 0 is not a port", f("ports"))
+				break
+			}
+		}
+		if len(r.Ports) > 0 {
+			c.ports = slices.Compact(slices.Sorted(slices.Values(r.Ports)))
+		}
+		if len(problems) == n0 {
+			out = append(out, c)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, errdefs.InvalidArgument("egress policy: %s", strings.Join(problems, "; "))
+	}
+	return out, nil
+}
+
+func parseCIDR(s string) (netip.Prefix, error) {
+	if !strings.Contains(s, "/") {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("%q is not an IPv4 address or prefix", s)
+		}
+		s = a.String() + "/32"
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is not an IPv4 address or prefix", s)
+	}
+	if !p.Addr().Is4() {
+		return netip.Prefix{}, fmt.Errorf("%q: only IPv4 is supported (guests have no IPv6)", s)
+	}
+	if p.Masked() != p {
+		// Refuse rather than guess: "10.0.0.5/24" is usually a typo for /32.
+		return netip.Prefix{}, fmt.Errorf("%q has host bits set (did you mean %s or %s/32?)", s, p.Masked(), p.Addr())
+	}
+	return p, nil
+}
+
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func validDomain(s string) bool {
+	s = strings.TrimPrefix(s, "*.")
+	if len(s) == 0 || len(s) > 253 || !strings.Contains(s, ".") {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// clone returns a deep copy (Slot.Policy hands these out).
+func (p Policy) clone() Policy {
+	q := Policy{Default: p.Default, Allow: make([]Rule, len(p.Allow))}
+	for i, r := range p.Allow {
+		r.Ports = slices.Clone(r.Ports)
+		q.Allow[i] = r
+	}
+	return q
+}
