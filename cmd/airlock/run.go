@@ -10,7 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/airlock-dev/airlock/internal/guest"
-	"github.com/airlock-dev/airlock/internal/sandbox"
+	"github.com/airlock-dev/airlock/internal/vm"
 )
 
 func newRunCmd(g *globalFlags) *cobra.Command {
@@ -36,12 +36,12 @@ destroy the VM. airlock exits with the command's exit code.`,
 				}
 			}
 			t0 := time.Now()
-			host, err := sandbox.NewHost(ctx, sandbox.Config{CacheDir: g.cacheDir, RunDir: g.runDir, Accel: g.accel, Progress: progress})
+			host, err := vm.NewHost(ctx, vm.Config{CacheDir: g.cacheDir, RunDir: g.runDir, Accel: g.accel, Progress: progress})
 			if err != nil {
 				return err
 			}
 			t1 := time.Now()
-			vm, err := host.Boot(ctx, sandbox.BootOptions{MemoryMiB: mem, VCPUs: vcpus})
+			vm, err := host.Boot(ctx, vm.BootOptions{MemoryMiB: mem, VCPUs: vcpus})
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -34,14 +35,22 @@ type Client struct {
 
 // Dial connects to the agent behind the unix socket QEMU serves at
 // socketPath, performing the sync handshake, and waits until the agent
-// answers or ctx ends. A dropped connection is redialled (with a new sync)
-// on the next call.
-func Dial(ctx context.Context, socketPath string) (*Client, error) {
+// answers or ctx ends. If first is not nil it is used for the first
+// connection (a restore connects the socket before the guest runs). A
+// dropped connection is redialled, with a new sync, on the next call.
+func Dial(ctx context.Context, socketPath string, first net.Conn) (*Client, error) {
+	var mu sync.Mutex
 	dialer := func(ctx context.Context, _ string) (net.Conn, error) {
-		var d net.Dialer
-		c, err := d.DialContext(ctx, "unix", socketPath)
-		if err != nil {
-			return nil, err
+		mu.Lock()
+		c := first
+		first = nil
+		mu.Unlock()
+		if c == nil {
+			var d net.Dialer
+			var err error
+			if c, err = d.DialContext(ctx, "unix", socketPath); err != nil {
+				return nil, err
+			}
 		}
 		deadline, ok := ctx.Deadline()
 		if !ok {
@@ -57,8 +66,7 @@ func Dial(ctx context.Context, socketPath string) (*Client, error) {
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(dialer),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
-		// One stream is all there is; never let a ping policy decide the
-		// VM is gone while a long job runs or the guest is paused.
+		// No name resolution happens: the target is one socket.
 		grpc.WithDisableServiceConfig(),
 	)
 	if err != nil {

@@ -1,8 +1,8 @@
-// Package sandbox owns the life of a guest: it assembles boot parts
-// (kernel, initramfs, root image) for the VMM, boots or restores the VM,
-// connects to its agent, pushes clock, entropy and identity before any job
-// runs, and destroys it totally.
+// Package sandbox is the lifecycle manager: create (restore from a
+// template), exec, files, fork, egress, kill, and the TTL reaper, with
+// every operation persisted and audited through the store and scoped to a
+// tenant.
 //
-// It never stores or logs document content; it passes bytes between the
-// caller and the guest.
+// It never stores or logs document content; audit records carry ids,
+// metadata, sizes and durations only.
 package sandbox

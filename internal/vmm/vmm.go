@@ -2,6 +2,7 @@ package vmm
 
 import (
 	"context"
+	"net"
 	"time"
 )
 
@@ -24,10 +25,15 @@ type BootSpec struct {
 	MemoryMiB  int      // guest RAM
 	VCPUs      int      // guest CPUs
 	Accel      Accel    // resolved acceleration (see ChooseAccel)
-	// MemoryFile, when set, backs guest RAM with this file mapped shared, so
-	// a snapshot can leave RAM in place (x-ignore-shared) and clones can map
-	// it copy-on-write. The file is created by Boot.
-	MemoryFile string
+	// MemoryFile, when set, backs guest RAM with this file. Mapped shared
+	// (bake, fork receiver) the guest's RAM lives in the file, so a snapshot
+	// can leave it in place (x-ignore-shared). Mapped private (clones) the
+	// file is the copy-on-write base and is never written.
+	MemoryFile    string
+	MemoryPrivate bool
+	// Incoming starts the VMM paused, waiting for a migration stream
+	// (`-incoming defer`) instead of booting the kernel.
+	Incoming bool
 	// BootTimeout bounds how long Boot waits for the VMM's control socket;
 	// the guest agent's readiness is the caller's to wait for.
 	BootTimeout time.Duration
@@ -49,6 +55,21 @@ type Machine interface {
 	// Destroy ends the VM and removes every trace it left on the host:
 	// process, sockets, state directory. Safe to call more than once.
 	Destroy(ctx context.Context) error
+
+	// ConnectAgent opens a raw connection to the agent channel's host end.
+	ConnectAgent(ctx context.Context) (net.Conn, error)
+	// SaveState pauses the guest and writes its state to path. With
+	// ramInFile, RAM stays in the shared memory file and only device state
+	// is written (tens of KB).
+	SaveState(ctx context.Context, path string, ramInFile bool) error
+	// LoadState loads a state file into a machine booted with Incoming; it
+	// stays paused until Resume.
+	LoadState(ctx context.Context, path string, ramInFile bool) error
+	// MigrateTo streams this machine's whole state, RAM included, into dst
+	// (booted with Incoming). This machine is left paused.
+	MigrateTo(ctx context.Context, dst Machine) error
+	// Resume runs a paused guest.
+	Resume(ctx context.Context) error
 }
 
 // Driver starts machines.

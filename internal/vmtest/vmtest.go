@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/sandbox"
+	"github.com/airlock-dev/airlock/internal/vm"
 )
 
 var (
@@ -64,7 +64,7 @@ func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
 
 var (
 	hostOnce sync.Once
-	host     *sandbox.Host
+	host     *vm.Host
 	hostErr  error
 )
 
@@ -84,7 +84,7 @@ func RequireVMs(t testing.TB) {
 
 // Host returns a shared VM host for tests, with VM state under a
 // per-process run directory.
-func Host(t testing.TB) *sandbox.Host {
+func Host(t testing.TB) *vm.Host {
 	t.Helper()
 	RequireVMs(t)
 	agent := AgentBinary(t)
@@ -96,7 +96,7 @@ func Host(t testing.TB) *sandbox.Host {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		host, hostErr = sandbox.NewHost(ctx, sandbox.Config{RunDir: runDir, Agent: agent, Accel: os.Getenv("AIRLOCK_ACCEL")})
+		host, hostErr = vm.NewHost(ctx, vm.Config{RunDir: runDir, Agent: agent, Accel: os.Getenv("AIRLOCK_ACCEL")})
 	})
 	if hostErr != nil {
 		t.Fatalf("vm host: %v", hostErr)
@@ -105,7 +105,7 @@ func Host(t testing.TB) *sandbox.Host {
 }
 
 // Boot cold-boots a VM for the test and destroys it when the test ends.
-func Boot(t testing.TB, opts sandbox.BootOptions) *sandbox.VM {
+func Boot(t testing.TB, opts vm.BootOptions) *vm.VM {
 	t.Helper()
 	h := Host(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -128,9 +128,22 @@ func (d *Driver) args(spec vmm.BootSpec, stateDir string) []string {
 		"-pidfile", filepath.Join(stateDir, pidFile),
 	}
 	if spec.MemoryFile != "" {
+		share := "on"
+		if spec.MemoryPrivate {
+			// A private mapping: guest writes land in this process's
+			// copy-on-write pages, never in the file. (QEMU 7.2's
+			// readonly=on would make guest RAM itself read-only; the
+			// rom=off that fixes that arrived in 8.2.)
+			share = "off"
+		}
+		// The RAM block id "mem" must be identical on every side of a
+		// migration.
 		a = append(a,
-			"-object", fmt.Sprintf("memory-backend-file,id=mem,size=%dM,mem-path=%s,share=on", spec.MemoryMiB, spec.MemoryFile),
+			"-object", fmt.Sprintf("memory-backend-file,id=mem,size=%dM,mem-path=%s,share=%s", spec.MemoryMiB, spec.MemoryFile, share),
 			"-machine", "memory-backend=mem")
+	}
+	if spec.Incoming {
+		a = append(a, "-incoming", "defer")
 	}
 	if spec.RootImage != "" {
 		a = append(a,

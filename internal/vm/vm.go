@@ -1,10 +1,11 @@
-package sandbox
+package vm
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,25 +103,28 @@ func NewID(prefix string) string {
 	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
 }
 
-// BootOptions shapes a cold boot.
+// BootOptions shapes a machine. Everything but Timeout and ID must be the
+// same for a bake and the restores made from it.
 type BootOptions struct {
-	MemoryMiB  int           // default 256
-	VCPUs      int           // default 1
-	RootImage  string        // default the minimal busybox root
-	MemoryFile string        // back RAM with this shared file (for baking)
-	Timeout    time.Duration // until the agent answers; default 120s
+	ID         string   // default a fresh "vm-..." id
+	MemoryMiB  int      // default 256
+	VCPUs      int      // default 1
+	RootImage  string   // default the minimal busybox root
+	KernelArgs []string // extra guest kernel arguments
+	// MemoryFile backs RAM with a file: shared for a bake (the guest's RAM
+	// ends up in it), private and read-only for a restore.
+	MemoryFile    string
+	MemoryPrivate bool
+	// Incoming starts the machine paused, waiting for LoadState or a
+	// migration, instead of booting.
+	Incoming bool
+	Timeout  time.Duration // until the agent answers; default 120s
 }
 
-// VM is a booted guest with a connected agent.
-type VM struct {
-	ID      string
-	Machine vmm.Machine
-	Agent   *guest.Client
-}
-
-// Boot cold-boots a VM and returns it once its agent has answered and
-// taken its clock, entropy and identity.
-func (h *Host) Boot(ctx context.Context, opts BootOptions) (_ *VM, err error) {
+func (h *Host) withDefaults(opts BootOptions) BootOptions {
+	if opts.ID == "" {
+		opts.ID = NewID("vm-")
+	}
 	if opts.MemoryMiB == 0 {
 		opts.MemoryMiB = 256
 	}
@@ -133,35 +137,59 @@ func (h *Host) Boot(ctx context.Context, opts BootOptions) (_ *VM, err error) {
 	if opts.Timeout == 0 {
 		opts.Timeout = 120 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-	id := NewID("vm-")
+	return opts
+}
+
+// start launches the VMM for opts without waiting for the guest.
+func (h *Host) start(ctx context.Context, opts BootOptions) (vmm.Machine, error) {
 	m, err := h.Driver.Boot(ctx, vmm.BootSpec{
-		ID: id, StateDir: filepath.Join(h.RunDir, id),
+		ID: opts.ID, StateDir: filepath.Join(h.RunDir, opts.ID),
 		Kernel: h.Kernel.Vmlinuz(), Initrd: h.Initrd, RootImage: opts.RootImage,
-		MemoryMiB: opts.MemoryMiB, VCPUs: opts.VCPUs, Accel: h.Accel.Accel,
-		MemoryFile: opts.MemoryFile,
+		KernelArgs: opts.KernelArgs, MemoryMiB: opts.MemoryMiB, VCPUs: opts.VCPUs,
+		Accel: h.Accel.Accel, MemoryFile: opts.MemoryFile, MemoryPrivate: opts.MemoryPrivate,
+		Incoming: opts.Incoming,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("boot %s: %w", id, err)
+		return nil, fmt.Errorf("start %s: %w", opts.ID, err)
 	}
-	vm := &VM{ID: id, Machine: m}
+	return m, nil
+}
+
+// VM is a booted guest with a connected agent.
+type VM struct {
+	ID      string
+	Machine vmm.Machine
+	Agent   *guest.Client // nil until connected
+}
+
+// Boot cold-boots a VM and returns it once its agent has answered and
+// taken its clock, entropy and identity.
+func (h *Host) Boot(ctx context.Context, opts BootOptions) (_ *VM, err error) {
+	opts = h.withDefaults(opts)
+	opts.Incoming = false
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	m, err := h.start(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	vm := &VM{ID: opts.ID, Machine: m}
 	defer func() {
 		if err != nil {
 			vm.Destroy(context.Background())
 		}
 	}()
-	if err := vm.connect(ctx); err != nil {
+	if err := vm.connect(ctx, nil); err != nil {
 		return nil, err
 	}
-	if err := vm.Prepare(ctx, id); err != nil {
+	if err := vm.Prepare(ctx, opts.ID); err != nil {
 		return nil, err
 	}
 	return vm, nil
 }
 
 // connect dials the agent, giving up early if QEMU dies meanwhile.
-func (vm *VM) connect(ctx context.Context) error {
+func (vm *VM) connect(ctx context.Context, first net.Conn) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -171,7 +199,7 @@ func (vm *VM) connect(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}()
-	c, err := guest.Dial(ctx, vm.Machine.AgentSocket())
+	c, err := guest.Dial(ctx, vm.Machine.AgentSocket(), first)
 	if err != nil {
 		if exitErr := vm.Machine.ExitError(); exitErr != nil {
 			return exitErr

@@ -1,4 +1,4 @@
-package sandbox_test
+package vm_test
 
 import (
 	"bytes"
@@ -16,11 +16,11 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
-	"github.com/airlock-dev/airlock/internal/sandbox"
+	avm "github.com/airlock-dev/airlock/internal/vm"
 	"github.com/airlock-dev/airlock/internal/vmtest"
 )
 
-func run(t *testing.T, vm *sandbox.VM, opts guest.ExecOptions) (guest.ExecResult, string, string) {
+func run(t *testing.T, vm *avm.VM, opts guest.ExecOptions) (guest.ExecResult, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	res, err := vm.Agent.Exec(vmtest.Context(t), opts, &stdout, &stderr)
@@ -31,7 +31,7 @@ func run(t *testing.T, vm *sandbox.VM, opts guest.ExecOptions) (guest.ExecResult
 }
 
 func TestBootRunsGuestKernel(t *testing.T) {
-	vm := vmtest.Boot(t, sandbox.BootOptions{})
+	vm := vmtest.Boot(t, avm.BootOptions{})
 	host := vmtest.Host(t)
 	res, out, _ := run(t, vm, guest.ExecOptions{Argv: []string{"uname", "-r"}})
 	got := strings.TrimSpace(out)
@@ -59,7 +59,7 @@ func bytesOf(a []int8) []byte {
 }
 
 func TestExec(t *testing.T) {
-	vm := vmtest.Boot(t, sandbox.BootOptions{})
+	vm := vmtest.Boot(t, avm.BootOptions{})
 	for _, tc := range []struct {
 		name       string
 		opts       guest.ExecOptions
@@ -144,7 +144,7 @@ type countWriter struct{ n int64 }
 func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
 
 func TestFiles(t *testing.T) {
-	vm := vmtest.Boot(t, sandbox.BootOptions{})
+	vm := vmtest.Boot(t, avm.BootOptions{})
 	ctx := vmtest.Context(t)
 	for _, size := range []int{0, 1, 50 << 20} {
 		t.Run(fmt.Sprintf("round trip %d bytes", size), func(t *testing.T) {
@@ -223,7 +223,7 @@ func TestFiles(t *testing.T) {
 func TestDestroyLeavesNothing(t *testing.T) {
 	host := vmtest.Host(t)
 	ctx := vmtest.Context(t)
-	vm, err := host.Boot(ctx, sandbox.BootOptions{})
+	vm, err := host.Boot(ctx, avm.BootOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestDestroyLeavesNothing(t *testing.T) {
 }
 
 func TestDeadQEMUIsReported(t *testing.T) {
-	vm := vmtest.Boot(t, sandbox.BootOptions{})
+	vm := vmtest.Boot(t, avm.BootOptions{})
 	if err := syscall.Kill(vm.Machine.PID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -277,14 +277,14 @@ func TestConcurrentVMsAreIsolated(t *testing.T) {
 	host := vmtest.Host(t)
 	ctx := vmtest.Context(t)
 	const n = 10
-	vms := make([]*sandbox.VM, n)
+	vms := make([]*avm.VM, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range vms {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			vms[i], errs[i] = host.Boot(ctx, sandbox.BootOptions{MemoryMiB: 128, Timeout: 8 * time.Minute})
+			vms[i], errs[i] = host.Boot(ctx, avm.BootOptions{MemoryMiB: 128, Timeout: 8 * time.Minute})
 		}(i)
 	}
 	wg.Wait()

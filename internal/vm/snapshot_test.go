@@ -1,0 +1,82 @@
+package vm_test
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/guest"
+	avm "github.com/airlock-dev/airlock/internal/vm"
+	"github.com/airlock-dev/airlock/internal/vmtest"
+)
+
+// TestSnapshotRestore bakes a tiny snapshot by hand and restores clones of
+// it: the mechanics templates and forks are built on.
+func TestSnapshotRestore(t *testing.T) {
+	host := vmtest.Host(t)
+	ctx := vmtest.Context(t)
+	dir := t.TempDir()
+	shape := avm.BootOptions{MemoryMiB: 256, MemoryFile: filepath.Join(dir, "mem")}
+	base, err := host.Boot(ctx, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := base.Agent.WriteFile(ctx, "/etc/baked", strings.NewReader("in the template"), 0, false); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state")
+	if err := base.SaveTemplate(ctx, state); err != nil {
+		t.Fatal(err)
+	}
+	if err := base.Destroy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	memSum := sum(t, shape.MemoryFile)
+
+	clone := func() *avm.VM {
+		t.Helper()
+		opts := shape
+		opts.MemoryPrivate = true
+		start := time.Now()
+		p, err := host.StartPending(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		started := time.Now()
+		v, err := p.Restore(ctx, state, true, avm.NewID("sbx-"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("clone %s: process start %s, restore+prepare %s", v.ID, started.Sub(start), time.Since(started))
+		t.Cleanup(func() { v.Destroy(ctx) })
+		return v
+	}
+	a, b := clone(), clone()
+	for _, v := range []*avm.VM{a, b} {
+		var got bytes.Buffer
+		if _, err := v.Agent.ReadFile(ctx, "/etc/baked", &got, 0); err != nil || got.String() != "in the template" {
+			t.Fatalf("clone %s: baked file = %q, %v", v.ID, got.String(), err)
+		}
+	}
+	if _, err := a.Agent.WriteFile(ctx, "/job/a-only", strings.NewReader("secret of a"), 0, true); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if res, err := b.Agent.Exec(ctx, guest.ExecOptions{Shell: "test -e /job/a-only && echo LEAK || echo clean"}, &out, nil); err != nil || res.ExitCode != 0 || out.String() != "clean\n" {
+		t.Fatalf("clone b sees clone a's write: %q %v", out.String(), err)
+	}
+	if after := sum(t, shape.MemoryFile); after != memSum {
+		t.Fatal("template memory file changed while clones ran")
+	}
+}
+
+func sum(t *testing.T, path string) string {
+	t.Helper()
+	s, err := imageSum(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
