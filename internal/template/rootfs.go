@@ -1,0 +1,640 @@
+//go:build linux
+
+package template
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/image"
+)
+
+// rootfsFormat changes whenever the way a template root is built changes
+// (default packages, trimming, layout), so old cache entries are not reused.
+const rootfsFormat = "template-rootfs-v1"
+
+// DefaultPackages are installed into every template on top of minbase:
+// procps gives ps, which the platform's tests use. Keep this minimal.
+var DefaultPackages = []string{"procps"}
+
+const (
+	mib = 1 << 20
+	// Computed image size: content * 1.2 + 64 MiB, so build commands and
+	// ext4's own metadata fit without the author sizing anything.
+	headroomBytes = 64 * mib
+	// mmdebstrap can wait this long for apt/dpkg to stop after a
+	// cancellation before it is killed outright.
+	bootstrapStopGrace = 30 * time.Second
+	// mmdebstrap's own hook that sets up merged /usr without usrmerge.
+	mergedUsrHooks = "/usr/share/mmdebstrap/hooks/merged-usr"
+	// Lines of mmdebstrap output kept for the error message.
+	bootstrapTailLines = 40
+)
+
+// rootfsSteps are BuildRootfs's steps, in order.
+var rootfsSteps = []string{"check packages", "bootstrap", "copy files", "trim", "pack ext4", "publish"}
+
+// RootfsPath is where the root image of resolved spec s is (or will be)
+// cached under cacheDir. It hashes s's copied files.
+func RootfsPath(cacheDir string, s *Spec) (string, error) {
+	hash, err := s.Hash()
+	if err != nil {
+		return "", err
+	}
+	return rootfsPathFor(cacheDir, hash), nil
+}
+
+func rootfsPathFor(cacheDir, specHash string) string {
+	sum := sha256.Sum256([]byte(rootfsFormat + "\x00" + specHash))
+	return filepath.Join(cacheDir, "rootfs", "template-"+hex.EncodeToString(sum[:])[:24]+".ext4")
+}
+
+// TemplateInfo is written to /etc/airlock/template.json in every template
+// root, so a running guest (and anyone inspecting an image) can tell which
+// template and which exact spec it came from.
+type TemplateInfo struct {
+	Name   string `json:"name"`
+	Hash   string `json:"hash"`   // Spec.Hash()
+	Suite  string `json:"suite"`  // Debian suite
+	Format string `json:"format"` // root build format version
+}
+
+// TemplateInfoPath is where TemplateInfo lives inside the guest.
+const TemplateInfoPath = templateInfoPath
+
+// BuildRootfs returns the path of the read-only ext4 root image of the
+// resolved spec, building it with mmdebstrap (minbase + DefaultPackages +
+// spec.Packages, then spec.Files) unless an image for the same Hash is
+// already cached under cacheDir/rootfs. Building needs root (mmdebstrap
+// --mode=root) and the host's apt sources for spec.Suite.
+//
+// All work happens in a temporary directory under cacheDir/rootfs which is
+// removed whether the build succeeds or fails; the image appears at its
+// final path only once complete. An unknown package is found before
+// anything is downloaded or created, and reported as InvalidArgument
+// naming the spec file, packages[i] and the package.
+func BuildRootfs(ctx context.Context, spec *Spec, cacheDir string, progress image.Progress) (imagePath string, err error) {
+	if !spec.Resolved() {
+		return "", errdefs.FailedPrecondition("template %q: resolve its `from` (%q) before building", spec.Name, spec.From)
+	}
+	digests, err := spec.fileDigests()
+	if err != nil {
+		return "", err
+	}
+	hash, err := spec.hashWith(digests)
+	if err != nil {
+		return "", err
+	}
+	final := rootfsPathFor(cacheDir, hash)
+	st := newSteps(progress, "rootfs", rootfsSteps...)
+	if fi, err := os.Stat(final); err == nil {
+		st.done("template %q: cached %s (%s)", spec.Name, final, sizeString(fi))
+		return final, nil
+	}
+
+	st.next("check packages")
+	pkgs := packageList(spec)
+	if err := checkPackages(ctx, spec, pkgs); err != nil {
+		return "", err
+	}
+
+	dir := filepath.Dir(final)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(dir, ".build-template-")
+	if err != nil {
+		return "", err
+	}
+	// Whatever happens, the temporary tree goes: on failure nothing is left
+	// behind, on success the image has been renamed out of it already.
+	defer func() {
+		if rmErr := removeBuildDir(tmp); rmErr != nil {
+			err = errors.Join(err, rmErr)
+		}
+	}()
+	root := filepath.Join(tmp, "root")
+
+	st.next("bootstrap")
+	if err := bootstrap(ctx, spec.Suite, pkgs, root, st); err != nil {
+		return "", err
+	}
+
+	st.next("copy files")
+	if err := copyFiles(spec, digests, root); err != nil {
+		return "", err
+	}
+
+	st.next("trim")
+	if err := trimTree(root); err != nil {
+		return "", err
+	}
+	if err := writeIdentity(root, TemplateInfo{Name: spec.Name, Hash: hash, Suite: spec.Suite, Format: rootfsFormat}); err != nil {
+		return "", err
+	}
+
+	st.next("pack ext4")
+	used, inodes, err := treeUsage(root)
+	if err != nil {
+		return "", err
+	}
+	size, err := imageSize(spec, used, inodes)
+	if err != nil {
+		return "", err
+	}
+	st.detail("%d MiB of content, %d inodes -> %d MiB image", used/mib, inodes, size/mib)
+	img := filepath.Join(tmp, "root.ext4")
+	if err := image.MakeExt4(ctx, root, img, size); err != nil {
+		return "", err
+	}
+
+	st.next("publish")
+	if err := image.Publish(img, final); err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(final)
+	if err != nil {
+		return "", err
+	}
+	st.done("template %q: built %s (%s) in %s", spec.Name, final, sizeString(fi), time.Since(st.start).Round(100*time.Millisecond))
+	return final, nil
+}
+
+// packageList is DefaultPackages followed by the spec's, without repeats.
+func packageList(s *Spec) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range append(append([]string(nil), DefaultPackages...), s.Packages...) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// CheckPackages reports, without building anything, whether every package
+// of the resolved spec is known to the host's apt sources.
+func CheckPackages(ctx context.Context, s *Spec) error {
+	return checkPackages(ctx, s, packageList(s))
+}
+
+// checkPackages asks apt-cache about all packages in one call, so an
+// unknown package fails the build in a second instead of after a download.
+// It uses the host's apt lists, the same sources mmdebstrap uses.
+func checkPackages(ctx context.Context, s *Spec, pkgs []string) error {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "apt-cache", append([]string{"show", "--no-all-versions"}, pkgs...)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return errdefs.FailedPrecondition("apt-cache is needed to check template packages: %v", err)
+	}
+	found := map[string]bool{}
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	for sc.Scan() {
+		if name, ok := strings.CutPrefix(sc.Text(), "Package: "); ok {
+			found[strings.TrimSpace(name)] = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read apt-cache output: %w", err)
+	}
+	for _, p := range DefaultPackages {
+		if !found[p] {
+			// Not the spec's fault: the host's package lists are missing.
+			return errdefs.FailedPrecondition("the host's apt lists do not know %q (run apt-get update): %s",
+				p, strings.TrimSpace(stderr.String()))
+		}
+	}
+	for i, p := range s.Packages {
+		if !found[p] {
+			return s.pkgOrigin(i).errf("Debian package %q not found in the host's apt sources for %s", p, s.Suite)
+		}
+	}
+	return nil
+}
+
+// bootstrap runs mmdebstrap into root, reporting its "I:" phase lines as
+// step details. Its full output is kept only for the error message.
+func bootstrap(ctx context.Context, suite string, pkgs []string, root string, st *steps) error {
+	if _, err := exec.LookPath("mmdebstrap"); err != nil {
+		return errdefs.FailedPrecondition("mmdebstrap is needed to build template roots (apt-get install mmdebstrap)")
+	}
+	if os.Geteuid() != 0 {
+		return errdefs.PermissionDenied("building a template root needs root (mmdebstrap --mode=root)")
+	}
+	args := []string{
+		"--variant=minbase",
+		"--mode=root",
+		"--include=" + strings.Join(pkgs, ","),
+		`--aptopt=Acquire::Retries "3"`,
+	}
+	// Without this hook, bookworm's init-system-helpers pulls in the
+	// usrmerge package and with it all of perl (~60 MB in every image);
+	// the hook makes the merged-/usr symlinks itself and installs the
+	// empty usr-is-merged package instead.
+	if _, err := os.Stat(mergedUsrHooks); err == nil {
+		args = append(args, "--hook-dir="+mergedUsrHooks)
+	}
+	args = append(args, suite, root)
+	cmd := exec.CommandContext(ctx, "mmdebstrap", args...)
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	// Own process group, stopped with SIGTERM: mmdebstrap then stops apt and
+	// dpkg and unmounts what it mounted in the tree; a bare SIGKILL would
+	// leave /proc, /sys and /dev mounted inside our temporary directory.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = bootstrapStopGrace
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+
+	var tail []string
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		sc.Split(scanLinesOrCR)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" {
+				continue
+			}
+			if tail = append(tail, line); len(tail) > bootstrapTailLines {
+				tail = tail[1:]
+			}
+			if phase, ok := strings.CutPrefix(line, "I: "); ok {
+				// "running --setup-hook directly: /usr/share/...": the
+				// phase, not the paths.
+				phase, _, _ = strings.Cut(phase, ": /")
+				st.detail("%s", strings.TrimSuffix(phase, "..."))
+			}
+		}
+		io.Copy(io.Discard, pr) // never block mmdebstrap on a full pipe
+	}()
+	err := cmd.Start()
+	if err == nil {
+		err = cmd.Wait()
+	}
+	pw.Close()
+	<-readDone
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("mmdebstrap: %w", ctx.Err())
+		}
+		out := strings.Join(tail, "\n")
+		if strings.Contains(out, "Temporary failure resolving") || strings.Contains(out, "Failed to fetch") ||
+			strings.Contains(out, "Could not connect") || strings.Contains(out, "Could not resolve") {
+			return errdefs.Unavailable("mmdebstrap could not download packages: %v\n%s", err, out)
+		}
+		return fmt.Errorf("mmdebstrap %s: %w\n%s", suite, err, out)
+	}
+	return nil
+}
+
+// scanLinesOrCR splits on \n or \r, so progress bars redrawn with \r come
+// out as separate lines.
+func scanLinesOrCR(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}
+
+// copyFiles copies the spec's files into root with their modes, owned by
+// root. All writes go through an os.Root, so a symlink in the tree (say an
+// absolute /etc/foo -> /etc/shadow) can never redirect a write to the host.
+func copyFiles(s *Spec, digests []string, root string) error {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for i, f := range s.Files {
+		if err := copyFile(r, f, digests[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(r *os.Root, f File, digest string) error {
+	rel := strings.TrimPrefix(f.Dst, "/")
+	if dir := path.Dir(rel); dir != "." {
+		if err := r.MkdirAll(dir, 0o755); err != nil {
+			return f.origin.errf("cannot create %s in the image: %v", path.Dir(f.Dst), err)
+		}
+	}
+	// Replace, never write through, whatever the tree has at dst.
+	if fi, err := r.Lstat(rel); err == nil {
+		if fi.IsDir() {
+			return f.origin.errf("dst %s is a directory in the image", f.Dst)
+		}
+		if err := r.Remove(rel); err != nil {
+			return f.origin.errf("replace %s: %v", f.Dst, err)
+		}
+	}
+	src, err := f.open()
+	if err != nil {
+		return f.origin.errf("%v", err)
+	}
+	defer src.Close()
+	dst, err := r.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return f.origin.errf("create %s in the image: %v", f.Dst, err)
+	}
+	h := sha256.New()
+	_, err = io.Copy(dst, io.TeeReader(src, h))
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("copy %s to %s: %w", f.Src, f.Dst, err)
+	}
+	// The hash names the image; an image whose content differs from its
+	// name would be served for the wrong spec forever.
+	if got := hex.EncodeToString(h.Sum(nil)); got != digest {
+		return errdefs.FailedPrecondition("%s changed while the template was being built; build again", f.Src)
+	}
+	if err := r.Lchown(rel, 0, 0); err != nil {
+		return err
+	}
+	return r.Chmod(rel, f.Mode)
+}
+
+// trimPaths are emptied (their contents removed, the directory kept) to
+// shrink the image: apt's lists and caches (the guest never runs apt from
+// the image), documentation, and logs of the bootstrap itself.
+var trimPaths = []string{
+	"var/lib/apt/lists",
+	"var/cache/apt",
+	"usr/share/doc",
+	"usr/share/man",
+	"usr/share/info",
+	"usr/share/lintian",
+	"usr/share/locale",
+	"var/log",
+}
+
+// trimKeep survive trimming: glibc reads locale.alias, and apt expects its
+// lists/partial and archives/partial directories to exist.
+var trimKeep = map[string]bool{
+	"usr/share/locale/locale.alias": true,
+	"var/lib/apt/lists/partial":     true,
+	"var/cache/apt/archives":        true,
+}
+
+func trimTree(root string) error {
+	for _, p := range trimPaths {
+		entries, err := os.ReadDir(filepath.Join(root, p))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			rel := p + "/" + e.Name()
+			full := filepath.Join(root, rel)
+			switch {
+			case trimKeep[rel] && e.IsDir():
+				if err := emptyDir(full); err != nil {
+					return err
+				}
+			case trimKeep[rel]:
+			case p == "var/log" && e.IsDir():
+				// Packages expect their log directories; empty them instead.
+				if err := emptyDir(full); err != nil {
+					return err
+				}
+			default:
+				if err := os.RemoveAll(full); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	// Host-specific files mmdebstrap may copy in: the guest gets its name
+	// and network identity from the host after every restore.
+	for _, name := range []string{"etc/resolv.conf", "etc/hostname"} {
+		if err := os.Remove(filepath.Join(root, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeIdentity writes template.json, the guest's hostname and hosts
+// files, and the directories every template has: /job for the job's files
+// and a world-writable /tmp.
+func writeIdentity(root string, info TemplateInfo) error {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for _, d := range []struct {
+		name string
+		mode fs.FileMode
+	}{{"job", 0o755}, {"tmp", 0o777 | fs.ModeSticky}, {"etc/airlock", 0o755}} {
+		if err := r.MkdirAll(d.name, 0o755); err != nil {
+			return err
+		}
+		if err := r.Chmod(d.name, d.mode); err != nil {
+			return err
+		}
+	}
+	js, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	files := []struct {
+		name string
+		data []byte
+	}{
+		{strings.TrimPrefix(templateInfoPath, "/"), append(js, '\n')},
+		{"etc/hostname", []byte("airlock\n")},
+		{"etc/hosts", []byte("127.0.0.1\tlocalhost airlock\n::1\tlocalhost ip6-localhost ip6-loopback\n")},
+	}
+	for _, f := range files {
+		if err := r.Remove(f.name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := r.WriteFile(f.name, f.data, 0o644); err != nil {
+			return err
+		}
+		if err := r.Chmod(f.name, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// treeUsage is like du: the bytes of disk blocks used under root (each
+// hard-linked inode once) and the number of inodes.
+func treeUsage(root string) (used int64, inodes int64, err error) {
+	seen := map[uint64]bool{}
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		sys, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			used += fi.Size()
+			inodes++
+			return nil
+		}
+		if seen[sys.Ino] {
+			return nil
+		}
+		seen[sys.Ino] = true
+		used += sys.Blocks * 512
+		inodes++
+		return nil
+	})
+	return used, inodes, err
+}
+
+// imageSize is the spec's rootfs_size_mib, or content * 1.2 + 64 MiB; big
+// enough for the inode count either way (mkfs.ext4 allots one inode per
+// 16 KiB on images of 512 MiB and more, one per 4 KiB below).
+func imageSize(s *Spec, used, inodes int64) (int64, error) {
+	size := used + used/5 + headroomBytes
+	const inodeBytes = 16 << 10
+	if need := (inodes + inodes/4 + 4096) * inodeBytes; size >= 512*mib && size < need {
+		size = need
+	}
+	size = (size + mib - 1) / mib * mib
+	if s.RootfsSizeMiB > 0 {
+		want := int64(s.RootfsSizeMiB) * mib
+		if want < used+used/20+16*mib {
+			return 0, s.errf("rootfs_size_mib", "%d MiB is too small for %d MiB of content (leave it unset to size automatically)",
+				s.RootfsSizeMiB, (used+mib-1)/mib)
+		}
+		size = want
+	}
+	return size, nil
+}
+
+// removeBuildDir removes a build directory, first detaching anything still
+// mounted inside it. RemoveAll must never descend into a leftover /dev or
+// /proc mount: that would delete the host's device nodes.
+func removeBuildDir(dir string) error {
+	mounts, err := mountsUnder(dir)
+	if err != nil {
+		return fmt.Errorf("cannot check %s for leftover mounts, leaving it: %w", dir, err)
+	}
+	// Deepest first.
+	sort.Slice(mounts, func(i, j int) bool { return len(mounts[i]) > len(mounts[j]) })
+	for _, m := range mounts {
+		if err := unix.Unmount(m, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("unmount leftover %s (leaving %s in place): %w", m, dir, err)
+		}
+	}
+	if left, err := mountsUnder(dir); err != nil || len(left) > 0 {
+		return fmt.Errorf("mounts remain under %s (%v), leaving it in place: %v", dir, left, err)
+	}
+	return os.RemoveAll(dir)
+}
+
+// mountsUnder lists mount points at or below dir, from /proc/self/mountinfo.
+func mountsUnder(dir string) ([]string, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 5 {
+			continue
+		}
+		mp := unescapeMountinfo(fields[4])
+		if mp == real || strings.HasPrefix(mp, real+"/") {
+			out = append(out, mp)
+		}
+	}
+	return out, nil
+}
+
+// unescapeMountinfo decodes the \ooo octal escapes mountinfo uses for
+// spaces, tabs, newlines and backslashes.
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func sizeString(fi os.FileInfo) string {
+	apparent := fi.Size() / mib
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fmt.Sprintf("%d MiB, %d MiB allocated", apparent, sys.Blocks*512/mib)
+	}
+	return fmt.Sprintf("%d MiB", apparent)
+}
