@@ -1,0 +1,336 @@
+// Package client is the Go SDK for airlock: create throwaway sandboxes, run
+// commands in them, move files in and out, and query the audit log, over
+// the daemon's HTTP API (a unix socket by default, or TCP).
+//
+//	c, err := client.FromEnv()
+//	sbx, err := c.CreateSandbox(ctx, client.CreateOptions{Template: "legal-doc-review", TTLSeconds: 300,
+//		Metadata: map[string]string{"matter": matterID, "doc": docID}})
+//	defer sbx.Kill(context.WithoutCancel(ctx))
+//	_, err = sbx.Files().Write(ctx, "/job/in.pdf", bytes.NewReader(pdf))
+//	res, err := sbx.Exec(ctx, "python3 /opt/review/review_contract.py /job/in.pdf", client.WithTimeout(3*time.Minute))
+//	findings, err := sbx.Files().ReadAll(ctx, "/job/out/findings.json")
+//
+// Errors from the server are *Error values that unwrap to the class
+// sentinels below, so errors.Is(err, client.ErrNotFound) tells a missing
+// (or another tenant's) sandbox from anything else.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
+)
+
+// DefaultURL is where the daemon listens unless told otherwise.
+const DefaultURL = "unix:///run/airlock/airlock.sock"
+
+// Error classes, identical to the server's: errors.Is(err, ErrNotFound).
+var (
+	ErrNotFound           = errdefs.ErrNotFound
+	ErrInvalidArgument    = errdefs.ErrInvalidArgument
+	ErrAlreadyExists      = errdefs.ErrAlreadyExists
+	ErrFailedPrecondition = errdefs.ErrFailedPrecondition
+	ErrDeadlineExceeded   = errdefs.ErrDeadlineExceeded
+	ErrResourceExhausted  = errdefs.ErrResourceExhausted
+	ErrPermissionDenied   = errdefs.ErrPermissionDenied
+	ErrUnavailable        = errdefs.ErrUnavailable
+	ErrInternal           = errdefs.ErrInternal
+)
+
+// Error is an error answered by the server.
+type Error struct {
+	Status  int    // HTTP status
+	Code    string // stable code: "not_found", "invalid_argument", ...
+	Message string
+}
+
+// Error is the server's message; the class is in Code (and errors.Is), so
+// callers that print both do not repeat it.
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the class sentinel for Code, so errors.Is works.
+func (e *Error) Unwrap() error { return errdefs.FromCode(e.Code) }
+
+// Client talks to one airlock daemon. It is safe for concurrent use.
+type Client struct {
+	base   *url.URL     // scheme://host[/prefix], no trailing slash; immutable
+	hc     *http.Client // immutable
+	apiKey string       // immutable
+	ua     string       // immutable
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient replaces the HTTP client (its transport is used as is; for
+// a unix URL, its transport must dial the socket itself).
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
+
+// WithUserAgent sets the User-Agent header.
+func WithUserAgent(ua string) Option { return func(c *Client) { c.ua = ua } }
+
+// New returns a client for the daemon at rawURL: "unix:///path/to.sock"
+// (or a bare absolute socket path) or "http(s)://host:port[/prefix]".
+func New(rawURL, apiKey string, opts ...Option) (*Client, error) {
+	c := &Client{apiKey: apiKey, ua: "airlock-go"}
+	var dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	switch {
+	case strings.HasPrefix(rawURL, "unix:") || strings.HasPrefix(rawURL, "/"):
+		sock := strings.TrimPrefix(strings.TrimPrefix(rawURL, "unix:"), "//")
+		if !strings.HasPrefix(sock, "/") {
+			return nil, fmt.Errorf("airlock url %q: want unix:///absolute/path.sock: %w", rawURL, ErrInvalidArgument)
+		}
+		c.base = &url.URL{Scheme: "http", Host: "airlock"}
+		dial = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		}
+	default:
+		u, err := url.Parse(rawURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("airlock url %q: want unix:///path.sock or http://host:port: %w", rawURL, ErrInvalidArgument)
+		}
+		u.Path = strings.TrimSuffix(u.Path, "/")
+		u.RawQuery, u.Fragment = "", ""
+		c.base = u
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if dial != nil {
+		tr.DialContext = dial
+		tr.Proxy = nil
+	}
+	// No overall timeout: execs and transfers run as long as their context
+	// allows.
+	c.hc = &http.Client{Transport: tr}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// FromEnv returns a client configured by AIRLOCK_URL (default DefaultURL)
+// and AIRLOCK_API_KEY.
+func FromEnv(opts ...Option) (*Client, error) {
+	u := os.Getenv("AIRLOCK_URL")
+	if u == "" {
+		u = DefaultURL
+	}
+	return New(u, os.Getenv("AIRLOCK_API_KEY"), opts...)
+}
+
+// request is one API call.
+type request struct {
+	method   string
+	path     string
+	query    url.Values
+	body     io.Reader // raw body, or
+	jsonBody any       // a value to send as JSON
+	ctype    string
+	length   int64 // of body, -1 unknown
+}
+
+// do sends req and returns the response if its status is 2xx; otherwise
+// the decoded *Error.
+func (c *Client) do(ctx context.Context, req request) (*http.Response, error) {
+	u := *c.base
+	u.Path += req.path
+	u.RawQuery = req.query.Encode()
+	body := req.body
+	ctype := req.ctype
+	length := req.length
+	if req.jsonBody != nil {
+		b, err := json.Marshal(req.jsonBody)
+		if err != nil {
+			return nil, fmt.Errorf("airlock: encode request: %w", err)
+		}
+		body, ctype, length = bytes.NewReader(b), "application/json", int64(len(b))
+	}
+	hr, err := http.NewRequestWithContext(ctx, req.method, u.String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("airlock: %w", err)
+	}
+	if body != nil && length >= 0 {
+		hr.ContentLength = length
+	}
+	if ctype != "" {
+		hr.Header.Set("Content-Type", ctype)
+	}
+	if c.apiKey != "" {
+		hr.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	hr.Header.Set("User-Agent", c.ua)
+	res, err := c.hc.Do(hr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("airlock: %s %s: %w", req.method, req.path, ctx.Err())
+		}
+		return nil, fmt.Errorf("airlock: %s %s: %w: %w", req.method, req.path, ErrUnavailable, err)
+	}
+	if res.StatusCode >= 200 && res.StatusCode < 300 {
+		return res, nil
+	}
+	defer res.Body.Close()
+	return nil, decodeError(res)
+}
+
+func decodeError(res *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	var er struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &er) != nil || er.Error.Code == "" {
+		// Not airlock's shape (a proxy in between?): classify by status.
+		code := "internal"
+		switch {
+		case res.StatusCode == 404:
+			code = "not_found"
+		case res.StatusCode == 401 || res.StatusCode == 403:
+			code = "permission_denied"
+		case res.StatusCode == 502 || res.StatusCode == 503:
+			code = "unavailable"
+		case res.StatusCode == 504:
+			code = "deadline_exceeded"
+		case res.StatusCode == 413 || res.StatusCode == 429:
+			code = "resource_exhausted"
+		case res.StatusCode >= 400 && res.StatusCode < 500:
+			code = "invalid_argument"
+		}
+		return &Error{Status: res.StatusCode, Code: code, Message: strings.TrimSpace(res.Status)}
+	}
+	return &Error{Status: res.StatusCode, Code: er.Error.Code, Message: er.Error.Message}
+}
+
+// doJSON sends req and decodes a JSON answer into out (nil: discard).
+func (c *Client) doJSON(ctx context.Context, req request, out any) error {
+	res, err := c.do(ctx, req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if out == nil {
+		_, _ = io.Copy(io.Discard, res.Body)
+		return nil
+	}
+	if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+		return fmt.Errorf("airlock: decode %s %s answer: %w", req.method, req.path, err)
+	}
+	return nil
+}
+
+// Health checks that the daemon answers.
+func (c *Client) Health(ctx context.Context) error {
+	return c.doJSON(ctx, request{method: "GET", path: "/healthz"}, nil)
+}
+
+// Template describes a baked template.
+type Template struct {
+	Name              string    `json:"name"`
+	Hash              string    `json:"hash"`
+	MemoryMiB         int       `json:"memory_mib"`
+	VCPUs             int       `json:"vcpus"`
+	DefaultTTLSeconds int       `json:"default_ttl_seconds"`
+	BuiltAt           time.Time `json:"built_at"`
+}
+
+// Templates lists the templates sandboxes can be created from.
+func (c *Client) Templates(ctx context.Context) ([]Template, error) {
+	var out struct {
+		Templates []Template `json:"templates"`
+	}
+	err := c.doJSON(ctx, request{method: "GET", path: "/v1/templates"}, &out)
+	return out.Templates, err
+}
+
+// Template describes one template.
+func (c *Client) Template(ctx context.Context, name string) (*Template, error) {
+	var out Template
+	if err := c.doJSON(ctx, request{method: "GET", path: "/v1/templates/" + url.PathEscape(name)}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AuditRecord is one audit log entry: ids, metadata, outcome and sizes,
+// never content.
+type AuditRecord struct {
+	Seq        int64             `json:"seq"`
+	Time       time.Time         `json:"time"`
+	Tenant     string            `json:"tenant,omitempty"`
+	SandboxID  string            `json:"sandbox_id,omitempty"`
+	ParentID   string            `json:"parent_id,omitempty"`
+	Template   string            `json:"template,omitempty"`
+	Event      string            `json:"event"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	ExitCode   *int              `json:"exit_code,omitempty"`
+	Bytes      int64             `json:"bytes"`
+	DurationMS int64             `json:"duration_ms"`
+	Outcome    string            `json:"outcome"`
+	Detail     map[string]string `json:"detail,omitempty"`
+	PrevHash   string            `json:"prev_hash"`
+	Hash       string            `json:"hash"`
+}
+
+// AuditFilter selects audit records; zero fields match everything.
+type AuditFilter struct {
+	SandboxID string
+	Metadata  map[string]string
+	Since     time.Time
+	Until     time.Time
+	Events    []string
+	Limit     int   // 0 = the server's default page (1000)
+	AfterSeq  int64 // paging cursor: the last Seq already seen
+}
+
+// Audit returns the caller's tenant's audit records matching f, oldest
+// first, one page at a time (pass the last Seq as AfterSeq for the next).
+func (c *Client) Audit(ctx context.Context, f AuditFilter) ([]AuditRecord, error) {
+	q := metadataQuery(f.Metadata)
+	if f.SandboxID != "" {
+		q.Set("sandbox", f.SandboxID)
+	}
+	if !f.Since.IsZero() {
+		q.Set("since", f.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if !f.Until.IsZero() {
+		q.Set("until", f.Until.UTC().Format(time.RFC3339Nano))
+	}
+	for _, e := range f.Events {
+		q.Add("event", e)
+	}
+	if f.Limit > 0 {
+		q.Set("limit", fmt.Sprint(f.Limit))
+	}
+	if f.AfterSeq > 0 {
+		q.Set("after_seq", fmt.Sprint(f.AfterSeq))
+	}
+	var out struct {
+		Records []AuditRecord `json:"records"`
+	}
+	err := c.doJSON(ctx, request{method: "GET", path: "/v1/audit", query: q}, &out)
+	return out.Records, err
+}
+
+func metadataQuery(md map[string]string) url.Values {
+	q := url.Values{}
+	for k, v := range md {
+		q.Set("metadata."+k, v)
+	}
+	return q
+}
+
+// IsNotFound reports whether err is (or wraps) a not_found error.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

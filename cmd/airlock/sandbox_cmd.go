@@ -1,0 +1,557 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airlock-dev/airlock/client"
+	"github.com/airlock-dev/airlock/internal/errdefs"
+)
+
+func sortStrings(s []string) { slices.Sort(s) }
+
+// newSandboxCmd is `airlock sandbox ...`: the API client side of the CLI.
+func newSandboxCmd(_ *globalFlags) *cobra.Command {
+	f := &clientFlags{}
+	cmd := &cobra.Command{
+		Use:     "sandbox",
+		Aliases: []string{"sbx"},
+		Short:   "Create, use and destroy sandboxes through the daemon's API",
+	}
+	f.register(cmd)
+	cmd.AddCommand(sbxCreateCmd(f), sbxListCmd(f), sbxGetCmd(f), sbxExecCmd(f), sbxCopyCmd(f),
+		sbxKillCmd(f), sbxForkCmd(f), sbxEgressCmd(f))
+	return cmd
+}
+
+func sbxCreateCmd(f *clientFlags) *cobra.Command {
+	var (
+		template string
+		ttl      string
+		meta     []string
+		allow    []string
+		def      string
+	)
+	cmd := &cobra.Command{
+		Use:   "create --template T [--ttl 300] [--meta k=v]...",
+		Short: "Create a sandbox from a template and print its id",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			md, err := parseMeta(meta)
+			if err != nil {
+				return err
+			}
+			secs, err := parseTTL(ttl)
+			if err != nil {
+				return err
+			}
+			opts := client.CreateOptions{Template: template, TTLSeconds: secs, Metadata: md}
+			if len(allow) > 0 || def != "" {
+				p, err := parsePolicy(def, allow)
+				if err != nil {
+					return err
+				}
+				opts.Egress = &p
+			}
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			sbx, err := c.CreateSandbox(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return printJSON(cmd.OutOrStdout(), sbx.SandboxInfo)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), sbx.ID)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&template, "template", "t", "", "template name (required)")
+	fl.StringVar(&ttl, "ttl", "", "lifetime: seconds (300) or a duration (5m); default: the template's")
+	fl.StringArrayVar(&meta, "meta", nil, "KEY=VALUE label, audited and filterable (repeatable)")
+	fl.StringArrayVar(&allow, "allow", nil, "egress rule NAME=CIDR[:PORTS][/PROTO] or NAME=DOMAIN (repeatable); default deny all")
+	fl.StringVar(&def, "egress-default", "", "egress default: deny (default) or allow")
+	_ = cmd.MarkFlagRequired("template")
+	return cmd
+}
+
+func parseTTL(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		return n, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, errdefs.InvalidArgument("--ttl %q: want seconds or a duration like 5m", s)
+	}
+	return int(d / time.Second), nil
+}
+
+// parsePolicy builds an egress policy from --allow flags:
+//
+//	NAME=10.0.0.0/8            any protocol to a prefix
+//	NAME=10.250.0.2:8080,8443  tcp to those ports (/udp after the ports for udp)
+//	NAME=10.0.0.53:53/udp
+//	NAME=10.0.0.0/8:icmp       one protocol, all ports
+//	NAME=api.example.com       through the egress proxy (also *.example.com)
+func parsePolicy(def string, allow []string) (client.EgressPolicy, error) {
+	if def == "" {
+		def = "deny"
+	}
+	p := client.EgressPolicy{Default: def}
+	for _, a := range allow {
+		r, err := parseRule(a)
+		if err != nil {
+			return p, err
+		}
+		p.Allow = append(p.Allow, r)
+	}
+	return p, nil
+}
+
+var hasLetter = regexp.MustCompile(`[A-Za-z*]`)
+
+func parseRule(s string) (client.EgressRule, error) {
+	bad := func(why string) (client.EgressRule, error) {
+		return client.EgressRule{}, errdefs.InvalidArgument("--allow %q: %s; want NAME=CIDR[:PORTS][/PROTO] or NAME=DOMAIN", s, why)
+	}
+	name, target, ok := strings.Cut(s, "=")
+	if !ok || name == "" || target == "" {
+		return bad("missing NAME=")
+	}
+	r := client.EgressRule{Name: name}
+	host, rest, hasRest := strings.Cut(target, ":")
+	if hasLetter.MatchString(host) {
+		if hasRest {
+			return bad("domain rules take no ports")
+		}
+		r.Domain = host
+		return r, nil
+	}
+	if _, err := netip.ParsePrefix(host); err != nil {
+		if _, err := netip.ParseAddr(host); err != nil {
+			return bad("not an IPv4 address or prefix")
+		}
+	}
+	r.CIDR = host
+	if !hasRest {
+		return r, nil
+	}
+	ports, proto, _ := strings.Cut(rest, "/")
+	if slices.Contains([]string{"tcp", "udp", "icmp", "any"}, ports) && proto == "" {
+		r.Protocol = ports
+		return r, nil
+	}
+	r.Protocol = "tcp"
+	if proto != "" {
+		r.Protocol = proto
+	}
+	for _, ps := range strings.Split(ports, ",") {
+		n, err := strconv.ParseUint(ps, 10, 16)
+		if err != nil || n == 0 {
+			return bad(fmt.Sprintf("port %q", ps))
+		}
+		r.Ports = append(r.Ports, uint16(n))
+	}
+	return r, nil
+}
+
+func sbxListCmd(f *clientFlags) *cobra.Command {
+	var (
+		meta []string
+		all  bool
+	)
+	cmd := &cobra.Command{
+		Use:     "ls [--meta k=v]... [--all]",
+		Aliases: []string{"list"},
+		Short:   "List your running sandboxes (--all: ended ones too)",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			md, err := parseMeta(meta)
+			if err != nil {
+				return err
+			}
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			var opts []client.ListOption
+			if all {
+				opts = append(opts, client.IncludeEnded())
+			}
+			list, err := c.ListSandboxes(cmd.Context(), md, opts...)
+			if err != nil {
+				return err
+			}
+			if f.json {
+				infos := make([]client.SandboxInfo, len(list))
+				for i, s := range list {
+					infos[i] = s.SandboxInfo
+				}
+				return printJSON(cmd.OutOrStdout(), map[string]any{"sandboxes": infos})
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tTEMPLATE\tSTATE\tCREATED\tDEADLINE\tMETADATA")
+			for _, s := range list {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Template, s.State,
+					s.CreatedAt.Local().Format(time.DateTime), s.Deadline.Local().Format(time.DateTime), formatMeta(s.Metadata))
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().StringArrayVar(&meta, "meta", nil, "only sandboxes with this KEY=VALUE label (repeatable; all must match)")
+	cmd.Flags().BoolVarP(&all, "all", "a", false, "include killed, expired and failed sandboxes")
+	return cmd
+}
+
+func sbxGetCmd(f *clientFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "get ID",
+		Short: "Show one sandbox",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			s, err := c.GetSandbox(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return printJSON(cmd.OutOrStdout(), s.SandboxInfo)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintf(w, "id\t%s\ntemplate\t%s\nstate\t%s\ncreated\t%s\ndeadline\t%s\n", s.ID, s.Template, s.State,
+				s.CreatedAt.Local().Format(time.RFC3339), s.Deadline.Local().Format(time.RFC3339))
+			if s.ParentID != "" {
+				fmt.Fprintf(w, "parent\t%s\n", s.ParentID)
+			}
+			if s.EndedAt != nil {
+				fmt.Fprintf(w, "ended\t%s\n", s.EndedAt.Local().Format(time.RFC3339))
+			}
+			fmt.Fprintf(w, "metadata\t%s\negress\t%s\n", formatMeta(s.Metadata), formatPolicy(s.Egress))
+			return w.Flush()
+		},
+	}
+}
+
+func formatPolicy(p client.EgressPolicy) string {
+	parts := []string{"default " + p.Default}
+	for _, r := range p.Allow {
+		t := r.CIDR + r.Domain
+		if r.Protocol != "" {
+			t += " " + r.Protocol
+		}
+		if len(r.Ports) > 0 {
+			t += fmt.Sprintf(" %v", r.Ports)
+		}
+		parts = append(parts, r.Name+"="+t)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// maxCLIStdin bounds what -i sends: stdin travels inside the JSON request,
+// which the server limits to 1 MiB. Bigger inputs: `sandbox cp` first.
+const maxCLIStdin = 768 << 10
+
+func sbxExecCmd(f *clientFlags) *cobra.Command {
+	var (
+		timeout time.Duration
+		shell   bool
+		env     []string
+		cwd     string
+		stdin   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "exec ID [flags] -- CMD [ARGS...]",
+		Short: "Run a command in a sandbox, streaming its output; exits with its exit code",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			req := client.ExecRequest{Cwd: cwd, Timeout: timeout}
+			if shell {
+				if len(args) != 2 {
+					return errdefs.InvalidArgument("--shell takes exactly one command string")
+				}
+				req.Cmd = args[1]
+			} else {
+				req.Argv = args[1:]
+			}
+			if len(env) > 0 {
+				req.Env = map[string]string{}
+				for _, e := range env {
+					k, v, ok := strings.Cut(e, "=")
+					if !ok || k == "" {
+						return errdefs.InvalidArgument("--env %q: want KEY=VALUE", e)
+					}
+					req.Env[k] = v
+				}
+			}
+			if stdin {
+				b, err := io.ReadAll(io.LimitReader(os.Stdin, maxCLIStdin+1))
+				if err != nil {
+					return fmt.Errorf("read stdin: %w", err)
+				}
+				if len(b) > maxCLIStdin {
+					return errdefs.ResourceExhausted("stdin is over %d KiB; copy it in with `airlock sandbox cp` instead", maxCLIStdin>>10)
+				}
+				req.Stdin = b
+			}
+			res, err := c.Sandbox(args[0]).ExecStream(cmd.Context(), req, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			if f.json {
+				if err := printJSON(cmd.ErrOrStderr(), res); err != nil {
+					return err
+				}
+			}
+			if res.TimedOut {
+				fmt.Fprintf(cmd.ErrOrStderr(), "airlock: command timed out after %s and was killed\n", timeout)
+			}
+			if res.StdoutTruncated || res.StderrTruncated {
+				fmt.Fprintf(cmd.ErrOrStderr(), "airlock: output truncated (stdout %d bytes, stderr %d bytes produced)\n", res.StdoutBytes, res.StderrBytes)
+			}
+			if res.ExitCode != 0 {
+				return exitError{res.ExitCode}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.DurationVar(&timeout, "timeout", 0, "kill the command (and all it started) after this long; 0 = the sandbox's TTL")
+	fl.BoolVar(&shell, "shell", false, "run the single argument with /bin/sh -c")
+	fl.StringArrayVarP(&env, "env", "e", nil, "KEY=VALUE to add to the environment (repeatable)")
+	fl.StringVar(&cwd, "cwd", "", "working directory in the guest (absolute)")
+	fl.BoolVarP(&stdin, "interactive", "i", false, "send this process's stdin (up to 768 KiB) to the command")
+	return cmd
+}
+
+// remoteRE recognises ID:/path operands of cp.
+var remoteRE = regexp.MustCompile(`^([a-z0-9-]{1,64}):(/.*)$`)
+
+func sbxCopyCmd(f *clientFlags) *cobra.Command {
+	var mode string
+	cmd := &cobra.Command{
+		Use:   "cp LOCAL ID:/path | cp ID:/path LOCAL",
+		Short: "Copy a file into or out of a sandbox, streamed ('-' is stdin/stdout)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			src, dst := remoteRE.FindStringSubmatch(args[0]), remoteRE.FindStringSubmatch(args[1])
+			ctx := cmd.Context()
+			switch {
+			case src == nil && dst != nil:
+				return copyIn(ctx, cmd, f, c.Sandbox(dst[1]), args[0], dst[2], mode)
+			case src != nil && dst == nil:
+				return copyOut(ctx, cmd, f, c.Sandbox(src[1]), src[2], args[1])
+			default:
+				return errdefs.InvalidArgument("exactly one operand must be ID:/absolute/path")
+			}
+		},
+	}
+	cmd.Flags().StringVar(&mode, "mode", "", "permission bits of the file written into the sandbox (octal, default 0644)")
+	return cmd
+}
+
+func copyIn(ctx context.Context, cmd *cobra.Command, f *clientFlags, sbx *client.Sandbox, local, remote, mode string) error {
+	var r io.Reader = os.Stdin
+	if local != "-" {
+		fh, err := os.Open(local)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		r = fh
+	}
+	var opts []client.WriteOption
+	if mode != "" {
+		m, err := strconv.ParseUint(mode, 8, 32)
+		if err != nil {
+			return errdefs.InvalidArgument("--mode %q: want octal like 0600", mode)
+		}
+		opts = append(opts, client.WithMode(uint32(m)))
+	}
+	n, err := sbx.Files().Write(ctx, remote, r, opts...)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		return printJSON(cmd.OutOrStdout(), map[string]int64{"bytes": n})
+	}
+	return nil
+}
+
+func copyOut(ctx context.Context, cmd *cobra.Command, f *clientFlags, sbx *client.Sandbox, remote, local string) (err error) {
+	rc, err := sbx.Files().Read(ctx, remote)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	var w io.Writer = cmd.OutOrStdout()
+	if local != "-" {
+		// Write beside the target and rename, so a broken transfer never
+		// leaves a truncated file under the wanted name.
+		tmp, err := os.CreateTemp(dirOf(local), ".airlock-cp-*")
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				tmp.Close()
+				os.Remove(tmp.Name())
+			}
+		}()
+		n, err := io.Copy(tmp, rc)
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", remote, err)
+		}
+		if err := tmp.Close(); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp.Name(), local); err != nil {
+			return err
+		}
+		if f.json {
+			return printJSON(cmd.OutOrStdout(), map[string]int64{"bytes": n})
+		}
+		return nil
+	}
+	if _, err := io.Copy(w, rc); err != nil {
+		return fmt.Errorf("copy %s: %w", remote, err)
+	}
+	return nil
+}
+
+func dirOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		if i == 0 {
+			return "/"
+		}
+		return p[:i]
+	}
+	return "."
+}
+
+func sbxKillCmd(f *clientFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "kill ID...",
+		Short: "Destroy sandboxes: their VMs, memory and files stop existing",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			var failed int
+			for _, id := range args {
+				if err := c.Sandbox(id).Kill(cmd.Context()); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "airlock: kill %s: %v\n", id, err)
+					failed++
+				}
+			}
+			if failed > 0 {
+				return exitError{1}
+			}
+			return nil
+		},
+	}
+}
+
+func sbxForkCmd(f *clientFlags) *cobra.Command {
+	var count int
+	cmd := &cobra.Command{
+		Use:   "fork ID [--count N]",
+		Short: "Fork a running sandbox (copy-on-write) and print the children's ids",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			kids, err := c.Sandbox(args[0]).Fork(cmd.Context(), count)
+			if err != nil {
+				return err
+			}
+			if f.json {
+				infos := make([]client.SandboxInfo, len(kids))
+				for i, k := range kids {
+					infos[i] = k.SandboxInfo
+				}
+				return printJSON(cmd.OutOrStdout(), map[string]any{"sandboxes": infos})
+			}
+			for _, k := range kids {
+				fmt.Fprintln(cmd.OutOrStdout(), k.ID)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVarP(&count, "count", "n", 1, "number of children (1-16)")
+	return cmd
+}
+
+func sbxEgressCmd(f *clientFlags) *cobra.Command {
+	var (
+		denyAll bool
+		allow   []string
+		def     string
+	)
+	cmd := &cobra.Command{
+		Use:   "egress ID (--deny-all | --allow NAME=CIDR[:PORTS][/PROTO]...)",
+		Short: "Replace a sandbox's egress policy",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if denyAll == (len(allow) > 0 || def != "") {
+				return errdefs.InvalidArgument("give either --deny-all or --allow/--default")
+			}
+			p := client.DenyAll()
+			if !denyAll {
+				var err error
+				if p, err = parsePolicy(def, allow); err != nil {
+					return err
+				}
+			}
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			sbx := c.Sandbox(args[0])
+			if err := sbx.SetEgress(cmd.Context(), p); err != nil {
+				return err
+			}
+			if f.json {
+				return printJSON(cmd.OutOrStdout(), sbx.SandboxInfo)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), formatPolicy(sbx.Egress))
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&denyAll, "deny-all", false, "allow nothing out")
+	fl.StringArrayVar(&allow, "allow", nil, "rule NAME=CIDR[:PORTS][/PROTO] or NAME=DOMAIN (repeatable)")
+	fl.StringVar(&def, "default", "", "default for unmatched traffic: deny (default) or allow")
+	return cmd
+}

@@ -1,0 +1,52 @@
+package api
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/guest"
+	"github.com/airlock-dev/airlock/internal/guest/agentpb"
+	"github.com/airlock-dev/airlock/internal/netpool"
+	"github.com/airlock-dev/airlock/internal/sandbox"
+)
+
+// Backend is what the API needs from the sandbox manager. Every method that
+// takes a tenant must treat a sandbox of another tenant exactly like a
+// missing one (errdefs.NotFound), and errors must carry an errdefs class so
+// the API can map them to a status code.
+type Backend interface {
+	Create(ctx context.Context, req sandbox.CreateRequest) (sandbox.Info, error)
+	Get(ctx context.Context, tenant, id string) (sandbox.Info, error)
+	List(ctx context.Context, f sandbox.ListFilter) ([]sandbox.Info, error)
+	Kill(ctx context.Context, tenant, id string) error
+	Fork(ctx context.Context, tenant, id string, count int) ([]sandbox.Info, error)
+	// Exec runs a process and streams its output into stdout and stderr as
+	// it arrives. Writes to them may fail when the client has gone away;
+	// Exec must then stop and return that error (wrapped with %w).
+	Exec(ctx context.Context, tenant, id string, opts guest.ExecOptions, stdout, stderr io.Writer) (guest.ExecResult, error)
+	// WriteFile creates missing parents. Errors reading r must be returned
+	// wrapped with %w: the API recognises *http.MaxBytesError in the chain to
+	// answer 413.
+	WriteFile(ctx context.Context, tenant, id, path string, r io.Reader, mode uint32) (int64, error)
+	// ReadFile must not write to w before it knows the file can be read
+	// (exists, is a regular file, is within maxBytes), so that such failures
+	// reach the client as a JSON error instead of a truncated body.
+	ReadFile(ctx context.Context, tenant, id, path string, w io.Writer, maxBytes int64) (int64, error)
+	StatFile(ctx context.Context, tenant, id, path string) (*agentpb.FileInfo, error)
+	ListFiles(ctx context.Context, tenant, id, path string) ([]*agentpb.FileInfo, error)
+	RemoveFile(ctx context.Context, tenant, id, path string, recursive bool) error
+	MakeDir(ctx context.Context, tenant, id, path string) error
+	SetEgress(ctx context.Context, tenant, id string, p netpool.Policy) (sandbox.Info, error)
+	Templates(ctx context.Context) ([]TemplateInfo, error)
+}
+
+// TemplateInfo describes a baked template sandboxes can be created from.
+type TemplateInfo struct {
+	Name              string    `json:"name"`
+	Hash              string    `json:"hash"` // content hash of the spec and its inputs
+	MemoryMiB         int       `json:"memory_mib"`
+	VCPUs             int       `json:"vcpus"`
+	DefaultTTLSeconds int       `json:"default_ttl_seconds"`
+	BuiltAt           time.Time `json:"built_at"`
+}

@@ -1,0 +1,295 @@
+package api
+
+import (
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/netpool"
+	"github.com/airlock-dev/airlock/internal/sandbox"
+	"github.com/airlock-dev/airlock/internal/store"
+)
+
+func (s *server) healthz(w *respWriter, _ *http.Request, _ *call) error {
+	return writeJSON(w, http.StatusOK, HealthResponse{Status: "ok"})
+}
+
+func (s *server) openAPI(w *respWriter, _ *http.Request, _ *call) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(openAPIDoc)))
+	_, err := w.Write(openAPIDoc)
+	return err
+}
+
+func (s *server) metrics(w *respWriter, r *http.Request, _ *call) error {
+	s.m.Handler().ServeHTTP(w, r)
+	return nil
+}
+
+// allStates is what state=all selects.
+var allStates = []string{store.StateRunning, store.StateKilled, store.StateExpired, store.StateFailed}
+
+func (s *server) createSandbox(w *respWriter, r *http.Request, c *call) error {
+	var req CreateSandboxRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	// A negative TTL is passed through: the Manager owns TTL rules (it
+	// knows the template default and the server maximum) and refuses it.
+	if req.TTLSeconds > math.MaxInt64/int64(time.Second) {
+		return errdefs.InvalidArgument("ttl_seconds %d is out of range", req.TTLSeconds)
+	}
+	if req.Egress != nil {
+		if err := req.Egress.Validate(); err != nil {
+			return err
+		}
+	}
+	info, err := s.be.Create(r.Context(), sandbox.CreateRequest{
+		Tenant: c.tenant, Template: req.Template, TTL: time.Duration(req.TTLSeconds) * time.Second,
+		Metadata: req.Metadata, Egress: req.Egress,
+	})
+	if err != nil {
+		return err
+	}
+	if err := checkTenant(c.tenant, info); err != nil {
+		return err
+	}
+	c.id = info.ID
+	return writeJSON(w, http.StatusCreated, info)
+}
+
+func (s *server) listSandboxes(w *respWriter, r *http.Request, c *call) error {
+	q := r.URL.Query()
+	md, err := metadataQuery(q, "state")
+	if err != nil {
+		return err
+	}
+	f := sandbox.ListFilter{Tenant: c.tenant, Metadata: md}
+	switch st := q.Get("state"); st {
+	case "", store.StateRunning:
+	case "all":
+		f.States = allStates
+	case store.StateKilled, store.StateExpired, store.StateFailed:
+		f.States = []string{st}
+	default:
+		return errdefs.InvalidArgument("state %q: want running, killed, expired, failed or all", st)
+	}
+	infos, err := s.be.List(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	out := SandboxList{Sandboxes: make([]sandbox.Info, 0, len(infos))}
+	for _, in := range infos {
+		if in.Tenant == c.tenant {
+			out.Sandboxes = append(out.Sandboxes, in)
+		}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// metadataQuery collects metadata.KEY=VALUE parameters and refuses any
+// parameter that is neither one of those nor in allowed: a typo must not
+// silently widen a filter.
+func metadataQuery(q url.Values, allowed ...string) (map[string]string, error) {
+	var md map[string]string
+	for k, vs := range q {
+		if key, ok := strings.CutPrefix(k, "metadata."); ok {
+			if key == "" || len(vs) != 1 {
+				return nil, errdefs.InvalidArgument("query parameter %q: want metadata.KEY=VALUE once per key", k)
+			}
+			if md == nil {
+				md = map[string]string{}
+			}
+			md[key] = vs[0]
+			continue
+		}
+		known := false
+		for _, a := range allowed {
+			known = known || a == k
+		}
+		if !known {
+			return nil, errdefs.InvalidArgument("unknown query parameter %q", k)
+		}
+		if len(vs) != 1 && k != "event" {
+			return nil, errdefs.InvalidArgument("query parameter %q given %d times", k, len(vs))
+		}
+	}
+	return md, nil
+}
+
+func (s *server) getSandbox(w *respWriter, r *http.Request, c *call) error {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	info, err := s.be.Get(r.Context(), c.tenant, c.id)
+	if err != nil {
+		return err
+	}
+	if err := checkTenant(c.tenant, info); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, info)
+}
+
+func (s *server) killSandbox(w *respWriter, r *http.Request, c *call) error {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	if err := s.be.Kill(r.Context(), c.tenant, c.id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *server) forkSandbox(w *respWriter, r *http.Request, c *call) error {
+	var req ForkRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	count := 1
+	if req.Count != nil {
+		count = *req.Count
+	}
+	if count < 1 || count > MaxForkCount {
+		return errdefs.InvalidArgument("count %d: want 1..%d", count, MaxForkCount)
+	}
+	infos, err := s.be.Fork(r.Context(), c.tenant, c.id, count)
+	if err != nil {
+		return err
+	}
+	if err := checkTenant(c.tenant, infos...); err != nil {
+		return errdefs.New(errdefs.ErrInternal, "fork returned a sandbox of another tenant")
+	}
+	if infos == nil {
+		infos = []sandbox.Info{}
+	}
+	return writeJSON(w, http.StatusCreated, SandboxList{Sandboxes: infos})
+}
+
+func (s *server) setEgress(w *respWriter, r *http.Request, c *call) error {
+	var p netpool.Policy
+	if err := decodeJSON(w, r, &p); err != nil {
+		return err
+	}
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	info, err := s.be.SetEgress(r.Context(), c.tenant, c.id, p)
+	if err != nil {
+		return err
+	}
+	if err := checkTenant(c.tenant, info); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, info)
+}
+
+func (s *server) listTemplates(w *respWriter, r *http.Request, _ *call) error {
+	ts, err := s.be.Templates(r.Context())
+	if err != nil {
+		return err
+	}
+	if ts == nil {
+		ts = []TemplateInfo{}
+	}
+	return writeJSON(w, http.StatusOK, TemplateList{Templates: ts})
+}
+
+func (s *server) getTemplate(w *respWriter, r *http.Request, _ *call) error {
+	name := r.PathValue("name")
+	ts, err := s.be.Templates(r.Context())
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if t.Name == name {
+			return writeJSON(w, http.StatusOK, t)
+		}
+	}
+	return errdefs.NotFound("template %q not found", name)
+}
+
+// Audit paging limits.
+const (
+	defaultAuditLimit = 1000
+	maxAuditLimit     = 10000
+)
+
+func (s *server) audit(w *respWriter, r *http.Request, c *call) error {
+	q := r.URL.Query()
+	md, err := metadataQuery(q, "sandbox", "since", "until", "event", "limit", "after_seq")
+	if err != nil {
+		return err
+	}
+	// The tenant comes from the key and is never "" here, which in the
+	// store would mean every tenant.
+	f := store.AuditFilter{Tenant: c.tenant, SandboxID: q.Get("sandbox"), Metadata: md, Limit: defaultAuditLimit}
+	if f.SandboxID != "" && !idRE.MatchString(f.SandboxID) {
+		return errdefs.InvalidArgument("invalid sandbox id %q", f.SandboxID)
+	}
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		if v := q.Get(p.name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return errdefs.InvalidArgument("%s %q: want an RFC 3339 time", p.name, v)
+			}
+			*p.dst = t
+		}
+	}
+	for _, e := range q["event"] {
+		for _, ev := range strings.Split(e, ",") {
+			if ev != "" {
+				f.Events = append(f.Events, ev)
+			}
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxAuditLimit {
+			return errdefs.InvalidArgument("limit %q: want 1..%d", v, maxAuditLimit)
+		}
+		f.Limit = n
+	}
+	if v := q.Get("after_seq"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return errdefs.InvalidArgument("after_seq %q: want a record seq", v)
+		}
+		f.AfterSeq = n
+	}
+	if f.SandboxID != "" {
+		c.id = f.SandboxID
+	}
+	recs, err := s.st.QueryAudit(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	out := AuditList{Records: make([]AuditRecord, 0, len(recs))}
+	for _, rec := range recs {
+		if rec.Tenant != c.tenant {
+			continue // never another tenant's, whatever the store did
+		}
+		out.Records = append(out.Records, AuditRecordFromStore(rec))
+	}
+	if len(recs) == f.Limit && len(recs) > 0 {
+		out.NextAfterSeq = recs[len(recs)-1].Seq
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func noQuery(r *http.Request) error {
+	if r.URL.RawQuery != "" {
+		for k := range r.URL.Query() {
+			return errdefs.InvalidArgument("unknown query parameter %q", k)
+		}
+	}
+	return nil
+}

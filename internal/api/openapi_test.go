@@ -1,0 +1,168 @@
+package api
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/airlock-dev/airlock/internal/netpool"
+	"github.com/airlock-dev/airlock/internal/sandbox"
+)
+
+type openAPIDocument struct {
+	OpenAPI    string                                `json:"openapi"`
+	Paths      map[string]map[string]json.RawMessage `json:"paths"`
+	Components struct {
+		Schemas map[string]struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		} `json:"schemas"`
+	} `json:"components"`
+}
+
+func loadOpenAPI(t *testing.T) openAPIDocument {
+	t.Helper()
+	var doc openAPIDocument
+	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+		t.Fatalf("openapi.json: %v", err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.0") {
+		t.Errorf("openapi version %q, want 3.0.x", doc.OpenAPI)
+	}
+	return doc
+}
+
+var httpMethods = []string{"get", "put", "post", "delete", "patch", "head", "options"}
+
+// TestOpenAPICoversRoutes checks the route table and the document agree in
+// both directions.
+func TestOpenAPICoversRoutes(t *testing.T) {
+	doc := loadOpenAPI(t)
+	registered := map[string]bool{}
+	for _, rt := range routes {
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		key := strings.ToLower(method) + " " + path
+		registered[key] = true
+		ops, ok := doc.Paths[path]
+		if !ok {
+			t.Errorf("route %s: path missing from openapi.json", rt.pattern)
+			continue
+		}
+		if _, ok := ops[strings.ToLower(method)]; !ok {
+			t.Errorf("route %s: method missing from openapi.json", rt.pattern)
+		}
+	}
+	for path, ops := range doc.Paths {
+		for m := range ops {
+			if !slices.Contains(httpMethods, m) {
+				continue // "parameters" and other path-level keys
+			}
+			if !registered[m+" "+path] {
+				t.Errorf("openapi.json documents %s %s, which is not registered", strings.ToUpper(m), path)
+			}
+		}
+	}
+}
+
+// TestOpenAPIRefsResolve checks every $ref names a defined component.
+func TestOpenAPIRefsResolve(t *testing.T) {
+	var raw any
+	if err := json.Unmarshal(openAPIDoc, &raw); err != nil {
+		t.Fatal(err)
+	}
+	root := raw.(map[string]any)
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if ref, ok := x["$ref"].(string); ok {
+				parts := strings.Split(strings.TrimPrefix(ref, "#/"), "/")
+				var cur any = root
+				for _, p := range parts {
+					m, _ := cur.(map[string]any)
+					cur = m[p]
+				}
+				if cur == nil {
+					t.Errorf("unresolved $ref %s", ref)
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(root)
+}
+
+// TestOpenAPISchemasMatchTypes checks each documented schema has exactly the
+// JSON fields of the Go type it describes.
+func TestOpenAPISchemasMatchTypes(t *testing.T) {
+	doc := loadOpenAPI(t)
+	for name, typ := range map[string]any{
+		"Error":                ErrorBody{},
+		"ErrorResponse":        ErrorResponse{},
+		"Health":               HealthResponse{},
+		"CreateSandboxRequest": CreateSandboxRequest{},
+		"Sandbox":              sandbox.Info{},
+		"SandboxList":          SandboxList{},
+		"ForkRequest":          ForkRequest{},
+		"EgressPolicy":         netpool.Policy{},
+		"EgressRule":           netpool.Rule{},
+		"ExecRequest":          ExecRequest{},
+		"ExecResult":           ExecResponse{},
+		"StreamEvent":          StreamEvent{},
+		"WriteFileResult":      WriteFileResponse{},
+		"FileInfo":             FileInfo{},
+		"FileList":             FileList{},
+		"Template":             TemplateInfo{},
+		"TemplateList":         TemplateList{},
+		"AuditRecord":          AuditRecord{},
+		"AuditList":            AuditList{},
+	} {
+		s, ok := doc.Components.Schemas[name]
+		if !ok {
+			t.Errorf("schema %s missing", name)
+			continue
+		}
+		var got []string
+		for p := range s.Properties {
+			got = append(got, p)
+		}
+		want := jsonFields(reflect.TypeOf(typ))
+		sort.Strings(got)
+		sort.Strings(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("schema %s has properties %v, Go type has %v", name, got, want)
+		}
+	}
+}
+
+func jsonFields(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			out = append(out, jsonFields(ft)...)
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, name)
+	}
+	return out
+}

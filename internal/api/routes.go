@@ -1,0 +1,40 @@
+package api
+
+// route is one entry of the API: a Go 1.22 ServeMux pattern ("METHOD
+// /path/{param}"), whether it needs a key, and its handler.
+type route struct {
+	pattern string
+	auth    bool
+	handle  handlerFunc
+}
+
+// routes is the whole API. The mux is built from it and openapi_test.go
+// checks it against openapi.json in both directions, so a route cannot be
+// added without being documented.
+var routes = []route{
+	{"GET /healthz", false, (*server).healthz},
+	{"GET /openapi.json", false, (*server).openAPI},
+	{"GET /metrics", false, (*server).metrics},
+
+	{"POST /v1/sandboxes", true, (*server).createSandbox},
+	{"GET /v1/sandboxes", true, (*server).listSandboxes},
+	{"GET /v1/sandboxes/{id}", true, (*server).getSandbox},
+	{"DELETE /v1/sandboxes/{id}", true, (*server).killSandbox},
+	{"POST /v1/sandboxes/{id}/fork", true, (*server).forkSandbox},
+	{"PUT /v1/sandboxes/{id}/egress", true, (*server).setEgress},
+
+	{"POST /v1/sandboxes/{id}/exec", true, (*server).exec},
+	{"POST /v1/sandboxes/{id}/exec/stream", true, (*server).execStream},
+
+	{"PUT /v1/sandboxes/{id}/files", true, (*server).writeFile},
+	{"GET /v1/sandboxes/{id}/files", true, (*server).readFile},
+	{"DELETE /v1/sandboxes/{id}/files", true, (*server).removeFile},
+	{"GET /v1/sandboxes/{id}/files/stat", true, (*server).statFile},
+	{"GET /v1/sandboxes/{id}/files/list", true, (*server).listFiles},
+	{"POST /v1/sandboxes/{id}/files/mkdir", true, (*server).makeDir},
+
+	{"GET /v1/templates", true, (*server).listTemplates},
+	{"GET /v1/templates/{name}", true, (*server).getTemplate},
+
+	{"GET /v1/audit", true, (*server).audit},
+}

@@ -1,0 +1,210 @@
+"""HTTP transport: unix socket or TCP, JSON in and out, errors mapped."""
+
+import base64
+import http.client
+import json
+import os
+import socket
+import urllib.parse
+from typing import Any, Dict, Iterator, Optional, Tuple
+
+from . import errors
+
+DEFAULT_URL = "unix:///run/airlock/airlock.sock"
+
+# Seconds added to an exec's own timeout for the HTTP read timeout: the
+# server enforces the exec timeout and needs a moment to answer after it.
+TIMEOUT_MARGIN = 30.0
+
+_CHUNK = 256 * 1024
+
+
+class _UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTPConnection to a unix socket (the Host header says "airlock")."""
+
+    def __init__(self, path: str, timeout: Optional[float]):
+        super().__init__("airlock", timeout=timeout, blocksize=_CHUNK)
+        self._path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(self.timeout)
+            sock.connect(self._path)
+        except BaseException:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+def parse_url(url: str) -> Tuple[str, str, str]:
+    """Split an airlock URL into (kind, address, path prefix).
+
+    kind is "unix" (address = socket path), "http" or "https"
+    (address = host[:port]).
+    """
+    if not url:
+        raise errors.InvalidArgumentError("empty airlock URL", status=0)
+    if url.startswith("/"):
+        return "unix", url, ""
+    if url.startswith("unix:"):
+        path = url[len("unix:"):]
+        if path.startswith("//"):
+            path = path[2:]
+        if not path.startswith("/"):
+            raise errors.InvalidArgumentError(
+                "airlock URL %r: want unix:///absolute/path.sock" % url, status=0)
+        return "unix", path, ""
+    u = urllib.parse.urlsplit(url)
+    if u.scheme not in ("http", "https") or not u.netloc:
+        raise errors.InvalidArgumentError(
+            "airlock URL %r: want unix:///path.sock or http://host:port" % url, status=0)
+    return u.scheme, u.netloc, u.path.rstrip("/")
+
+
+class Client:
+    """A connection configuration for one airlock daemon.
+
+    ``Client()`` reads AIRLOCK_URL (default unix:///run/airlock/airlock.sock)
+    and AIRLOCK_API_KEY; explicit arguments win. ``timeout`` is the socket
+    timeout in seconds for ordinary calls (execs get their own).
+    """
+
+    def __init__(self, url: Optional[str] = None, api_key: Optional[str] = None,
+                 timeout: Optional[float] = 60.0):
+        self.url = url or os.environ.get("AIRLOCK_URL") or DEFAULT_URL
+        self.api_key = api_key if api_key is not None else os.environ.get("AIRLOCK_API_KEY", "")
+        self.timeout = timeout
+        self._kind, self._addr, self._prefix = parse_url(self.url)
+
+    def __repr__(self) -> str:
+        return "airlock.Client(url=%r)" % self.url  # never the key
+
+    def _conn(self, timeout: Optional[float]) -> http.client.HTTPConnection:
+        if self._kind == "unix":
+            return _UnixHTTPConnection(self._addr, timeout)
+        if self._kind == "https":
+            return http.client.HTTPSConnection(self._addr, timeout=timeout, blocksize=_CHUNK)
+        return http.client.HTTPConnection(self._addr, timeout=timeout, blocksize=_CHUNK)
+
+    def _target(self, path: str, query: Optional[Dict[str, Any]]) -> str:
+        target = self._prefix + path
+        if query:
+            target += "?" + urllib.parse.urlencode(
+                [(k, v) for k, v in query.items() if v is not None], doseq=True)
+        return target
+
+    def request(self, method: str, path: str, *, query: Optional[Dict[str, Any]] = None,
+                json_body: Any = None, body: Any = None, length: Optional[int] = None,
+                timeout: Any = "default") -> http.client.HTTPResponse:
+        """Send a request and return the open response if its status is 2xx.
+
+        The caller reads and closes it. A non-2xx answer raises the typed
+        error decoded from the JSON body.
+        """
+        if timeout == "default":
+            timeout = self.timeout
+        headers = {"User-Agent": "airlock-python", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = "Bearer " + self.api_key
+        if json_body is not None:
+            body = json.dumps(json_body).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        elif body is not None:
+            headers["Content-Type"] = "application/octet-stream"
+        if isinstance(body, (bytes, bytearray, memoryview)):
+            headers["Content-Length"] = str(len(body))
+        elif body is not None and length is not None:
+            headers["Content-Length"] = str(length)
+        elif body is not None:
+            headers["Transfer-Encoding"] = "chunked"
+        conn = self._conn(timeout)
+        try:
+            try:
+                conn.putrequest(method, self._target(path, query), skip_accept_encoding=True)
+                for k, v in headers.items():
+                    conn.putheader(k, v)
+                conn.endheaders()
+                if body is not None:
+                    self._send_body(conn, body, chunked=headers.get("Transfer-Encoding") == "chunked")
+            except (BrokenPipeError, ConnectionResetError):
+                # The server may have refused the body early (413) and
+                # closed; its answer is still there to read.
+                pass
+            resp = conn.getresponse()
+        except socket.timeout as e:
+            conn.close()
+            raise errors.DeadlineExceededError("airlock %s %s: timed out: %s" % (method, path, e), status=0)
+        except (OSError, http.client.HTTPException) as e:
+            conn.close()
+            raise errors.UnavailableError("airlock %s %s: %s" % (method, path, e), status=0)
+        if 200 <= resp.status < 300:
+            resp._airlock_conn = conn  # type: ignore[attr-defined]  # closed with the response
+            return resp
+        try:
+            raw = resp.read(1 << 20)
+        finally:
+            conn.close()
+        raise decode_error(resp.status, resp.reason, raw)
+
+    @staticmethod
+    def _send_body(conn: http.client.HTTPConnection, body: Any, chunked: bool) -> None:
+        if isinstance(body, (bytes, bytearray, memoryview)):
+            conn.send(bytes(body))
+            return
+        while True:
+            chunk = body.read(_CHUNK)
+            if not chunk:
+                break
+            if isinstance(chunk, str):
+                chunk = chunk.encode("utf-8")
+            if chunked:
+                conn.send(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+            else:
+                conn.send(chunk)
+        if chunked:
+            conn.send(b"0\r\n\r\n")
+
+    def json(self, method: str, path: str, **kw: Any) -> Any:
+        """request() and decode the JSON answer (None for 204)."""
+        resp = self.request(method, path, **kw)
+        try:
+            raw = resp.read()
+        except (OSError, http.client.HTTPException) as e:
+            raise errors.UnavailableError("airlock %s %s: %s" % (method, path, e), status=resp.status)
+        finally:
+            resp.close()
+            resp._airlock_conn.close()  # type: ignore[attr-defined]
+        if resp.status == 204 or not raw:
+            return None
+        return json.loads(raw.decode("utf-8"))
+
+    def ndjson(self, method: str, path: str, **kw: Any) -> Iterator[Dict[str, Any]]:
+        """request() and yield one decoded object per line."""
+        resp = self.request(method, path, **kw)
+        try:
+            while True:
+                line = resp.readline()
+                if not line:
+                    return
+                if line.strip():
+                    yield json.loads(line.decode("utf-8"))
+        except (OSError, http.client.HTTPException) as e:
+            raise errors.UnavailableError("airlock %s %s: stream broke: %s" % (method, path, e), status=resp.status)
+        finally:
+            resp.close()
+            resp._airlock_conn.close()  # type: ignore[attr-defined]
+
+
+def decode_error(status: int, reason: str, raw: bytes) -> errors.AirlockError:
+    code, message = None, ""
+    try:
+        err = json.loads(raw.decode("utf-8"))["error"]
+        code, message = err.get("code"), err.get("message", "")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        message = "HTTP %d %s" % (status, reason)
+    return errors.error_for(code, message or "HTTP %d %s" % (status, reason), status)
+
+
+def b64decode(s: str) -> bytes:
+    return base64.b64decode(s.encode("ascii"))
