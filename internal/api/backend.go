@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"io"
-	"time"
 
 	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/guest/agentpb"
@@ -42,11 +41,4 @@ type Backend interface {
 }
 
 // TemplateInfo describes a baked template sandboxes can be created from.
-type TemplateInfo struct {
-	Name              string    `json:"name"`
-	Hash              string    `json:"hash"` // content hash of the spec and its inputs
-	MemoryMiB         int       `json:"memory_mib"`
-	VCPUs             int       `json:"vcpus"`
-	DefaultTTLSeconds int       `json:"default_ttl_seconds"`
-	BuiltAt           time.Time `json:"built_at"`
-}
+type TemplateInfo = sandbox.TemplateInfo

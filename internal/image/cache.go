@@ -29,7 +29,7 @@ func DefaultCacheDir() string {
 // A nil Progress is silent.
 type Progress func(format string, args ...any)
 
-func (p Progress) say(format string, args ...any) {
+func (p Progress) Say(format string, args ...any) {
 	if p != nil {
 		p(format, args...)
 	}
@@ -49,9 +49,9 @@ func FileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// keyOf hashes its parts into a short cache key. Parts are length-prefixed
+// KeyOf hashes its parts into a short cache key. Parts are length-prefixed
 // so ("ab","c") and ("a","bc") differ.
-func keyOf(parts ...string) string {
+func KeyOf(parts ...string) string {
 	h := sha256.New()
 	for _, p := range parts {
 		fmt.Fprintf(h, "%d:%s;", len(p), p)

@@ -54,7 +54,7 @@ func BuildInitramfs(cacheDir string, k *Kernel, agentPath string) (string, error
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	final := filepath.Join(dir, keyOf(initramfsFormat, k.CacheKey(), agentSum, strings.Join(GuestModules, ","))+".cpio")
+	final := filepath.Join(dir, KeyOf(initramfsFormat, k.CacheKey(), agentSum, strings.Join(GuestModules, ","))+".cpio")
 	if exists(final) {
 		return final, nil
 	}

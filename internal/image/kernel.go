@@ -97,7 +97,7 @@ func FetchKernel(ctx context.Context, cacheDir string, progress Progress) (*Kern
 	pkg, version, err := ResolveKernelPackage(ctx)
 	if err != nil {
 		if k, cerr := NewestCachedKernel(cacheDir); cerr == nil {
-			progress.say("kernel: %v; using cached %s %s", err, k.Package, k.Version)
+			progress.Say("kernel: %v; using cached %s %s", err, k.Package, k.Version)
 			return k, nil
 		}
 		return nil, err
@@ -106,7 +106,7 @@ func FetchKernel(ctx context.Context, cacheDir string, progress Progress) (*Kern
 	if k, err := loadKernel(dir); err == nil {
 		return k, nil
 	}
-	progress.say("kernel: downloading %s %s", pkg, version)
+	progress.Say("kernel: downloading %s %s", pkg, version)
 	tmp, err := os.MkdirTemp(root, ".fetch-")
 	if err != nil {
 		return nil, err
@@ -151,7 +151,7 @@ func FetchKernel(ctx context.Context, cacheDir string, progress Progress) (*Kern
 	if err := publish(stage, dir); err != nil {
 		return nil, err
 	}
-	progress.say("kernel: cached %s (%s)", k.Release, version)
+	progress.Say("kernel: cached %s (%s)", k.Release, version)
 	return loadKernel(dir)
 }
 

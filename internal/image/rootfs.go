@@ -29,7 +29,7 @@ func BuildMinimalRootfs(ctx context.Context, cacheDir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	final := filepath.Join(dir, "minimal-"+keyOf(minimalRootfsFormat, sum)+".ext4")
+	final := filepath.Join(dir, "minimal-"+KeyOf(minimalRootfsFormat, sum)+".ext4")
 	if exists(final) {
 		return final, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/guest"
@@ -118,4 +119,32 @@ func (p *Pending) Restore(ctx context.Context, statePath string, ramInFile bool,
 		return nil, err
 	}
 	return vm, nil
+}
+
+// Adopt reconnects to a VM an earlier airlock process started (the daemon
+// restarted while it ran). The agent notices the old host's connection
+// closing and accepts the new one after a sync.
+func (h *Host) Adopt(ctx context.Context, id, stateDir string, pid int) (_ *VM, err error) {
+	m, err := h.Driver.Adopt(id, stateDir, pid)
+	if err != nil {
+		return nil, err
+	}
+	vm := &VM{ID: id, Machine: m}
+	if err := vm.connect(ctx, nil); err != nil {
+		return nil, err
+	}
+	return vm, nil
+}
+
+// StateDirFor is where the VM with this id keeps its host-side state.
+func (h *Host) StateDirFor(id string) string { return filepath.Join(h.RunDir, id) }
+
+// Alive reports whether the pending machine's VMM is still running.
+func (p *Pending) Alive() bool {
+	select {
+	case <-p.Machine.Exited():
+		return false
+	default:
+		return true
+	}
 }

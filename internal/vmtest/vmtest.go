@@ -11,11 +11,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/template"
 	"github.com/airlock-dev/airlock/internal/vm"
 )
 
@@ -129,4 +131,48 @@ func Context(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+var (
+	tmplOnce sync.Once
+	registry *template.Registry
+	tmplErr  error
+)
+
+// TemplateName is the template Registry bakes for tests.
+const TemplateName = "test-tiny"
+
+// Registry returns a template registry (per test process) holding a baked
+// test-tiny template. Its root image is cached in the normal cache
+// directory, so only the first run on a machine pays for mmdebstrap.
+func Registry(t testing.TB) *template.Registry {
+	t.Helper()
+	h := Host(t)
+	if _, err := exec.LookPath("mmdebstrap"); err != nil {
+		t.Skip("mmdebstrap not installed (run scripts/setup.sh)")
+	}
+	tmplOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "airlock-templates-")
+		if err != nil {
+			tmplErr = err
+			return
+		}
+		registry, tmplErr = template.NewRegistry(dir)
+		if tmplErr != nil {
+			return
+		}
+		_, file, _, _ := runtime.Caller(0)
+		spec, err := template.LoadResolved(filepath.Join(filepath.Dir(file), "testdata"), TemplateName)
+		if err != nil {
+			tmplErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+		defer cancel()
+		_, tmplErr = registry.Bake(ctx, h, spec, nil)
+	})
+	if tmplErr != nil {
+		t.Fatalf("bake test template: %v", tmplErr)
+	}
+	return registry
 }

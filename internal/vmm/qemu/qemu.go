@@ -71,7 +71,8 @@ func (d *Driver) Path() string    { return d.path }
 type Machine struct {
 	id       string    // immutable
 	stateDir string    // immutable; removed by Destroy
-	cmd      *exec.Cmd // immutable after start
+	pid      int       // immutable
+	cmd      *exec.Cmd // immutable; nil for an adopted machine (not our child)
 	exited   chan struct{}
 
 	mu      sync.Mutex
@@ -80,7 +81,7 @@ type Machine struct {
 }
 
 func (m *Machine) ID() string              { return m.id }
-func (m *Machine) PID() int                { return m.cmd.Process.Pid }
+func (m *Machine) PID() int                { return m.pid }
 func (m *Machine) StateDir() string        { return m.stateDir }
 func (m *Machine) AgentSocket() string     { return filepath.Join(m.stateDir, agentSock) }
 func (m *Machine) QMPSocket() string       { return filepath.Join(m.stateDir, qmpSock) }
@@ -227,7 +228,7 @@ func (d *Driver) start(id, stateDir string, args []string) (*Machine, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", d.path, err)
 	}
-	m := &Machine{id: id, stateDir: stateDir, cmd: cmd, exited: make(chan struct{})}
+	m := &Machine{id: id, stateDir: stateDir, pid: cmd.Process.Pid, cmd: cmd, exited: make(chan struct{})}
 	go m.reap()
 	return m, nil
 }
@@ -327,7 +328,11 @@ func (m *Machine) Destroy(ctx context.Context) error {
 	m.mu.Lock()
 	m.killed = true
 	m.mu.Unlock()
-	_ = m.cmd.Process.Signal(syscall.SIGKILL)
+	select {
+	case <-m.exited:
+	default:
+		_ = syscall.Kill(m.pid, syscall.SIGKILL)
+	}
 	select {
 	case <-m.exited:
 	case <-ctx.Done():

@@ -1,0 +1,47 @@
+package sandbox
+
+import (
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/netpool"
+)
+
+// CreateRequest asks the Manager for a new sandbox restored from a template.
+type CreateRequest struct {
+	Tenant   string            // owner; every later call must name the same tenant
+	Template string            // template name, e.g. "base"
+	TTL      time.Duration     // 0 = the template's default; at most the server maximum
+	Metadata map[string]string // caller's labels (matter, doc, class...); audited, filterable
+	Egress   *netpool.Policy   // nil = deny everything
+}
+
+// Info is the externally visible state of a sandbox.
+type Info struct {
+	ID        string            `json:"id"`
+	Tenant    string            `json:"tenant"`
+	Template  string            `json:"template"`
+	ParentID  string            `json:"parent_id,omitempty"` // set for forks
+	Metadata  map[string]string `json:"metadata"`
+	State     string            `json:"state"` // running, killed, expired, failed
+	CreatedAt time.Time         `json:"created_at"`
+	Deadline  time.Time         `json:"deadline"` // killed by the reaper at this time
+	EndedAt   *time.Time        `json:"ended_at,omitempty"`
+	Egress    netpool.Policy    `json:"egress"`
+}
+
+// ListFilter selects sandboxes of one tenant.
+type ListFilter struct {
+	Tenant   string
+	Metadata map[string]string // all must match
+	States   []string          // empty = running only
+}
+
+// TemplateInfo describes a baked template a sandbox can be created from.
+type TemplateInfo struct {
+	Name              string    `json:"name"`
+	Hash              string    `json:"hash"` // content hash of the spec and its inputs
+	MemoryMiB         int       `json:"memory_mib"`
+	VCPUs             int       `json:"vcpus"`
+	DefaultTTLSeconds int       `json:"default_ttl_seconds"`
+	BuiltAt           time.Time `json:"built_at"`
+}

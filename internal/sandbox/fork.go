@@ -1,0 +1,129 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/store"
+	"github.com/airlock-dev/airlock/internal/vm"
+)
+
+// Fork copies a running sandbox into count children: copy-on-write memory
+// and disk, taken at one instant. The parent keeps running; parent and
+// children never see each other's later writes. Children keep the
+// parent's tenant, template, metadata, egress policy and deadline.
+func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []Info, err error) {
+	began := time.Now()
+	if count < 1 || count > maxForkCount {
+		return nil, errdefs.InvalidArgument("fork count %d out of range 1..%d", count, maxForkCount)
+	}
+	l, err := m.lookup(tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := m.cfg.Templates.Open(m.cfg.Host, l.info.Template)
+	if err != nil {
+		return nil, fmt.Errorf("fork %s: %w", id, err)
+	}
+	for i := 0; i < count; i++ {
+		if err := m.reserve(); err != nil {
+			for j := 0; j < i; j++ {
+				m.release()
+			}
+			return nil, err
+		}
+	}
+	registered := 0
+	defer func() {
+		for i := registered; i < count; i++ {
+			m.release()
+		}
+	}()
+
+	dir, err := os.MkdirTemp(m.cfg.Host.RunDir, "forkdata-")
+	if err != nil {
+		return nil, err
+	}
+	// Children map the files private; once they run, the names can go.
+	defer os.RemoveAll(dir)
+
+	l.mu.Lock()
+	if l.ended {
+		l.mu.Unlock()
+		return nil, errdefs.NotFound("sandbox %s not found", id)
+	}
+	parent := l.info
+	files, err := m.cfg.Host.SnapshotForFork(ctx, l.vm, tmpl.BootOptions(), dir)
+	l.mu.Unlock()
+	snapDur := time.Since(began)
+	if err != nil {
+		m.audit(ctx, store.AuditRecord{Tenant: parent.Tenant, SandboxID: parent.ID, Template: parent.Template,
+			Event: "fork", Metadata: parent.Metadata, DurationMS: snapDur.Milliseconds(), Outcome: errdefs.Code(err)})
+		return nil, fmt.Errorf("fork %s: %w", id, err)
+	}
+
+	shape := tmpl.BootOptions()
+	shape.MemoryFile = files.Mem
+	vms := make([]*vm.VM, count)
+	errs := make([]error, count)
+	var wg sync.WaitGroup
+	for i := range vms {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			opts := shape
+			opts.ID = vm.NewID("sbx-")
+			p, err := m.cfg.Host.StartPending(ctx, opts)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			vms[i], errs[i] = p.Restore(ctx, files.State, true, opts.ID)
+		}(i)
+	}
+	wg.Wait()
+	var firstErr error
+	for _, e := range errs {
+		if e != nil && firstErr == nil {
+			firstErr = e
+		}
+	}
+	if firstErr != nil {
+		for _, v := range vms {
+			if v != nil {
+				v.Destroy(context.WithoutCancel(ctx))
+			}
+		}
+		return nil, fmt.Errorf("fork %s: restore child: %w", id, firstErr)
+	}
+	out := make([]Info, 0, count)
+	now := time.Now().UTC()
+	for i, v := range vms {
+		info := Info{ID: v.ID, Tenant: parent.Tenant, Template: parent.Template, ParentID: parent.ID,
+			Metadata: copyMap(parent.Metadata), State: store.StateRunning, CreatedAt: now,
+			Deadline: parent.Deadline, Egress: parent.Egress}
+		if err := m.register(ctx, info, v, tmpl.EnvList()); err != nil {
+			for _, rest := range vms[i:] {
+				rest.Destroy(context.WithoutCancel(ctx))
+			}
+			return out, err
+		}
+		registered++
+		out = append(out, info)
+		m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, ParentID: parent.ID, Template: info.Template,
+			Event: "create", Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: "ok",
+			Detail: map[string]string{"forked": "true"}})
+	}
+	d := time.Since(began)
+	m.cfg.Metrics.Forked(count)
+	m.audit(ctx, store.AuditRecord{Tenant: parent.Tenant, SandboxID: parent.ID, Template: parent.Template, Event: "fork",
+		Metadata: parent.Metadata, DurationMS: d.Milliseconds(), Outcome: "ok",
+		Detail: map[string]string{"children": strconv.Itoa(count), "snapshot_ms": strconv.FormatInt(snapDur.Milliseconds(), 10)}})
+	m.log.Info("sandbox forked", "sandbox", parent.ID, "children", count, "ms", d.Milliseconds())
+	return out, nil
+}

@@ -1,0 +1,705 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/guest"
+	"github.com/airlock-dev/airlock/internal/guest/agentpb"
+	"github.com/airlock-dev/airlock/internal/metrics"
+	"github.com/airlock-dev/airlock/internal/netpool"
+	"github.com/airlock-dev/airlock/internal/store"
+	"github.com/airlock-dev/airlock/internal/template"
+	"github.com/airlock-dev/airlock/internal/vm"
+	"github.com/airlock-dev/airlock/internal/vmm/qemu"
+)
+
+// Config configures a Manager; zero values take the documented defaults.
+type Config struct {
+	Host      *vm.Host           // required
+	Templates *template.Registry // required
+	Store     *store.Store       // required
+	Metrics   *metrics.Metrics   // optional
+	Logger    *slog.Logger       // optional
+	// MaxTTL caps every sandbox's lifetime (default 24h).
+	MaxTTL time.Duration
+	// MaxSandboxes caps concurrently running sandboxes (default 64).
+	MaxSandboxes int
+	// WarmPool is how many paused VMMs to keep started per template in use,
+	// so a create is only state load + resume + identity push (default 2;
+	// negative disables the pool).
+	WarmPool int
+	// ReapInterval is how often deadlines are checked (default 250ms).
+	ReapInterval time.Duration
+}
+
+// Limits on caller input.
+const (
+	maxMetadataPairs = 64
+	maxMetadataKey   = 63
+	maxMetadataValue = 1024
+	maxForkCount     = 16
+)
+
+var metaKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,63}$`)
+
+// Manager runs sandboxes. It is safe for concurrent use.
+//
+// Locking: mu guards the sandboxes map and each live's ended flag is
+// guarded by live.mu. Operations on one sandbox take live.mu for reading
+// (exec, files, egress); kill, expire and fork take it for writing, so a
+// sandbox is never destroyed or snapshotted under a running call.
+type Manager struct {
+	cfg   Config
+	log   *slog.Logger
+	pools *warmPools
+
+	mu        sync.Mutex
+	sandboxes map[string]*live // guarded by mu; running sandboxes only
+
+	stop     chan struct{}
+	stopOnce sync.Once
+	reaperWG sync.WaitGroup
+}
+
+// live is one running sandbox.
+type live struct {
+	mu    sync.RWMutex
+	info  Info   // guarded by mu
+	vm    *vm.VM // immutable
+	env   []string
+	ended bool // guarded by mu; set once the VM is destroyed
+}
+
+// New starts a Manager: it recovers what an earlier daemon left (adopting
+// live sandboxes, expiring overdue ones, removing orphans) and starts the
+// TTL reaper.
+func New(ctx context.Context, cfg Config) (*Manager, error) {
+	if cfg.Host == nil || cfg.Templates == nil || cfg.Store == nil {
+		return nil, errdefs.InvalidArgument("sandbox manager needs a host, a template registry and a store")
+	}
+	if cfg.MaxTTL == 0 {
+		cfg.MaxTTL = 24 * time.Hour
+	}
+	if cfg.MaxSandboxes == 0 {
+		cfg.MaxSandboxes = 64
+	}
+	if cfg.WarmPool == 0 {
+		cfg.WarmPool = 2
+	}
+	if cfg.ReapInterval == 0 {
+		cfg.ReapInterval = 250 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	m := &Manager{cfg: cfg, log: cfg.Logger, sandboxes: map[string]*live{}, stop: make(chan struct{})}
+	m.pools = newWarmPools(cfg.Host, cfg.WarmPool, cfg.Logger)
+	if err := m.recover(ctx); err != nil {
+		return nil, fmt.Errorf("recover sandboxes: %w", err)
+	}
+	m.reaperWG.Add(1)
+	go m.reaper()
+	return m, nil
+}
+
+// Close stops the reaper and the warm pools. Running sandboxes keep
+// running: a restarted daemon adopts them (or kills them at their deadline).
+func (m *Manager) Close() {
+	m.stopOnce.Do(func() { close(m.stop) })
+	m.reaperWG.Wait()
+	m.pools.close()
+}
+
+// Shutdown kills every running sandbox, then closes the manager.
+func (m *Manager) Shutdown(ctx context.Context) {
+	for _, l := range m.all() {
+		m.end(ctx, l, store.StateKilled, "kill", "shutdown")
+	}
+	m.Close()
+}
+
+func (m *Manager) all() []*live {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*live, 0, len(m.sandboxes))
+	for _, l := range m.sandboxes {
+		out = append(out, l)
+	}
+	return out
+}
+
+func validateMetadata(md map[string]string) error {
+	if len(md) > maxMetadataPairs {
+		return errdefs.InvalidArgument("metadata has %d pairs; at most %d", len(md), maxMetadataPairs)
+	}
+	for k, v := range md {
+		if !metaKeyRE.MatchString(k) {
+			return errdefs.InvalidArgument("metadata key %q: want 1-63 of A-Z a-z 0-9 _ . -", k)
+		}
+		if len(v) > maxMetadataValue || strings.ContainsRune(v, 0) {
+			return errdefs.InvalidArgument("metadata %q: value longer than %d bytes or contains NUL", k, maxMetadataValue)
+		}
+	}
+	return nil
+}
+
+// checkEgress refuses policies this host cannot enforce. Without a
+// network pool a sandbox has no network device at all, which is exactly
+// deny-all; anything that allows traffic would be a lie.
+func (m *Manager) checkEgress(p *netpool.Policy) (netpool.Policy, error) {
+	if p == nil {
+		return netpool.DenyAll(), nil
+	}
+	if err := p.Validate(); err != nil {
+		return netpool.Policy{}, err
+	}
+	if p.Default != netpool.DefaultDeny || len(p.Allow) > 0 {
+		return netpool.Policy{}, errdefs.FailedPrecondition("egress allow rules need sandbox networking, which is not enabled on this host")
+	}
+	return *p, nil
+}
+
+// Create restores a new sandbox from a template.
+func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err error) {
+	began := time.Now()
+	defer func() {
+		if err != nil {
+			m.audit(ctx, store.AuditRecord{Tenant: req.Tenant, Template: req.Template, Event: "create",
+				Metadata: req.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: errdefs.Code(err)})
+		}
+	}()
+	if err := store.ValidateTenant(req.Tenant); err != nil {
+		return Info{}, err
+	}
+	if err := validateMetadata(req.Metadata); err != nil {
+		return Info{}, err
+	}
+	if req.TTL < 0 {
+		return Info{}, errdefs.InvalidArgument("ttl must not be negative")
+	}
+	if req.TTL > m.cfg.MaxTTL {
+		return Info{}, errdefs.InvalidArgument("ttl %s exceeds this server's maximum of %s", req.TTL, m.cfg.MaxTTL)
+	}
+	egress, err := m.checkEgress(req.Egress)
+	if err != nil {
+		return Info{}, err
+	}
+	tmpl, err := m.cfg.Templates.Open(m.cfg.Host, req.Template)
+	if err != nil {
+		return Info{}, err
+	}
+	ttl := req.TTL
+	if ttl == 0 {
+		ttl = time.Duration(tmpl.DefaultTTLSeconds) * time.Second
+		if ttl > m.cfg.MaxTTL {
+			ttl = m.cfg.MaxTTL
+		}
+	}
+	if err := m.reserve(); err != nil {
+		return Info{}, err
+	}
+	defer func() {
+		if err != nil {
+			m.release()
+		}
+	}()
+	pending, err := m.pools.take(ctx, tmpl)
+	if err != nil {
+		return Info{}, err
+	}
+	v, err := pending.Restore(ctx, tmpl.StatePath(), true, pending.ID)
+	if err != nil {
+		return Info{}, fmt.Errorf("create from %s: %w", tmpl.Name, err)
+	}
+	now := time.Now().UTC()
+	info := Info{ID: v.ID, Tenant: req.Tenant, Template: tmpl.Name, Metadata: copyMap(req.Metadata),
+		State: store.StateRunning, CreatedAt: now, Deadline: now.Add(ttl), Egress: egress}
+	if err := m.register(ctx, info, v, tmpl.EnvList()); err != nil {
+		v.Destroy(context.Background())
+		return Info{}, err
+	}
+	d := time.Since(began)
+	m.cfg.Metrics.CreateObserved(d)
+	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: "create",
+		Metadata: info.Metadata, DurationMS: d.Milliseconds(), Outcome: "ok",
+		Detail: map[string]string{"ttl_s": strconv.Itoa(int(ttl / time.Second))}})
+	m.log.Info("sandbox created", "sandbox", info.ID, "tenant", info.Tenant, "template", info.Template, "ms", d.Milliseconds())
+	return info, nil
+}
+
+// reserve counts a sandbox against MaxSandboxes before it exists; the
+// placeholder is replaced by register or removed by release.
+func (m *Manager) reserve() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.sandboxes) >= m.cfg.MaxSandboxes {
+		return errdefs.ResourceExhausted("this host runs its maximum of %d sandboxes", m.cfg.MaxSandboxes)
+	}
+	m.sandboxes[reservedKey(len(m.sandboxes))] = nil
+	return nil
+}
+
+func reservedKey(n int) string { return fmt.Sprintf("\x00reserved-%d-%d", n, time.Now().UnixNano()) }
+
+func (m *Manager) release() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, v := range m.sandboxes {
+		if v == nil {
+			delete(m.sandboxes, k)
+			return
+		}
+	}
+}
+
+// register persists a new running sandbox and makes it visible.
+func (m *Manager) register(ctx context.Context, info Info, v *vm.VM, env []string) error {
+	eg, _ := json.Marshal(info.Egress)
+	if err := m.cfg.Store.PutSandbox(ctx, store.Sandbox{ID: info.ID, Tenant: info.Tenant, Template: info.Template,
+		Metadata: info.Metadata, State: store.StateRunning, CreatedAt: info.CreatedAt, Deadline: info.Deadline,
+		PID: v.Machine.PID(), StateDir: v.Machine.StateDir(), ParentID: info.ParentID, Egress: eg,
+		NetSlot: store.NoNetSlot}); err != nil {
+		return fmt.Errorf("persist sandbox %s: %w", info.ID, err)
+	}
+	m.mu.Lock()
+	for k, l := range m.sandboxes {
+		if l == nil {
+			delete(m.sandboxes, k)
+			break
+		}
+	}
+	m.sandboxes[info.ID] = &live{info: info, vm: v, env: env}
+	n := len(m.sandboxes)
+	m.mu.Unlock()
+	m.cfg.Metrics.SetRunning(n)
+	return nil
+}
+
+func copyMap(in map[string]string) map[string]string {
+	out := make(map[string]string, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}
+
+// lookup finds a running sandbox of tenant. Another tenant's sandbox is
+// NotFound, exactly like a missing one, so ids leak nothing.
+func (m *Manager) lookup(tenant, id string) (*live, error) {
+	m.mu.Lock()
+	l := m.sandboxes[id]
+	m.mu.Unlock()
+	if l == nil || l.vm == nil {
+		return nil, errdefs.NotFound("sandbox %s not found", id)
+	}
+	l.mu.RLock()
+	owner := l.info.Tenant
+	l.mu.RUnlock()
+	if owner != tenant {
+		return nil, errdefs.NotFound("sandbox %s not found", id)
+	}
+	return l, nil
+}
+
+// use runs fn with the sandbox held for reading; it fails if the sandbox
+// ended meanwhile.
+func (m *Manager) use(tenant, id string, fn func(l *live) error) error {
+	l, err := m.lookup(tenant, id)
+	if err != nil {
+		return err
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.ended {
+		return errdefs.NotFound("sandbox %s not found", id)
+	}
+	return fn(l)
+}
+
+// Get returns a sandbox of tenant, running or ended.
+func (m *Manager) Get(ctx context.Context, tenant, id string) (Info, error) {
+	if l, err := m.lookup(tenant, id); err == nil {
+		l.mu.RLock()
+		defer l.mu.RUnlock()
+		return l.info, nil
+	}
+	sb, err := m.cfg.Store.GetSandbox(ctx, tenant, id)
+	if err != nil {
+		return Info{}, err
+	}
+	return infoFromStore(sb), nil
+}
+
+func infoFromStore(sb store.Sandbox) Info {
+	info := Info{ID: sb.ID, Tenant: sb.Tenant, Template: sb.Template, ParentID: sb.ParentID,
+		Metadata: sb.Metadata, State: sb.State, CreatedAt: sb.CreatedAt, Deadline: sb.Deadline, EndedAt: sb.EndedAt}
+	if info.Metadata == nil {
+		info.Metadata = map[string]string{}
+	}
+	if err := json.Unmarshal(sb.Egress, &info.Egress); err != nil || info.Egress.Default == "" {
+		info.Egress = netpool.DenyAll()
+	}
+	return info
+}
+
+// List returns the tenant's sandboxes matching f.
+func (m *Manager) List(ctx context.Context, f ListFilter) ([]Info, error) {
+	states := f.States
+	if len(states) == 0 {
+		states = []string{store.StateRunning}
+	}
+	sbs, err := m.cfg.Store.ListSandboxes(ctx, store.SandboxFilter{Tenant: f.Tenant, Metadata: f.Metadata, States: states})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Info, 0, len(sbs))
+	for _, sb := range sbs {
+		if l, err := m.lookup(f.Tenant, sb.ID); err == nil {
+			l.mu.RLock()
+			out = append(out, l.info)
+			l.mu.RUnlock()
+			continue
+		}
+		out = append(out, infoFromStore(sb))
+	}
+	return out, nil
+}
+
+// Kill destroys a running sandbox of tenant.
+func (m *Manager) Kill(ctx context.Context, tenant, id string) error {
+	l, err := m.lookup(tenant, id)
+	if err != nil {
+		return err
+	}
+	if !m.end(ctx, l, store.StateKilled, "kill", "killed") {
+		return errdefs.NotFound("sandbox %s not found", id)
+	}
+	return nil
+}
+
+// end destroys l's VM and records why; it reports false if l had already
+// ended. reason is the metrics label ("killed", "expired", "shutdown").
+func (m *Manager) end(ctx context.Context, l *live, state, event, reason string) bool {
+	began := time.Now()
+	l.mu.Lock()
+	if l.ended {
+		l.mu.Unlock()
+		return false
+	}
+	l.ended = true
+	info := l.info
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	destroyErr := l.vm.Destroy(dctx)
+	cancel()
+	now := time.Now().UTC()
+	l.info.State, l.info.EndedAt = state, &now
+	l.mu.Unlock()
+
+	m.mu.Lock()
+	delete(m.sandboxes, info.ID)
+	n := len(m.sandboxes)
+	m.mu.Unlock()
+	if err := m.cfg.Store.UpdateSandboxState(context.WithoutCancel(ctx), info.ID, state, now); err != nil {
+		m.log.Error("persist sandbox end", "sandbox", info.ID, "err", err)
+	}
+	outcome := "ok"
+	if destroyErr != nil {
+		outcome = errdefs.Code(destroyErr)
+		m.log.Error("destroy sandbox", "sandbox", info.ID, "err", destroyErr)
+		m.cfg.Metrics.Error(destroyErr)
+	}
+	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, ParentID: info.ParentID, Template: info.Template,
+		Event: event, Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: outcome,
+		Detail: map[string]string{"lifetime_ms": strconv.FormatInt(now.Sub(info.CreatedAt).Milliseconds(), 10)}})
+	if reason != "shutdown" {
+		m.cfg.Metrics.Killed(reason)
+	}
+	m.cfg.Metrics.SetRunning(n)
+	m.log.Info("sandbox ended", "sandbox", info.ID, "tenant", info.Tenant, "state", state)
+	return true
+}
+
+// audit appends a record; a failure to audit is logged and counted, never
+// silently dropped.
+func (m *Manager) audit(ctx context.Context, r store.AuditRecord) {
+	if _, err := m.cfg.Store.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
+		m.log.Error("audit append failed", "event", r.Event, "sandbox", r.SandboxID, "err", err)
+		m.cfg.Metrics.Error(err)
+	}
+}
+
+// pathDigest lets an auditor check "was this exact path touched in this
+// sandbox" without the log holding the path: an HMAC keyed by the sandbox
+// id, so digests cannot be correlated across sandboxes.
+func pathDigest(sandboxID, path string) string {
+	h := hmac.New(sha256.New, []byte(sandboxID))
+	h.Write([]byte(path))
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// Exec runs a command in a sandbox, streaming its output.
+func (m *Manager) Exec(ctx context.Context, tenant, id string, opts guest.ExecOptions, stdout, stderr io.Writer) (res guest.ExecResult, err error) {
+	began := time.Now()
+	var info Info
+	err = m.use(tenant, id, func(l *live) error {
+		info = l.info
+		opts.Env = append(append([]string(nil), l.env...), opts.Env...)
+		res, err = l.vm.Agent.Exec(ctx, opts, stdout, stderr)
+		return err
+	})
+	if info.ID == "" {
+		return res, err // unknown sandbox: nothing to audit against
+	}
+	d := time.Since(began)
+	m.cfg.Metrics.ExecObserved(d)
+	rec := store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: "exec",
+		Metadata: info.Metadata, Bytes: res.StdoutBytes + res.StderrBytes, DurationMS: d.Milliseconds(),
+		Outcome: "ok", Detail: map[string]string{}}
+	if err != nil {
+		rec.Outcome = errdefs.Code(err)
+	} else {
+		code := res.ExitCode
+		rec.ExitCode = &code
+		if res.TimedOut {
+			rec.Detail["timed_out"] = "true"
+		}
+		if res.StdoutTruncated || res.StderrTruncated {
+			rec.Detail["output_truncated"] = "true"
+		}
+	}
+	m.audit(ctx, rec)
+	return res, err
+}
+
+// fileOp runs a file operation and audits it with its byte count and a
+// keyed digest of the path.
+func (m *Manager) fileOp(ctx context.Context, tenant, id, event, path string, fn func(l *live) (int64, error)) (int64, error) {
+	began := time.Now()
+	var info Info
+	var n int64
+	err := m.use(tenant, id, func(l *live) error {
+		info = l.info
+		var err error
+		n, err = fn(l)
+		return err
+	})
+	if info.ID == "" {
+		return n, err
+	}
+	rec := store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: event,
+		Metadata: info.Metadata, Bytes: n, DurationMS: time.Since(began).Milliseconds(), Outcome: "ok",
+		Detail: map[string]string{"path_hmac": pathDigest(info.ID, path)}}
+	if err != nil {
+		rec.Outcome = errdefs.Code(err)
+	}
+	m.audit(ctx, rec)
+	return n, err
+}
+
+// WriteFile streams r into a file in the sandbox, creating parents.
+func (m *Manager) WriteFile(ctx context.Context, tenant, id, path string, r io.Reader, mode uint32) (int64, error) {
+	return m.fileOp(ctx, tenant, id, "file_write", path, func(l *live) (int64, error) {
+		return l.vm.Agent.WriteFile(ctx, path, r, mode, true)
+	})
+}
+
+// ReadFile streams a file out of the sandbox.
+func (m *Manager) ReadFile(ctx context.Context, tenant, id, path string, w io.Writer, maxBytes int64) (int64, error) {
+	return m.fileOp(ctx, tenant, id, "file_read", path, func(l *live) (int64, error) {
+		return l.vm.Agent.ReadFile(ctx, path, w, maxBytes)
+	})
+}
+
+// StatFile describes a path in the sandbox.
+func (m *Manager) StatFile(ctx context.Context, tenant, id, path string) (fi *agentpb.FileInfo, err error) {
+	err = m.use(tenant, id, func(l *live) error {
+		fi, err = l.vm.Agent.Stat(ctx, path)
+		return err
+	})
+	return fi, err
+}
+
+// ListFiles lists a directory in the sandbox.
+func (m *Manager) ListFiles(ctx context.Context, tenant, id, path string) (ents []*agentpb.FileInfo, err error) {
+	err = m.use(tenant, id, func(l *live) error {
+		ents, err = l.vm.Agent.List(ctx, path)
+		return err
+	})
+	return ents, err
+}
+
+// RemoveFile deletes a path in the sandbox.
+func (m *Manager) RemoveFile(ctx context.Context, tenant, id, path string, recursive bool) error {
+	_, err := m.fileOp(ctx, tenant, id, "file_remove", path, func(l *live) (int64, error) {
+		return 0, l.vm.Agent.Remove(ctx, path, recursive)
+	})
+	return err
+}
+
+// MakeDir creates a directory (and its parents) in the sandbox.
+func (m *Manager) MakeDir(ctx context.Context, tenant, id, path string) error {
+	return m.use(tenant, id, func(l *live) error {
+		return l.vm.Agent.Mkdir(ctx, path, 0, true)
+	})
+}
+
+// SetEgress replaces a sandbox's egress policy.
+func (m *Manager) SetEgress(ctx context.Context, tenant, id string, p netpool.Policy) (Info, error) {
+	l, err := m.lookup(tenant, id)
+	if err != nil {
+		return Info{}, err
+	}
+	pol, err := m.checkEgress(&p)
+	if err != nil {
+		return Info{}, err
+	}
+	l.mu.Lock()
+	if l.ended {
+		l.mu.Unlock()
+		return Info{}, errdefs.NotFound("sandbox %s not found", id)
+	}
+	l.info.Egress = pol
+	info := l.info
+	l.mu.Unlock()
+	eg, _ := json.Marshal(pol)
+	if err := m.cfg.Store.SetSandboxEgress(ctx, id, eg); err != nil {
+		return Info{}, err
+	}
+	names := make([]string, 0, len(pol.Allow))
+	for _, r := range pol.Allow {
+		names = append(names, r.Name)
+	}
+	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: id, Template: info.Template, Event: "egress_change",
+		Metadata: info.Metadata, Outcome: "ok",
+		Detail: map[string]string{"default": pol.Default, "allow": strings.Join(names, ",")}})
+	return info, nil
+}
+
+// Templates lists the baked templates.
+func (m *Manager) Templates(ctx context.Context) ([]TemplateInfo, error) {
+	ts, err := m.cfg.Templates.List()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TemplateInfo, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, TemplateInfo{Name: t.Name, Hash: t.SpecHash, MemoryMiB: t.MemoryMiB, VCPUs: t.VCPUs,
+			DefaultTTLSeconds: t.DefaultTTLSeconds, BuiltAt: t.BuiltAt})
+	}
+	return out, nil
+}
+
+// reaper kills sandboxes at their deadline.
+func (m *Manager) reaper() {
+	defer m.reaperWG.Done()
+	t := time.NewTicker(m.cfg.ReapInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		for _, l := range m.all() {
+			if l == nil {
+				continue
+			}
+			l.mu.RLock()
+			overdue := !l.ended && !now.Before(l.info.Deadline)
+			l.mu.RUnlock()
+			if overdue {
+				m.end(context.Background(), l, store.StateExpired, "expire", "expired")
+			}
+		}
+	}
+}
+
+// recover reconciles the store and the host after a (re)start: running
+// sandboxes whose QEMU still serves them are adopted, overdue or dead ones
+// are ended, and VM state directories nobody owns are removed with their
+// processes.
+func (m *Manager) recover(ctx context.Context) error {
+	sbs, err := m.cfg.Store.LiveSandboxes(ctx)
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	now := time.Now()
+	for _, sb := range sbs {
+		known[sb.ID] = true
+		state, event := "", ""
+		var v *vm.VM
+		switch {
+		case !now.Before(sb.Deadline):
+			state, event = store.StateExpired, "expire"
+		default:
+			actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			v, err = m.cfg.Host.Adopt(actx, sb.ID, sb.StateDir, sb.PID)
+			cancel()
+			if err != nil {
+				m.log.Warn("cannot adopt sandbox", "sandbox", sb.ID, "err", err)
+				state, event = store.StateFailed, "fail"
+			}
+		}
+		if state != "" {
+			if err := killOrphan(ctx, sb.StateDir); err != nil {
+				m.log.Error("reap sandbox", "sandbox", sb.ID, "err", err)
+			}
+			ended := time.Now().UTC()
+			if err := m.cfg.Store.UpdateSandboxState(ctx, sb.ID, state, ended); err != nil {
+				m.log.Error("persist sandbox end", "sandbox", sb.ID, "err", err)
+			}
+			m.audit(ctx, store.AuditRecord{Tenant: sb.Tenant, SandboxID: sb.ID, ParentID: sb.ParentID, Template: sb.Template,
+				Event: event, Metadata: sb.Metadata, Outcome: "ok", Detail: map[string]string{"during": "recovery"}})
+			if state == store.StateExpired {
+				m.cfg.Metrics.Killed("expired")
+			}
+			continue
+		}
+		info := infoFromStore(sb)
+		env := []string(nil)
+		if t, err := m.cfg.Templates.Get(sb.Template); err == nil {
+			env = t.EnvList()
+		}
+		m.sandboxes[sb.ID] = &live{info: info, vm: v, env: env}
+		m.log.Info("sandbox adopted", "sandbox", sb.ID, "tenant", sb.Tenant)
+	}
+	m.cfg.Metrics.SetRunning(len(m.sandboxes))
+	entries, err := os.ReadDir(m.cfg.Host.RunDir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() && !known[e.Name()] {
+			if err := killOrphan(ctx, filepath.Join(m.cfg.Host.RunDir, e.Name())); err != nil {
+				m.log.Error("reap orphan", "dir", e.Name(), "err", err)
+			} else {
+				m.log.Info("reaped orphan VM state", "dir", e.Name())
+			}
+		}
+	}
+	return nil
+}
+
+func killOrphan(ctx context.Context, stateDir string) error {
+	if stateDir == "" {
+		return nil
+	}
+	return qemu.KillOrphan(ctx, stateDir)
+}

@@ -1,0 +1,243 @@
+package template
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/guest"
+	"github.com/airlock-dev/airlock/internal/image"
+	"github.com/airlock-dev/airlock/internal/vm"
+)
+
+// bakeFormat changes whenever the baked layout or the VM shape a bake
+// implies changes, so old bakes are not restored into new machines.
+const bakeFormat = "bake-v1"
+
+// Baked files inside a template's directory.
+const (
+	memFile      = "mem"
+	stateFile    = "state"
+	manifestFile = "manifest.json"
+)
+
+// stepTimeout bounds each build step and the warm-up inside the bake VM.
+const stepTimeout = 30 * time.Minute
+
+// Manifest describes one baked template. It is written last, so a
+// directory with a manifest is complete.
+type Manifest struct {
+	Name              string            `json:"name"`
+	Key               string            `json:"key"`       // bake cache key (spec + host parts)
+	SpecHash          string            `json:"spec_hash"` // Spec.Hash()
+	Suite             string            `json:"suite"`
+	Packages          []string          `json:"packages"`
+	Env               map[string]string `json:"env,omitempty"`
+	MemoryMiB         int               `json:"memory_mib"`
+	VCPUs             int               `json:"vcpus"`
+	KernelArgs        []string          `json:"kernel_args,omitempty"`
+	DefaultTTLSeconds int               `json:"default_ttl_seconds"`
+	Host              HostParts         `json:"host"`
+	RootImage         string            `json:"root_image"`
+	RootImageSHA256   string            `json:"root_image_sha256"`
+	MemSHA256         string            `json:"mem_sha256"`
+	StateSHA256       string            `json:"state_sha256"`
+	StateBytes        int64             `json:"state_bytes"`
+	BuiltAt           time.Time         `json:"built_at"`
+	ColdBootMS        int64             `json:"cold_boot_ms"`
+	BuildMS           int64             `json:"build_ms"`
+	SnapshotMS        int64             `json:"snapshot_ms"`
+}
+
+// HostParts are the host-side pieces a snapshot only restores into
+// unchanged: the same kernel and initramfs, QEMU and acceleration.
+type HostParts struct {
+	Kernel      string `json:"kernel"`       // image.Kernel.CacheKey()
+	Initramfs   string `json:"initramfs"`    // path, content-addressed
+	QEMUVersion string `json:"qemu_version"` // e.g. 7.2.22
+	Accel       string `json:"accel"`        // kvm or tcg
+}
+
+// hostParts reads the parts of h a bake depends on.
+func hostParts(h *vm.Host) HostParts {
+	return HostParts{Kernel: h.Kernel.CacheKey(), Initramfs: filepath.Base(h.Initrd),
+		QEMUVersion: h.Driver.Version(), Accel: string(h.Accel.Accel)}
+}
+
+func bakeKey(specHash string, hp HostParts) string {
+	return image.KeyOf(bakeFormat, specHash, hp.Kernel, hp.Initramfs, hp.QEMUVersion, hp.Accel)
+}
+
+// Template is a baked template ready to restore from.
+type Template struct {
+	Manifest
+	Dir string // immutable directory holding mem, state and manifest.json
+}
+
+// MemPath is the RAM file clones map private.
+func (t *Template) MemPath() string { return filepath.Join(t.Dir, memFile) }
+
+// StatePath is the device state clones load.
+func (t *Template) StatePath() string { return filepath.Join(t.Dir, stateFile) }
+
+// BootOptions is the machine shape clones must be started with.
+func (t *Template) BootOptions() vm.BootOptions {
+	return vm.BootOptions{MemoryMiB: t.MemoryMiB, VCPUs: t.VCPUs, RootImage: t.RootImage,
+		KernelArgs: t.KernelArgs, MemoryFile: t.MemPath(), MemoryPrivate: true}
+}
+
+// EnvList is the template's exec environment as KEY=VALUE pairs.
+func (t *Template) EnvList() []string {
+	keys := make([]string, 0, len(t.Env))
+	for k := range t.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, k+"="+t.Env[k])
+	}
+	return out
+}
+
+// Bake builds (or finds cached) the template for a resolved spec: root
+// image, cold boot with RAM in a shared file, build steps, warm-up, then a
+// snapshot of device state. An unchanged spec on an unchanged host is
+// never rebuilt. A failed bake leaves nothing behind.
+func (r *Registry) Bake(ctx context.Context, h *vm.Host, spec *Spec, progress image.Progress) (_ *Template, err error) {
+	if !spec.Resolved() {
+		return nil, errdefs.FailedPrecondition("template %s: spec not resolved", spec.Name)
+	}
+	specHash, err := spec.Hash()
+	if err != nil {
+		return nil, err
+	}
+	hp := hostParts(h)
+	key := bakeKey(specHash, hp)
+	final := filepath.Join(r.root, spec.Name, key)
+	if t, err := r.load(final); err == nil {
+		progress.Say("template %s: up to date (%s)", spec.Name, key)
+		return t, r.setCurrent(spec.Name, key)
+	}
+	rootImage, err := BuildRootfs(ctx, spec, h.CacheDir, progress)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(r.root, spec.Name), 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Join(r.root, spec.Name), ".bake-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	m := Manifest{Name: spec.Name, Key: key, SpecHash: specHash, Suite: spec.Suite,
+		Packages: packageList(spec), Env: spec.Env, MemoryMiB: spec.MemoryMiB, VCPUs: spec.VCPUs,
+		KernelArgs: spec.KernelArgs, DefaultTTLSeconds: spec.DefaultTTLSeconds, Host: hp,
+		RootImage: rootImage}
+	if m.RootImageSHA256, err = image.FileSHA256(rootImage); err != nil {
+		return nil, err
+	}
+	if err := r.runBake(ctx, h, spec, tmp, &m, progress); err != nil {
+		return nil, err
+	}
+	for _, f := range []string{memFile, stateFile} {
+		if err := os.Chmod(filepath.Join(tmp, f), 0o444); err != nil {
+			return nil, err
+		}
+	}
+	mb, _ := json.MarshalIndent(m, "", "  ")
+	if err := os.WriteFile(filepath.Join(tmp, manifestFile), mb, 0o444); err != nil {
+		return nil, err
+	}
+	if err := image.Publish(tmp, final); err != nil {
+		return nil, err
+	}
+	if err := r.setCurrent(spec.Name, key); err != nil {
+		return nil, err
+	}
+	r.prune(spec.Name, key)
+	return r.load(final)
+}
+
+func (r *Registry) runBake(ctx context.Context, h *vm.Host, spec *Spec, dir string, m *Manifest, progress image.Progress) error {
+	progress.Say("template %s: cold boot (%d MiB, %d vCPU, %s)", spec.Name, spec.MemoryMiB, spec.VCPUs, h.Accel.Accel)
+	t0 := time.Now()
+	v, err := h.Boot(ctx, vm.BootOptions{MemoryMiB: spec.MemoryMiB, VCPUs: spec.VCPUs, RootImage: m.RootImage,
+		KernelArgs: spec.KernelArgs, MemoryFile: filepath.Join(dir, memFile), Timeout: 5 * time.Minute})
+	if err != nil {
+		return fmt.Errorf("template %s: cold boot: %w", spec.Name, err)
+	}
+	defer v.Destroy(context.Background())
+	m.ColdBootMS = time.Since(t0).Milliseconds()
+	t1 := time.Now()
+	steps := append([]string(nil), spec.Build...)
+	names := make([]string, len(steps))
+	for i := range steps {
+		names[i] = fmt.Sprintf("build[%d]", i)
+	}
+	if spec.Warmup != "" {
+		steps = append(steps, spec.Warmup)
+		names = append(names, "warmup")
+	}
+	env := (&Template{Manifest: *m}).EnvList()
+	for i, step := range steps {
+		progress.Say("template %s: step %d/%d: %s", spec.Name, i+1, len(steps), names[i])
+		var out bytes.Buffer
+		res, err := v.Agent.Exec(ctx, guest.ExecOptions{Shell: step, Env: env, Timeout: stepTimeout, Cwd: "/"}, &out, &out)
+		if err != nil {
+			return fmt.Errorf("template %s: %s: %w", spec.Name, names[i], err)
+		}
+		if res.ExitCode != 0 || res.TimedOut {
+			return errdefs.FailedPrecondition("template %s: %s exited %d%s: %s", spec.Name, names[i], res.ExitCode,
+				map[bool]string{true: " (timed out)", false: ""}[res.TimedOut], tail(out.String(), 2000))
+		}
+	}
+	m.BuildMS = time.Since(t1).Milliseconds()
+	t2 := time.Now()
+	if err := v.SaveTemplate(ctx, filepath.Join(dir, stateFile)); err != nil {
+		return fmt.Errorf("template %s: snapshot: %w", spec.Name, err)
+	}
+	m.SnapshotMS = time.Since(t2).Milliseconds()
+	// The VM is paused; nothing more can touch the memory file. Kill it
+	// before hashing so the hash is of the final bytes.
+	if err := v.Destroy(ctx); err != nil {
+		return err
+	}
+	if m.MemSHA256, err = image.FileSHA256(filepath.Join(dir, memFile)); err != nil {
+		return err
+	}
+	if m.StateSHA256, err = image.FileSHA256(filepath.Join(dir, stateFile)); err != nil {
+		return err
+	}
+	fi, err := os.Stat(filepath.Join(dir, stateFile))
+	if err != nil {
+		return err
+	}
+	m.StateBytes = fi.Size()
+	m.BuiltAt = time.Now().UTC()
+	progress.Say("template %s: baked (boot %d ms, build %d ms, snapshot %d ms, state %d bytes)",
+		spec.Name, m.ColdBootMS, m.BuildMS, m.SnapshotMS, m.StateBytes)
+	return nil
+}
+
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		s = "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+func validName(name string) bool { return nameRE.MatchString(name) }
