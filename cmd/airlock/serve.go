@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airlock-dev/airlock/internal/api"
+	"github.com/airlock-dev/airlock/internal/metrics"
+	"github.com/airlock-dev/airlock/internal/sandbox"
+	"github.com/airlock-dev/airlock/internal/store"
+)
+
+func newServeCmd(g *globalFlags) *cobra.Command {
+	hf := &hostFlags{g: g}
+	var (
+		socket       string
+		tcp          string
+		gid          int
+		maxTTL       time.Duration
+		maxSandboxes int
+		warmPool     int
+		maxUpload    int64
+		logLevel     string
+		killOnExit   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the daemon: HTTP API on a unix socket (and optionally TCP)",
+		Long: `Run the airlock daemon for this host. It recovers what a previous daemon
+left (adopting running sandboxes, reaping overdue ones and orphaned VMs),
+then serves the HTTP API. Sandboxes keep running across a daemon restart
+unless --kill-on-exit is given.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			hf.verbose = level <= slog.LevelInfo
+			hf.stateDir = filepath.Clean(hf.stateDir)
+			if err := os.MkdirAll(hf.stateDir, 0o700); err != nil {
+				return err
+			}
+			host, err := hf.host(ctx)
+			if err != nil {
+				return err
+			}
+			st, err := store.Open(filepath.Join(hf.stateDir, "airlock.db"))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			reg, err := hf.registry()
+			if err != nil {
+				return err
+			}
+			if warmPool <= 0 {
+				warmPool = -1 // the manager reads 0 as "default"
+			}
+			m := metrics.New()
+			mgr, err := sandbox.New(ctx, sandbox.Config{Host: host, Templates: reg, Store: st, Metrics: m,
+				Logger: log, MaxTTL: maxTTL, MaxSandboxes: maxSandboxes, WarmPool: warmPool})
+			if err != nil {
+				return err
+			}
+			defer func() {
+				if killOnExit {
+					sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					mgr.Shutdown(sctx)
+					cancel()
+				} else {
+					mgr.Close()
+				}
+			}()
+			h := api.New(api.Config{Backend: mgr, Store: st, Logger: log, Metrics: m, MaxUploadBytes: maxUpload})
+			var ls []net.Listener
+			ul, err := api.ListenUnix(socket, gid)
+			if err != nil {
+				return err
+			}
+			ls = append(ls, ul)
+			if tcp != "" {
+				tl, err := api.ListenTCP(tcp)
+				if err != nil {
+					return err
+				}
+				ls = append(ls, tl)
+			}
+			log.Info("airlock serving", "socket", socket, "tcp", tcp, "accel", host.Accel.Accel, "kernel", host.Kernel.Release, "version", version)
+			return api.Serve(ctx, h, log, ls...)
+		},
+	}
+	hf.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&socket, "socket", envOr("AIRLOCK_SOCKET", api.DefaultSocket), "unix socket to serve on (env AIRLOCK_SOCKET)")
+	f.StringVar(&tcp, "tcp", os.Getenv("AIRLOCK_TCP"), "also serve on this TCP address, e.g. 127.0.0.1:7070 (env AIRLOCK_TCP)")
+	f.IntVar(&gid, "socket-gid", -1, "group owning the socket (-1 = unchanged)")
+	f.DurationVar(&maxTTL, "max-ttl", 24*time.Hour, "longest lifetime any sandbox may have")
+	f.IntVar(&maxSandboxes, "max-sandboxes", 64, "most sandboxes running at once")
+	f.IntVar(&warmPool, "warm-pool", 2, "paused VMMs kept ready per template (0 or less disables)")
+	f.Int64Var(&maxUpload, "max-upload-bytes", 512<<20, "largest single file upload")
+	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.BoolVar(&killOnExit, "kill-on-exit", false, "kill all sandboxes when the daemon stops")
+	return cmd
+}
