@@ -154,7 +154,7 @@ func restoreFromTemplate(ctx context.Context, hf *hostFlags, host *vm.Host, name
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := p.Restore(ctx, t.StatePath(), true, opts.ID)
+	v, err := p.RestorePrepared(ctx, t.StatePath(), true, opts.ID)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,22 +13,22 @@ var (
 	// multicast, reserved space, and IPv6 forms that embed an IPv4 address
 	// the checks could not see.
 	neverPublic = prefixes(
-		"0.0.0.0/8",          // "this network"
-		"127.0.0.0/8",        // loopback
-		"169.254.0.0/16",     // link-local, cloud metadata
-		"192.0.0.0/24",       // IETF protocol assignments
-		"224.0.0.0/4",        // multicast
-		"240.0.0.0/4",        // reserved, broadcast
-		"::/128",             // unspecified
-		"::1/128",            // loopback
-		"::ffff:0:0/96",      // IPv4-mapped (Unmap handles them; belt and braces)
-		"64:ff9b::/96",       // NAT64
-		"64:ff9b:1::/48",     // local-use NAT64
-		"100::/64",           // discard
-		"2001::/32",          // Teredo
-		"2002::/16",          // 6to4
-		"fe80::/10",          // link-local
-		"ff00::/8",           // multicast
+		"0.0.0.0/8",      // "this network"
+		"127.0.0.0/8",    // loopback
+		"169.254.0.0/16", // link-local, cloud metadata
+		"192.0.0.0/24",   // IETF protocol assignments
+		"224.0.0.0/4",    // multicast
+		"240.0.0.0/4",    // reserved, broadcast
+		"::/128",         // unspecified
+		"::1/128",        // loopback
+		"::ffff:0:0/96",  // IPv4-mapped (Unmap handles them; belt and braces)
+		"64:ff9b::/96",   // NAT64
+		"64:ff9b:1::/48", // local-use NAT64
+		"100::/64",       // discard
+		"2001::/32",      // Teredo
+		"2002::/16",      // 6to4
+		"fe80::/10",      // link-local
+		"ff00::/8",       // multicast
 	)
 	// privateRanges are refused by PublicAddr but reachable through an exact
 	// domain rule or a credential route: an on-premises DMS at 10.1.2.3 is a

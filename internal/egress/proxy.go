@@ -113,10 +113,10 @@ type Event struct {
 	// connection (TLS: the whole encrypted stream; HTTP: request and
 	// response including headers). Zero for DNS.
 	BytesUp, BytesDown int64
-	Status   int    // HTTP status sent to the guest; 0 for DNS and TLS
-	Outcome  string // OutcomeOK, OutcomeDenied, OutcomeError
-	Reason   string // stable code when not a plain success: "not_allowed", "no_sni", "limit", ...
-	Duration time.Duration
+	Status             int    // HTTP status sent to the guest; 0 for DNS and TLS
+	Outcome            string // OutcomeOK, OutcomeDenied, OutcomeError
+	Reason             string // stable code when not a plain success: "not_allowed", "no_sni", "limit", ...
+	Duration           time.Duration
 }
 
 // Proxy is the host-side egress proxy. Safe for concurrent use.
@@ -260,15 +260,18 @@ func (p *Proxy) Start(ctx context.Context) (err error) {
 	}
 	pcs = append(pcs, pc)
 
+	// DNS first: it is the step that can still fail, and until state is
+	// running its TCP listener admits nobody.
+	if err := p.startDNS(pc, &dnsListener{Listener: lns[2], p: p}); err != nil {
+		return err // the deferred cleanup closes every socket (again, harmlessly)
+	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p.cancel = cancel
 	p.state = stateRunning
 	p.listeners = lns[:2]
-
 	p.wg.Add(2)
 	go p.acceptLoop(sctx, lns[0], KindHTTP, p.serveHTTP)
 	go p.acceptLoop(sctx, lns[1], KindTLS, p.serveTLS)
-	p.startDNS(pc, &dnsListener{Listener: lns[2], p: p})
 
 	if ctx.Done() != nil {
 		go func() {

@@ -33,9 +33,9 @@ type Client struct {
 	rpc  agentpb.AgentClient
 }
 
-// Dial connects to the agent behind the unix socket QEMU serves at
-// socketPath, performing the sync handshake, and waits until the agent
-// answers or ctx ends. If first is not nil it is used for the first
+// Dial prepares a client for the agent behind the unix socket QEMU serves
+// at socketPath. The connection (with its sync handshake) is made by the
+// first call; use Ready to wait for it. If first is not nil it is used for the first
 // connection (a restore connects the socket before the guest runs). A
 // dropped connection is redialled, with a new sync, on the next call.
 func Dial(ctx context.Context, socketPath string, first net.Conn) (*Client, error) {
@@ -72,12 +72,16 @@ func Dial(ctx context.Context, socketPath string, first net.Conn) (*Client, erro
 	if err != nil {
 		return nil, fmt.Errorf("agent client for %s: %w", socketPath, err)
 	}
-	c := &Client{conn: conn, rpc: agentpb.NewAgentClient(conn)}
+	return &Client{conn: conn, rpc: agentpb.NewAgentClient(conn)}, nil
+}
+
+// Ready waits until the agent answers (or ctx ends): the first call after
+// a cold boot, when the agent may not be up yet.
+func (c *Client) Ready(ctx context.Context) error {
 	if _, err := c.rpc.Health(ctx, &agentpb.HealthRequest{}, grpc.WaitForReady(true)); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("agent did not answer on %s: %w", socketPath, mapErr(err))
+		return fmt.Errorf("agent did not answer: %w", mapErr(err))
 	}
-	return c, nil
+	return nil
 }
 
 // Close drops the connection. The agent notices the port closing and waits
@@ -90,9 +94,10 @@ func (c *Client) Health(ctx context.Context) (*agentpb.HealthResponse, error) {
 	return r, mapErr(err)
 }
 
-// Prepare pushes clock, entropy and identity into the guest.
+// Prepare pushes clock, entropy and identity into the guest. It waits for
+// the connection, so it can be the first call after a restore.
 func (c *Client) Prepare(ctx context.Context, req *agentpb.PrepareRequest) (*agentpb.PrepareResponse, error) {
-	r, err := c.rpc.Prepare(ctx, req)
+	r, err := c.rpc.Prepare(ctx, req, grpc.WaitForReady(true))
 	return r, mapErr(err)
 }
 

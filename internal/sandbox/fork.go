@@ -83,7 +83,7 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 				errs[i] = err
 				return
 			}
-			vms[i], errs[i] = p.Restore(ctx, files.State, true, opts.ID)
+			vms[i], errs[i] = p.RestorePrepared(ctx, files.State, true, opts.ID)
 		}(i)
 	}
 	wg.Wait()

@@ -39,8 +39,8 @@ type Config struct {
 	MaxTTL time.Duration
 	// MaxSandboxes caps concurrently running sandboxes (default 64).
 	MaxSandboxes int
-	// WarmPool is how many paused VMMs to keep started per template in use,
-	// so a create is only state load + resume + identity push (default 2;
+	// WarmPool is how many restored, idle clones to keep ready per
+	// template in use, so a create is only the identity push (default 2;
 	// negative disables the pool).
 	WarmPool int
 	// ReapInterval is how often deadlines are checked (default 250ms).
@@ -218,12 +218,13 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 			m.release()
 		}
 	}()
-	pending, err := m.pools.take(ctx, tmpl)
+	v, err := m.pools.take(ctx, tmpl)
 	if err != nil {
-		return Info{}, err
+		return Info{}, fmt.Errorf("create from %s: %w", tmpl.Name, err)
 	}
-	v, err := pending.Restore(ctx, tmpl.StatePath(), true, pending.ID)
-	if err != nil {
+	// Before anything of the caller's runs: its own clock, entropy, id.
+	if err := v.Prepare(ctx, v.ID); err != nil {
+		v.Destroy(context.WithoutCancel(ctx))
 		return Info{}, fmt.Errorf("create from %s: %w", tmpl.Name, err)
 	}
 	now := time.Now().UTC()

@@ -2,20 +2,29 @@ package sandbox
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/template"
 	"github.com/airlock-dev/airlock/internal/vm"
 )
 
-// warmPools keeps, per template bake, a few VMMs already started with
-// `-incoming defer` and their agent sockets connected, so a create pays
-// only for loading device state, resuming and the identity push.
+// warmPools keeps, per template bake, a few clones already restored,
+// running idle with their agent session up and their code paths warm, so
+// a create costs one identity push: clock, fresh entropy (the guest CRNG
+// is reseeded), id and hostname. A pooled clone has run nothing but the
+// template's own code and a warm-up `true`; no tenant's request reaches it
+// before that push.
+//
+// Under emulation this matters most: a fresh VMM has an empty translation
+// cache, and the first calls into a just-restored guest pay for
+// translating the agent's code paths (~0.1-0.3 s here).
 //
 // A pool is keyed by the template's directory (one bake); a rebuilt
-// template gets a new pool and the old one drains.
+// template gets a new pool and the old one is drained.
 type warmPools struct {
 	host *vm.Host
 	size int
@@ -28,8 +37,8 @@ type warmPools struct {
 
 type warmPool struct {
 	tmpl  *template.Template
-	ready chan *vm.Pending // buffered to size
-	kick  chan struct{}    // wakes the filler after a take
+	ready chan *vm.VM   // buffered to size
+	kick  chan struct{} // wakes the filler after a take
 	stop  chan struct{}
 	done  chan struct{}
 }
@@ -38,31 +47,66 @@ func newWarmPools(h *vm.Host, size int, log *slog.Logger) *warmPools {
 	return &warmPools{host: h, size: size, log: log, pools: map[string]*warmPool{}}
 }
 
-// take returns a pending VMM for tmpl: from the pool if one is ready,
-// else started now. The pool is refilled in the background.
-func (w *warmPools) take(ctx context.Context, tmpl *template.Template) (*vm.Pending, error) {
-	p := w.pool(tmpl)
-	if p != nil {
-		select {
-		case pend := <-p.ready:
+// take returns a restored clone of tmpl whose agent answers: from the pool
+// when one is ready, else restored now. The caller must Prepare it.
+func (w *warmPools) take(ctx context.Context, tmpl *template.Template) (*vm.VM, error) {
+	if p := w.pool(tmpl); p != nil {
+		defer func() {
 			select {
 			case p.kick <- struct{}{}:
 			default:
 			}
-			if pend.Alive() {
-				return pend, nil
-			}
-			pend.Discard(context.Background())
-		default:
+		}()
+		for {
 			select {
-			case p.kick <- struct{}{}:
+			case v := <-p.ready:
+				if alive(v) {
+					return v, nil
+				}
+				v.Destroy(context.Background())
+				continue
 			default:
 			}
+			break
 		}
 	}
+	return restoreClone(ctx, w.host, tmpl)
+}
+
+func alive(v *vm.VM) bool {
+	select {
+	case <-v.Machine.Exited():
+		return false
+	default:
+		return true
+	}
+}
+
+// restoreClone starts a VMM and restores tmpl into it.
+func restoreClone(ctx context.Context, h *vm.Host, tmpl *template.Template) (*vm.VM, error) {
 	opts := tmpl.BootOptions()
 	opts.ID = vm.NewID("sbx-")
-	return w.host.StartPending(ctx, opts)
+	p, err := h.StartPending(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return p.Restore(ctx, tmpl.StatePath(), true)
+}
+
+// warm restores a clone and runs the agent's hot paths once.
+func warm(ctx context.Context, h *vm.Host, tmpl *template.Template) (*vm.VM, error) {
+	v, err := restoreClone(ctx, h, tmpl)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.Prepare(ctx, v.ID); err == nil {
+		_, err = v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard)
+	}
+	if err != nil {
+		v.Destroy(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return v, nil
 }
 
 func (w *warmPools) pool(tmpl *template.Template) *warmPool {
@@ -84,21 +128,21 @@ func (w *warmPools) pool(tmpl *template.Template) *warmPool {
 			delete(w.pools, dir)
 		}
 	}
-	p := &warmPool{tmpl: tmpl, ready: make(chan *vm.Pending, w.size), kick: make(chan struct{}, 1),
+	p := &warmPool{tmpl: tmpl, ready: make(chan *vm.VM, w.size), kick: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	w.pools[tmpl.Dir] = p
 	go w.fill(p)
 	return p
 }
 
-// fill keeps p.ready full until stopped, then discards what it holds.
+// fill keeps p.ready full until stopped, then destroys what it holds.
 func (w *warmPools) fill(p *warmPool) {
 	defer close(p.done)
 	defer func() {
 		for {
 			select {
-			case pend := <-p.ready:
-				pend.Discard(context.Background())
+			case v := <-p.ready:
+				v.Destroy(context.Background())
 			default:
 				return
 			}
@@ -111,13 +155,11 @@ func (w *warmPools) fill(p *warmPool) {
 				return
 			default:
 			}
-			opts := p.tmpl.BootOptions()
-			opts.ID = vm.NewID("sbx-")
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			pend, err := w.host.StartPending(ctx, opts)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			v, err := warm(ctx, w.host, p.tmpl)
 			cancel()
 			if err != nil {
-				w.log.Warn("warm pool: start VMM", "template", p.tmpl.Name, "err", err)
+				w.log.Warn("warm pool: restore clone", "template", p.tmpl.Name, "err", err)
 				select {
 				case <-p.stop:
 					return
@@ -125,7 +167,7 @@ func (w *warmPools) fill(p *warmPool) {
 				}
 				continue
 			}
-			p.ready <- pend
+			p.ready <- v
 		}
 		select {
 		case <-p.stop:

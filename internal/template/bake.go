@@ -19,7 +19,7 @@ import (
 
 // bakeFormat changes whenever the baked layout or the VM shape a bake
 // implies changes, so old bakes are not restored into new machines.
-const bakeFormat = "bake-v1"
+const bakeFormat = "bake-v2"
 
 // Baked files inside a template's directory.
 const (

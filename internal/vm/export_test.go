@@ -1,5 +1,18 @@
-package vm_test
+package vm
 
-import "github.com/airlock-dev/airlock/internal/image"
+import (
+	"context"
+	"net"
 
-var imageSum = image.FileSHA256
+	"github.com/airlock-dev/airlock/internal/image"
+)
+
+// Test hooks for the external vm_test package.
+
+var ImageSum = image.FileSHA256
+
+// PendingConnForTest exposes the pre-opened agent connection.
+func PendingConnForTest(p *Pending) net.Conn { return p.conn }
+
+// ReconnectForTest re-establishes the agent session over conn.
+func ReconnectForTest(vm *VM, ctx context.Context, conn net.Conn) error { return vm.connect(ctx, conn) }

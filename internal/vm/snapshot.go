@@ -19,8 +19,16 @@ import (
 // restore side, which connects before loading. No call may be in flight.
 func (vm *VM) Quiesce(ctx context.Context) (net.Conn, error) {
 	if vm.Agent != nil {
-		vm.Agent.Close()
+		agent := vm.Agent
 		vm.Agent = nil
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := vm.Machine.AwaitAgentPortClosed(wctx, func() { agent.Close() })
+		cancel()
+		if err != nil && ctx.Err() != nil {
+			return nil, err
+		}
+		// Otherwise carry on: the sync below still proves the agent is
+		// waiting, only perhaps after a retry.
 	}
 	for {
 		conn, err := vm.Machine.ConnectAgent(ctx)
@@ -95,10 +103,11 @@ func (p *Pending) Discard(ctx context.Context) error {
 	return p.Machine.Destroy(ctx)
 }
 
-// Restore loads statePath into the pending machine, resumes it, connects
-// the agent over the pre-opened connection and pushes clock, entropy and
-// identity. On failure the machine is destroyed.
-func (p *Pending) Restore(ctx context.Context, statePath string, ramInFile bool, sandboxID string) (_ *VM, err error) {
+// Restore loads statePath into the pending machine, resumes it and sets
+// up its agent client over the pre-opened connection. The caller must call
+// Prepare before the VM runs any job: until then it has the snapshot's
+// clock, random state and identity. On failure the machine is destroyed.
+func (p *Pending) Restore(ctx context.Context, statePath string, ramInFile bool) (_ *VM, err error) {
 	vm := &VM{ID: p.ID, Machine: p.Machine}
 	defer func() {
 		if err != nil {
@@ -115,7 +124,17 @@ func (p *Pending) Restore(ctx context.Context, statePath string, ramInFile bool,
 	if err := vm.connect(ctx, p.conn); err != nil {
 		return nil, err
 	}
+	return vm, nil
+}
+
+// RestorePrepared is Restore followed by Prepare(sandboxID).
+func (p *Pending) RestorePrepared(ctx context.Context, statePath string, ramInFile bool, sandboxID string) (*VM, error) {
+	vm, err := p.Restore(ctx, statePath, ramInFile)
+	if err != nil {
+		return nil, err
+	}
 	if err := vm.Prepare(ctx, sandboxID); err != nil {
+		vm.Destroy(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	return vm, nil

@@ -45,7 +45,7 @@ func TestSnapshotRestore(t *testing.T) {
 			t.Fatal(err)
 		}
 		started := time.Now()
-		v, err := p.Restore(ctx, state, true, avm.NewID("sbx-"))
+		v, err := p.RestorePrepared(ctx, state, true, avm.NewID("sbx-"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func TestSnapshotRestore(t *testing.T) {
 
 func sum(t *testing.T, path string) string {
 	t.Helper()
-	s, err := imageSum(path)
+	s, err := avm.ImageSum(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -200,6 +200,12 @@ func (vm *VM) connect(ctx context.Context, first net.Conn) error {
 		}
 	}()
 	c, err := guest.Dial(ctx, vm.Machine.AgentSocket(), first)
+	if err == nil && first == nil {
+		// Cold boot or adoption: the agent may not be listening yet.
+		if err = c.Ready(ctx); err != nil {
+			c.Close()
+		}
+	}
 	if err != nil {
 		if exitErr := vm.Machine.ExitError(); exitErr != nil {
 			return exitErr

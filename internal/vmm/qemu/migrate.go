@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/digitalocean/go-qemu/qmp"
+
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/vmm"
 )
@@ -121,6 +123,12 @@ func (m *Machine) saveStateURI(ctx context.Context, uri string, ignoreShared boo
 	if err := m.setIgnoreShared(ctx, ignoreShared); err != nil {
 		return err
 	}
+	// QEMU 7.2 throttles migration to 32 MiB/s by default, which turns a
+	// 200 MiB fork into seconds. The guest is stopped and the stream is
+	// local: let it run at memory speed.
+	if _, err := m.QMP(ctx, "migrate-set-parameters", map[string]any{"max-bandwidth": int64(1) << 40}); err != nil {
+		return err
+	}
 	if _, err := m.QMP(ctx, "stop", nil); err != nil {
 		return err
 	}
@@ -132,6 +140,7 @@ func (m *Machine) saveStateURI(ctx context.Context, uri string, ignoreShared boo
 
 // awaitMigration polls query-migrate until the migration ends.
 func (m *Machine) awaitMigration(ctx context.Context) error {
+	began := time.Now()
 	for {
 		raw, err := m.QMP(ctx, "query-migrate", nil)
 		if err != nil {
@@ -155,7 +164,64 @@ func (m *Machine) awaitMigration(ctx context.Context) error {
 			return fmt.Errorf("VM %s: migration: %w", m.id, ctx.Err())
 		case <-m.exited:
 			return m.ExitError()
-		case <-time.After(time.Millisecond):
+		case <-time.After(pollInterval(time.Since(began))):
+		}
+	}
+}
+
+// pollInterval backs off: short migrations (device state, tens of KB)
+// finish within a few ms; long ones (full RAM) should not be slowed by a
+// storm of monitor connections competing for QEMU's main loop.
+func pollInterval(elapsed time.Duration) time.Duration {
+	switch {
+	case elapsed < 20*time.Millisecond:
+		return time.Millisecond
+	case elapsed < 200*time.Millisecond:
+		return 5 * time.Millisecond
+	default:
+		return 20 * time.Millisecond
+	}
+}
+
+// AwaitAgentPortClosed runs trigger (which ends the host's agent session)
+// and waits until the guest has closed its end of the agent port, as
+// reported by QEMU's VSERPORT_CHANGE event. Only then is it safe to
+// reconnect: a host that reconnects at once can hide its disconnect from
+// the guest, whose old session would then swallow the next bytes.
+func (m *Machine) AwaitAgentPortClosed(ctx context.Context, trigger func()) error {
+	mon, err := qmp.NewSocketMonitor("unix", m.QMPSocket(), 2*time.Second)
+	if err != nil {
+		return fmt.Errorf("qmp connect: %w", err)
+	}
+	if err := mon.Connect(); err != nil {
+		return fmt.Errorf("qmp handshake: %w", err)
+	}
+	events, err := mon.Events(ctx)
+	if err != nil {
+		mon.Disconnect()
+		return err
+	}
+	defer func() {
+		mon.Disconnect()
+		go func() {
+			for range events { // the monitor's reader blocks until drained
+			}
+		}()
+	}()
+	trigger()
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return fmt.Errorf("VM %s: QMP closed while waiting for the agent port", m.id)
+			}
+			if ev.Event == "VSERPORT_CHANGE" && ev.Data["id"] == agentPortID && ev.Data["open"] == false {
+				return nil
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("VM %s: waiting for the agent to close its port: %w", m.id, ctx.Err())
+		case <-m.exited:
+			return m.ExitError()
 		}
 	}
 }

@@ -28,6 +28,9 @@ const Binary = "qemu-system-x86_64"
 // AgentPortName must match the agent's agent.PortName.
 const AgentPortName = "org.airlock.agent"
 
+// agentPortID is the port device's id, named in VSERPORT_CHANGE events.
+const agentPortID = "agentport"
+
 // File names inside a machine's state directory.
 const (
 	qmpSock     = "qmp.sock"
@@ -125,7 +128,7 @@ func (d *Driver) args(spec vmm.BootSpec, stateDir string) []string {
 		"-qmp", "unix:" + filepath.Join(stateDir, qmpSock) + ",server=on,wait=off",
 		"-device", "virtio-serial-device",
 		"-chardev", "socket,id=agent,path=" + filepath.Join(stateDir, agentSock) + ",server=on,wait=off",
-		"-device", "virtserialport,chardev=agent,name=" + AgentPortName,
+		"-device", "virtserialport,chardev=agent,id=" + agentPortID + ",name=" + AgentPortName,
 		"-pidfile", filepath.Join(stateDir, pidFile),
 	}
 	if spec.MemoryFile != "" {

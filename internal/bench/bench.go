@@ -1,0 +1,305 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/guest"
+	"github.com/airlock-dev/airlock/internal/template"
+	"github.com/airlock-dev/airlock/internal/vm"
+)
+
+// Options sizes a run.
+type Options struct {
+	Creates   int // restores measured per mode (default 30)
+	Execs     int // exec round trips measured (default 100)
+	ColdBoots int // cold boots measured (default 3)
+	Forks     int // forks measured (default 3)
+	Idle      int // sandboxes kept idle for the memory figure (default 10)
+	Progress  func(format string, a ...any)
+}
+
+// Stats summarises a sample of durations.
+type Stats struct {
+	N                  int
+	P50, P90, P99, Max time.Duration
+}
+
+func summarize(ds []time.Duration) Stats {
+	if len(ds) == 0 {
+		return Stats{}
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	q := func(p float64) time.Duration { return s[min(len(s)-1, int(p*float64(len(s))))] }
+	return Stats{N: len(s), P50: q(0.50), P90: q(0.90), P99: q(0.99), Max: s[len(s)-1]}
+}
+
+func (s Stats) String() string {
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 1, 64) }
+	return fmt.Sprintf("p50 %s ms  p90 %s ms  p99 %s ms  max %s ms  (n=%d)", ms(s.P50), ms(s.P90), ms(s.P99), ms(s.Max), s.N)
+}
+
+// Report is one run's results.
+type Report struct {
+	Template     string
+	Accel        string
+	ColdBoot     Stats // process start to agent answering, cold kernel boot
+	CreateWarm   Stats // create from the warm pool: identity push into a restored, idle clone
+	CreatePaused Stats // create from a paused VMM: load state, resume, agent session, identity push
+	CreateCold   Stats // create including the VMM process start
+	Fork         Stats // running sandbox -> one child answering
+	ExecRTT      Stats // `true` via exec, host to guest and back
+	HealthRTT    Stats // smallest agent call
+	IdlePSSKiB   int64 // mean PSS of an idle sandbox's VMM
+	IdleRSSKiB   int64
+	IdleSamples  int
+}
+
+// Run measures everything for one template.
+func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Report, error) {
+	if o.Creates == 0 {
+		o.Creates = 30
+	}
+	if o.Execs == 0 {
+		o.Execs = 100
+	}
+	if o.ColdBoots == 0 {
+		o.ColdBoots = 3
+	}
+	if o.Forks == 0 {
+		o.Forks = 3
+	}
+	if o.Idle == 0 {
+		o.Idle = 10
+	}
+	say := o.Progress
+	if say == nil {
+		say = func(string, ...any) {}
+	}
+	r := &Report{Template: t.Name, Accel: string(h.Accel.Accel)}
+
+	say("cold boots (%d)", o.ColdBoots)
+	var cold []time.Duration
+	for i := 0; i < o.ColdBoots; i++ {
+		opts := t.BootOptions()
+		opts.MemoryFile, opts.MemoryPrivate = "", false
+		start := time.Now()
+		v, err := h.Boot(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("cold boot: %w", err)
+		}
+		cold = append(cold, time.Since(start))
+		v.Destroy(ctx)
+	}
+	r.ColdBoot = summarize(cold)
+
+	say("creates from a warm pool (%d)", o.Creates)
+	var warm []time.Duration
+	for i := 0; i < o.Creates; i++ {
+		// What the daemon's pool holds: a clone restored and warmed ahead
+		// of time. The create is the identity push.
+		opts := t.BootOptions()
+		opts.ID = vm.NewID("bench-")
+		p, err := h.StartPending(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		v, err := p.RestorePrepared(ctx, t.StatePath(), true, opts.ID)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err := v.Prepare(ctx, opts.ID); err != nil {
+			return nil, err
+		}
+		warm = append(warm, time.Since(start))
+		v.Destroy(ctx)
+	}
+	r.CreateWarm = summarize(warm)
+
+	say("creates from a paused VMM (%d)", o.Creates)
+	var paused []time.Duration
+	for i := 0; i < o.Creates; i++ {
+		opts := t.BootOptions()
+		opts.ID = vm.NewID("bench-")
+		p, err := h.StartPending(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		time.Sleep(50 * time.Millisecond) // let the paused VMM settle
+		start := time.Now()
+		v, err := p.RestorePrepared(ctx, t.StatePath(), true, opts.ID)
+		if err != nil {
+			return nil, err
+		}
+		paused = append(paused, time.Since(start))
+		v.Destroy(ctx)
+	}
+	r.CreatePaused = summarize(paused)
+
+	say("creates with process start (%d)", o.Creates)
+	var coldCreate []time.Duration
+	for i := 0; i < o.Creates; i++ {
+		opts := t.BootOptions()
+		opts.ID = vm.NewID("bench-")
+		start := time.Now()
+		p, err := h.StartPending(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		v, err := p.RestorePrepared(ctx, t.StatePath(), true, opts.ID)
+		if err != nil {
+			return nil, err
+		}
+		coldCreate = append(coldCreate, time.Since(start))
+		v.Destroy(ctx)
+	}
+	r.CreateCold = summarize(coldCreate)
+
+	say("exec round trips (%d)", o.Execs)
+	opts := t.BootOptions()
+	opts.ID = vm.NewID("bench-")
+	p, err := h.StartPending(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	v, err := p.RestorePrepared(ctx, t.StatePath(), true, opts.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer v.Destroy(context.WithoutCancel(ctx))
+	var execs, health []time.Duration
+	for i := 0; i < o.Execs; i++ {
+		start := time.Now()
+		res, err := v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard)
+		if err != nil || res.ExitCode != 0 {
+			return nil, fmt.Errorf("exec true: %v (exit %d)", err, res.ExitCode)
+		}
+		execs = append(execs, time.Since(start))
+		start = time.Now()
+		if _, err := v.Agent.Health(ctx); err != nil {
+			return nil, err
+		}
+		health = append(health, time.Since(start))
+	}
+	r.ExecRTT, r.HealthRTT = summarize(execs), summarize(health)
+
+	say("forks (%d)", o.Forks)
+	var forks []time.Duration
+	for i := 0; i < o.Forks; i++ {
+		dir, err := os.MkdirTemp(h.RunDir, "forkdata-")
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		files, err := h.SnapshotForFork(ctx, v, t.BootOptions(), dir)
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		copts := t.BootOptions()
+		copts.ID = vm.NewID("bench-")
+		copts.MemoryFile = files.Mem
+		cp, err := h.StartPending(ctx, copts)
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		child, err := cp.RestorePrepared(ctx, files.State, true, copts.ID)
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		forks = append(forks, time.Since(start))
+		child.Destroy(ctx)
+		os.RemoveAll(dir)
+	}
+	r.Fork = summarize(forks)
+
+	say("idle memory (%d sandboxes)", o.Idle)
+	var idle []*vm.VM
+	defer func() {
+		for _, x := range idle {
+			x.Destroy(context.WithoutCancel(ctx))
+		}
+	}()
+	for i := 0; i < o.Idle; i++ {
+		opts := t.BootOptions()
+		opts.ID = vm.NewID("bench-")
+		p, err := h.StartPending(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		x, err := p.RestorePrepared(ctx, t.StatePath(), true, opts.ID)
+		if err != nil {
+			return nil, err
+		}
+		idle = append(idle, x)
+	}
+	time.Sleep(3 * time.Second)
+	var pss, rss int64
+	for _, x := range idle {
+		p, r2, err := smapsRollup(x.Machine.PID())
+		if err != nil {
+			return nil, err
+		}
+		pss += p
+		rss += r2
+	}
+	r.IdleSamples = len(idle)
+	r.IdlePSSKiB, r.IdleRSSKiB = pss/int64(len(idle)), rss/int64(len(idle))
+	return r, nil
+}
+
+// smapsRollup returns a process's PSS and RSS in KiB.
+func smapsRollup(pid int) (pss, rss int64, err error) {
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup"))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		v, _ := strconv.ParseInt(fields[1], 10, 64)
+		switch fields[0] {
+		case "Pss:":
+			pss = v
+		case "Rss:":
+			rss = v
+		}
+	}
+	return pss, rss, sc.Err()
+}
+
+// Print writes the report as a small table with the ratios that matter.
+func (r *Report) Print(w io.Writer) {
+	fmt.Fprintf(w, "template %s, accel %s\n", r.Template, r.Accel)
+	fmt.Fprintf(w, "  cold boot to agent ready     %s\n", r.ColdBoot)
+	fmt.Fprintf(w, "  create (warm pool)           %s\n", r.CreateWarm)
+	fmt.Fprintf(w, "  create (paused VMM)          %s\n", r.CreatePaused)
+	fmt.Fprintf(w, "  create (incl. process start) %s\n", r.CreateCold)
+	fmt.Fprintf(w, "  fork (to 1 child answering)  %s\n", r.Fork)
+	fmt.Fprintf(w, "  exec round trip (`true`)     %s\n", r.ExecRTT)
+	fmt.Fprintf(w, "  agent call round trip        %s\n", r.HealthRTT)
+	fmt.Fprintf(w, "  idle sandbox memory          PSS %.1f MiB, RSS %.1f MiB (mean of %d)\n", float64(r.IdlePSSKiB)/1024, float64(r.IdleRSSKiB)/1024, r.IdleSamples)
+	if r.CreateWarm.P50 > 0 {
+		fmt.Fprintf(w, "  ratio cold boot / create     %.0fx warm pool, %.1fx paused VMM, %.1fx with process start (p50/p50)\n",
+			float64(r.ColdBoot.P50)/float64(r.CreateWarm.P50), float64(r.ColdBoot.P50)/float64(r.CreatePaused.P50), float64(r.ColdBoot.P50)/float64(r.CreateCold.P50))
+	}
+}

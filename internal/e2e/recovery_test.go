@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/client"
+)
+
+// TestCrashRecovery kills the daemon with SIGKILL while sandboxes run and
+// checks what a restarted daemon makes of them: overdue ones are expired
+// and reaped, the others adopted and still usable; orphaned state is
+// cleaned up without killing processes that merely look like VMs.
+func TestCrashRecovery(t *testing.T) {
+	e := getEnv(t)
+	d := startDaemon(t, e)
+	c := d.client(t, tenantA)
+	tag := uniq("crash")
+
+	// The long ones first, so the short ones are still young when the
+	// daemon dies; they are created together for the same reason.
+	var short, long []*client.Sandbox
+	for i := 0; i < 2; i++ {
+		long = append(long, createSandbox(t, c, 300, map[string]string{"crash": tag, "ttl": "long"}))
+	}
+	for _, s := range long {
+		mustExec(t, s, "echo survived-"+s.ID+" > /job/keep.txt")
+	}
+	short = make([]*client.Sandbox, 3)
+	var wg sync.WaitGroup
+	for i := range short {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			sbx, err := c.CreateSandbox(ctx(t), client.CreateOptions{Template: templateName, TTLSeconds: 4,
+				Metadata: map[string]string{"crash": tag, "ttl": "short"}})
+			if err != nil {
+				t.Errorf("create short sandbox: %v", err)
+				return
+			}
+			short[i] = sbx
+		}(i)
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	var lastShort time.Time
+	for _, s := range short {
+		if s.Deadline.After(lastShort) {
+			lastShort = s.Deadline
+		}
+	}
+	d.crash(t)
+	crashed := time.Now()
+	t.Logf("daemon killed with SIGKILL; short sandboxes due in %s", lastShort.Sub(crashed).Round(time.Millisecond))
+	for _, s := range append(append([]*client.Sandbox(nil), short...), long...) {
+		if ps := qemuProcs(filepath.Join(d.runDir, s.ID)); len(ps) != 1 {
+			// A short one may not have been reaped yet; either way its VM
+			// must outlive the daemon, not die with it.
+			if time.Now().Before(s.Deadline) {
+				t.Errorf("sandbox %s: %d QEMU processes right after the daemon died, want 1", s.ID, len(ps))
+			}
+		}
+	}
+
+	// An orphan whose qemu.pid names a live process that is not its QEMU
+	// (a reused pid): the directory goes, the process must not be killed.
+	sleeper := exec.Command("sleep", "600")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sleeperDone := make(chan struct{})
+	go func() { sleeper.Wait(); close(sleeperDone) }()
+	t.Cleanup(func() { _ = sleeper.Process.Kill(); <-sleeperDone })
+	impostor := filepath.Join(d.runDir, "sbx-orphanimpostor0000")
+	if err := os.MkdirAll(impostor, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(impostor, "qemu.pid"), []byte(strconv.Itoa(sleeper.Process.Pid)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// And an orphan with nothing in it at all.
+	empty := filepath.Join(d.runDir, "sbx-orphanempty00000000")
+	if err := os.MkdirAll(empty, 0o700); err != nil {
+		t.Fatal(err)
+	}
+
+	// Restart only once the short ones are overdue.
+	if wait := time.Until(lastShort.Add(500 * time.Millisecond)); wait > 0 {
+		time.Sleep(wait)
+	}
+	began := time.Now()
+	d.start(t)
+	t.Logf("restarted daemon recovered and answered in %s", time.Since(began).Round(time.Millisecond))
+
+	for _, s := range short {
+		got, err := c.GetSandbox(ctx(t), s.ID)
+		if err != nil {
+			t.Fatalf("get %s after restart: %v", s.ID, err)
+		}
+		if got.State != "expired" {
+			t.Errorf("overdue sandbox %s after restart: state %s, want expired", s.ID, got.State)
+		}
+		d.vmGone(t, s.ID)
+		recs := allAudit(t, c, client.AuditFilter{SandboxID: s.ID, Events: []string{"expire"}})
+		// One that fell due before the crash may have been reaped by the
+		// first daemon (slow creates); the rest must be recovery's work.
+		byRecovery := s.Deadline.After(crashed)
+		if len(recs) != 1 || recs[0].Outcome != "ok" || (byRecovery && recs[0].Detail["during"] != "recovery") {
+			t.Errorf("expire records for %s: %+v; want one, outcome ok, during recovery", s.ID, recs)
+		}
+		if _, err := s.Exec(ctx(t), "true"); !errors.Is(err, client.ErrNotFound) {
+			t.Errorf("exec in overdue %s after restart: %v, want not_found", s.ID, err)
+		}
+	}
+	for _, s := range long {
+		got, err := c.GetSandbox(ctx(t), s.ID)
+		if err != nil || got.State != "running" {
+			t.Fatalf("long sandbox %s after restart: %+v, %v; want running", s.ID, got, err)
+		}
+		if out := mustExec(t, s, "cat /job/keep.txt"); out != "survived-"+s.ID+"\n" {
+			t.Errorf("adopted %s lost its files: %q", s.ID, out)
+		}
+		if b, err := s.Files().ReadAll(ctx(t), "/job/keep.txt"); err != nil || !strings.HasPrefix(string(b), "survived-") {
+			t.Errorf("read from adopted %s: %q, %v", s.ID, b, err)
+		}
+	}
+	running, err := c.ListSandboxes(ctx(t), map[string]string{"crash": tag})
+	if err != nil || len(running) != len(long) {
+		t.Errorf("running after restart: %v, %v; want the %d long ones", ids(running), err, len(long))
+	}
+
+	select {
+	case <-sleeperDone:
+		t.Errorf("recovery killed pid %d, which was not a QEMU serving the orphan dir", sleeper.Process.Pid)
+	default:
+		if err := sleeper.Process.Signal(syscall.Signal(0)); err != nil {
+			t.Errorf("sleep process: %v", err)
+		}
+	}
+	for _, dir := range []string{impostor, empty} {
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("orphan dir %s survived recovery", dir)
+		}
+	}
+
+	// An adopted sandbox is killed normally; the other is left for
+	// --kill-on-exit at teardown, whose leftover check covers it.
+	if err := long[0].Kill(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.GetSandbox(ctx(t), long[0].ID); err != nil || got.State != "killed" {
+		t.Errorf("adopted sandbox after kill: %+v, %v", got, err)
+	}
+	d.vmGone(t, long[0].ID)
+}
