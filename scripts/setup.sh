@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Install what airlock needs on a Debian 12 host, and build it.
+# Idempotent: re-running only installs what is missing and rebuilds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export PATH="/usr/local/go/bin:$PATH"
+if ! command -v go >/dev/null; then
+  echo "setup: Go 1.26+ is required (expected at /usr/local/go/bin/go)" >&2
+  exit 1
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup: run as root (apt, VMs, namespaces and nftables need it)" >&2
+  exit 1
+fi
+
+packages=(
+  qemu-system-x86 qemu-utils   # the VMM (microvm machine; qboot firmware comes with qemu-system-data)
+  mmdebstrap e2fsprogs         # template root filesystems: debootstrap into a dir, mkfs.ext4 -d
+  busybox-static               # the minimal root for `airlock run` without a template
+  nftables iproute2            # sandbox networking
+  ca-certificates python3      # the Python SDK and its tests
+)
+missing=()
+for p in "${packages[@]}"; do
+  case "$p" in \#*) continue ;; esac
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# apt-cache needs fresh lists to resolve the guest kernel package; refresh
+# them when missing or older than a day.
+lists_age=$(( $(date +%s) - $(stat -c %Y /var/lib/apt/lists 2>/dev/null || echo 0) ))
+if [ ${#missing[@]} -gt 0 ] || [ ! -e /var/lib/apt/lists/lock ] || [ "$lists_age" -gt 86400 ] \
+   || ! apt-cache show linux-image-cloud-amd64 >/dev/null 2>&1; then
+  echo "setup: apt-get update" >&2
+  apt-get update -qq
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+make -s build
+echo "setup: built bin/airlock and bin/airlock-agent ($(bin/airlock version))" >&2

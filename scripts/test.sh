@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what it needs, then runs every Go test
+# (including the ones that boot real VMs) and the Python SDK's tests.
+# Fast set only: `go test -short ./...`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+export PATH="/usr/local/go/bin:$PATH"
+
+go vet ./...
+unformatted=$(gofmt -l cmd internal client)
+if [ -n "$unformatted" ]; then
+  echo "test: gofmt needed on: $unformatted" >&2
+  exit 1
+fi
+python3 -m unittest discover -s sdk/python/tests -t sdk/python
+# VM tests share two cores: one package at a time, generous timeouts.
+go test -p 1 -count=1 -timeout 60m ./...
