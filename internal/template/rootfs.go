@@ -57,24 +57,27 @@ var rootfsSteps = []string{"check packages", "bootstrap", "copy files", "trim", 
 // RootfsPath is where the root image of resolved spec s is (or will be)
 // cached under cacheDir. It hashes s's copied files.
 func RootfsPath(cacheDir string, s *Spec) (string, error) {
-	hash, err := s.Hash()
+	hash, err := s.ImageHash()
 	if err != nil {
 		return "", err
 	}
 	return rootfsPathFor(cacheDir, hash), nil
 }
 
-func rootfsPathFor(cacheDir, specHash string) string {
-	sum := sha256.Sum256([]byte(rootfsFormat + "\x00" + specHash))
+func rootfsPathFor(cacheDir, imageHash string) string {
+	sum := sha256.Sum256([]byte(rootfsFormat + "\x00" + imageHash))
 	return filepath.Join(cacheDir, "rootfs", "template-"+hex.EncodeToString(sum[:])[:24]+".ext4")
 }
 
 // TemplateInfo is written to /etc/airlock/template.json in every template
 // root, so a running guest (and anyone inspecting an image) can tell which
 // template and which exact spec it came from.
+//
+// The image depends only on what goes into it (suite, packages, files), so
+// templates that differ in build steps, memory or env share one image;
+// hence it names the image's hash, not a template.
 type TemplateInfo struct {
-	Name   string `json:"name"`
-	Hash   string `json:"hash"`   // Spec.Hash()
+	ImageHash string `json:"image_hash"` // Spec.ImageHash()
 	Suite  string `json:"suite"`  // Debian suite
 	Format string `json:"format"` // root build format version
 }
@@ -101,7 +104,7 @@ func BuildRootfs(ctx context.Context, spec *Spec, cacheDir string, progress imag
 	if err != nil {
 		return "", err
 	}
-	hash, err := spec.hashWith(digests)
+	hash, err := spec.imageHashWith(digests)
 	if err != nil {
 		return "", err
 	}
@@ -149,7 +152,7 @@ func BuildRootfs(ctx context.Context, spec *Spec, cacheDir string, progress imag
 	if err := trimTree(root); err != nil {
 		return "", err
 	}
-	if err := writeIdentity(root, TemplateInfo{Name: spec.Name, Hash: hash, Suite: spec.Suite, Format: rootfsFormat}); err != nil {
+	if err := writeIdentity(root, TemplateInfo{ImageHash: hash, Suite: spec.Suite, Format: rootfsFormat}); err != nil {
 		return "", err
 	}
 

@@ -189,7 +189,7 @@ files:
 	if err != nil {
 		t.Fatal(err)
 	}
-	hash, err := s.Hash()
+	hash, err := s.ImageHash()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ files:
 	if err := json.Unmarshal([]byte(debugfs(t, img, "cat "+TemplateInfoPath)), &info); err != nil {
 		t.Fatalf("template.json: %v", err)
 	}
-	if info.Name != "tiny" || info.Hash != hash || info.Suite != "bookworm" {
+	if info.ImageHash != hash || info.Suite != "bookworm" {
 		t.Errorf("template.json = %+v, want name tiny hash %s", info, hash)
 	}
 	if m := debugfsStatMode(t, img, "/usr/local/bin/airlock-tool"); m != "0750" {

@@ -637,6 +637,47 @@ func (s *Spec) hashWith(digests []string) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
+// ImageHash returns a stable hex sha256 of what goes into the spec's root
+// image: suite, packages (order-insensitive), size and copied files with
+// their content. Build steps, warm-up, env and machine shape run in the VM
+// and are not part of it.
+func (s *Spec) ImageHash() (string, error) {
+	digests, err := s.fileDigests()
+	if err != nil {
+		return "", err
+	}
+	return s.imageHashWith(digests)
+}
+
+func (s *Spec) imageHashWith(digests []string) (string, error) {
+	if !s.resolved {
+		return "", errdefs.FailedPrecondition("template %q: hash before its `from` is resolved", s.Name)
+	}
+	type hashFile struct {
+		Dst    string `json:"dst"`
+		Mode   uint32 `json:"mode"`
+		SHA256 string `json:"sha256"`
+	}
+	in := struct {
+		V             int        `json:"v"`
+		Suite         string     `json:"suite"`
+		Packages      []string   `json:"packages"`
+		Files         []hashFile `json:"files"`
+		RootfsSizeMiB int        `json:"rootfs_size_mib"`
+	}{V: hashSchemeVersion, Suite: s.Suite, RootfsSizeMiB: s.RootfsSizeMiB}
+	in.Packages = append([]string(nil), s.Packages...)
+	sort.Strings(in.Packages)
+	for i, f := range s.Files {
+		in.Files = append(in.Files, hashFile{Dst: f.Dst, Mode: unixMode(f.Mode), SHA256: digests[i]})
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
 // fileDigests returns the sha256 of each of s.Files, in order.
 func (s *Spec) fileDigests() ([]string, error) {
 	out := make([]string, len(s.Files))

@@ -1,0 +1,63 @@
+package template_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/template"
+	"github.com/airlock-dev/airlock/internal/vmtest"
+)
+
+// TestBakeFailureLeavesNothing: a failing build step is a clear error that
+// names the step, and no half-built template remains.
+func TestBakeFailureLeavesNothing(t *testing.T) {
+	vmtest.Registry(t) // bakes test-tiny: its root image is then cached
+	h := vmtest.Host(t)
+	dir := t.TempDir()
+	// Same image as test-tiny (suite and packages), different build steps.
+	spec := `name: broken
+suite: bookworm
+packages: []
+build:
+  - echo "step one ran"
+  - echo "about to fail" >&2; exit 3
+`
+	if err := os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := template.LoadResolved(dir, "broken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := template.NewRegistry(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = reg.Bake(vmtest.Context(t), h, s, nil)
+	if !errdefs.IsFailedPrecondition(err) || !strings.Contains(err.Error(), "build[1] exited 3") || !strings.Contains(err.Error(), "about to fail") {
+		t.Fatalf("bake error = %v; want FailedPrecondition naming build[1], its exit code and its output", err)
+	}
+	if _, err := reg.Get("broken"); !errdefs.IsNotFound(err) {
+		t.Fatalf("a failed bake left a template: %v", err)
+	}
+	var left []string
+	filepath.Walk(reg.Root(), func(p string, fi os.FileInfo, err error) error {
+		if p != reg.Root() && fi != nil && !fi.IsDir() || strings.Contains(p, ".bake-") {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) > 0 {
+		t.Fatalf("a failed bake left files: %v", left)
+	}
+	if entries, _ := os.ReadDir(h.RunDir); len(entries) > 0 {
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "vm-") {
+				t.Errorf("bake VM state left in the run dir: %s", e.Name())
+			}
+		}
+	}
+}
