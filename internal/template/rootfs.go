@@ -78,8 +78,8 @@ func rootfsPathFor(cacheDir, imageHash string) string {
 // hence it names the image's hash, not a template.
 type TemplateInfo struct {
 	ImageHash string `json:"image_hash"` // Spec.ImageHash()
-	Suite  string `json:"suite"`  // Debian suite
-	Format string `json:"format"` // root build format version
+	Suite     string `json:"suite"`      // Debian suite
+	Format    string `json:"format"`     // root build format version
 }
 
 // TemplateInfoPath is where TemplateInfo lives inside the guest.
