@@ -31,6 +31,9 @@ const maxMsg = 4 << 20
 type Client struct {
 	conn *grpc.ClientConn // immutable after Dial
 	rpc  agentpb.AgentClient
+
+	mu    sync.Mutex
+	first net.Conn // guarded by mu; the pre-opened connection until the first dial takes it
 }
 
 // Dial prepares a client for the agent behind the unix socket QEMU serves
@@ -39,12 +42,12 @@ type Client struct {
 // connection (a restore connects the socket before the guest runs). A
 // dropped connection is redialled, with a new sync, on the next call.
 func Dial(ctx context.Context, socketPath string, first net.Conn) (*Client, error) {
-	var mu sync.Mutex
+	cl := &Client{first: first}
 	dialer := func(ctx context.Context, _ string) (net.Conn, error) {
-		mu.Lock()
-		c := first
-		first = nil
-		mu.Unlock()
+		cl.mu.Lock()
+		c := cl.first
+		cl.first = nil
+		cl.mu.Unlock()
 		if c == nil {
 			var d net.Dialer
 			var err error
@@ -72,7 +75,8 @@ func Dial(ctx context.Context, socketPath string, first net.Conn) (*Client, erro
 	if err != nil {
 		return nil, fmt.Errorf("agent client for %s: %w", socketPath, err)
 	}
-	return &Client{conn: conn, rpc: agentpb.NewAgentClient(conn)}, nil
+	cl.conn, cl.rpc = conn, agentpb.NewAgentClient(conn)
+	return cl, nil
 }
 
 // Ready waits until the agent answers (or ctx ends): the first call after
@@ -86,7 +90,17 @@ func (c *Client) Ready(ctx context.Context) error {
 
 // Close drops the connection. The agent notices the port closing and waits
 // for the next host.
-func (c *Client) Close() error { return c.conn.Close() }
+func (c *Client) Close() error {
+	// gRPC dials lazily: a client closed before its first call would
+	// otherwise leave the pre-opened connection (and the port) held open.
+	c.mu.Lock()
+	if c.first != nil {
+		c.first.Close()
+		c.first = nil
+	}
+	c.mu.Unlock()
+	return c.conn.Close()
+}
 
 // Health returns the guest's identity and liveness.
 func (c *Client) Health(ctx context.Context) (*agentpb.HealthResponse, error) {

@@ -35,6 +35,22 @@ func TestForkPhases(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Destroy(ctx)
+	{
+		a := time.Now()
+		conn, err := v.Quiesce(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := filepath.Join(host.RunDir, "fullsave")
+		if err := v.Machine.SaveState(ctx, full, false); err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := os.Stat(full)
+		t.Logf("full save to file: %s, %d bytes", time.Since(a), fi.Size())
+		os.Remove(full)
+		v.Machine.Resume(ctx)
+		avm.ReconnectForTest(v, ctx, conn)
+	}
 	for i := 0; i < 2; i++ {
 		a := time.Now()
 		conn, err := v.Quiesce(ctx)
@@ -42,7 +58,8 @@ func TestForkPhases(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := time.Now()
-		fd := t.TempDir()
+		fd, _ := os.MkdirTemp(host.RunDir, "forkdata-")
+		defer os.RemoveAll(fd)
 		ro := opts
 		ro.ID = avm.NewID("fork-")
 		ro.MemoryFile = filepath.Join(fd, "mem")

@@ -15,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/guest/agentpb"
 	"github.com/airlock-dev/airlock/internal/image"
+	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/vmm"
 	"github.com/airlock-dev/airlock/internal/vmm/qemu"
 )
@@ -118,6 +119,13 @@ type BootOptions struct {
 	// Incoming starts the machine paused, waiting for LoadState or a
 	// migration, instead of booting.
 	Incoming bool
+	// TapFile backs the machine's NIC with a tap opened in a sandbox's
+	// network namespace (netpool). nil: the NIC is on an empty hub and
+	// nothing the guest sends leaves QEMU. Every machine has the NIC (with
+	// netpool.Guest().MAC), so a template baked without a tap restores into
+	// a machine with one and vice versa. The caller keeps TapFile open until
+	// the machine has started and closes it after (QEMU holds its own copy).
+	TapFile *os.File
 	Timeout  time.Duration // until the agent answers; default 120s
 }
 
@@ -147,7 +155,7 @@ func (h *Host) start(ctx context.Context, opts BootOptions) (vmm.Machine, error)
 		Kernel: h.Kernel.Vmlinuz(), Initrd: h.Initrd, RootImage: opts.RootImage,
 		KernelArgs: opts.KernelArgs, MemoryMiB: opts.MemoryMiB, VCPUs: opts.VCPUs,
 		Accel: h.Accel.Accel, MemoryFile: opts.MemoryFile, MemoryPrivate: opts.MemoryPrivate,
-		Incoming: opts.Incoming,
+		Incoming: opts.Incoming, NICMAC: netpool.Guest().MAC.String(), TapFile: opts.TapFile,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", opts.ID, err)
@@ -229,6 +237,21 @@ func (vm *VM) Prepare(ctx context.Context, sandboxID string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("VM %s: prepare: %w", vm.ID, err)
+	}
+	return nil
+}
+
+// ConfigureNetwork gives the guest its network configuration (netpool's
+// Guest(): the same address, gateway and resolver in every sandbox). A bake
+// runs it once before the snapshot, so clones restore already configured
+// and create does no network work inside the guest.
+func (vm *VM) ConfigureNetwork(ctx context.Context, gc netpool.GuestConfig) error {
+	_, err := vm.Agent.Prepare(ctx, &agentpb.PrepareRequest{Net: &agentpb.NetConfig{
+		AddressCidr: gc.Addr.String(), Gateway: gc.Gateway.String(),
+		Nameservers: []string{gc.DNS.String()}, GatewayMac: gc.GatewayMAC.String(), Mac: gc.MAC.String(),
+	}})
+	if err != nil {
+		return fmt.Errorf("VM %s: configure network: %w", vm.ID, err)
 	}
 	return nil
 }

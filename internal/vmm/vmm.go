@@ -3,6 +3,7 @@ package vmm
 import (
 	"context"
 	"net"
+	"os"
 	"time"
 )
 
@@ -34,6 +35,15 @@ type BootSpec struct {
 	// Incoming starts the VMM paused, waiting for a migration stream
 	// (`-incoming defer`) instead of booting the kernel.
 	Incoming bool
+	// NICMAC, when set, gives the machine one virtio-net NIC with this MAC.
+	// The NIC is part of the machine shape (bake and restore must agree);
+	// its backend is not, since netdev backends are outside migration state.
+	NICMAC string
+	// TapFile backs the NIC with an open tap device (its own dup is passed
+	// to the VMM; the caller keeps and closes this one). nil: the NIC sits
+	// alone on an empty hub, so the guest sees a working link on which
+	// every frame goes nowhere. Ignored without NICMAC.
+	TapFile *os.File
 	// BootTimeout bounds how long Boot waits for the VMM's control socket;
 	// the guest agent's readiness is the caller's to wait for.
 	BootTimeout time.Duration

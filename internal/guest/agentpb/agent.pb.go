@@ -149,11 +149,18 @@ func (x *HealthResponse) GetGuestUnixNanos() int64 {
 }
 
 type NetConfig struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Interface     string                 `protobuf:"bytes,1,opt,name=interface,proto3" json:"interface,omitempty"`                        // e.g. eth0
-	AddressCidr   string                 `protobuf:"bytes,2,opt,name=address_cidr,json=addressCidr,proto3" json:"address_cidr,omitempty"` // e.g. 172.30.0.2/30
-	Gateway       string                 `protobuf:"bytes,3,opt,name=gateway,proto3" json:"gateway,omitempty"`
-	Nameservers   []string               `protobuf:"bytes,4,rep,name=nameservers,proto3" json:"nameservers,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Interface   string                 `protobuf:"bytes,1,opt,name=interface,proto3" json:"interface,omitempty"`                        // e.g. eth0
+	AddressCidr string                 `protobuf:"bytes,2,opt,name=address_cidr,json=addressCidr,proto3" json:"address_cidr,omitempty"` // e.g. 172.30.0.2/30
+	Gateway     string                 `protobuf:"bytes,3,opt,name=gateway,proto3" json:"gateway,omitempty"`
+	Nameservers []string               `protobuf:"bytes,4,rep,name=nameservers,proto3" json:"nameservers,omitempty"`
+	// gateway_mac, when set, becomes a permanent neighbour entry for gateway,
+	// so the guest never ARPs for it (and a restored clone's cache is valid
+	// in any slot: every slot's gateway has this MAC).
+	GatewayMac string `protobuf:"bytes,5,opt,name=gateway_mac,json=gatewayMac,proto3" json:"gateway_mac,omitempty"`
+	// mac, when set, picks the interface by hardware address (the VMM gives
+	// the NIC a fixed MAC) instead of by name.
+	Mac           string `protobuf:"bytes,6,opt,name=mac,proto3" json:"mac,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -214,6 +221,20 @@ func (x *NetConfig) GetNameservers() []string {
 		return x.Nameservers
 	}
 	return nil
+}
+
+func (x *NetConfig) GetGatewayMac() string {
+	if x != nil {
+		return x.GatewayMac
+	}
+	return ""
+}
+
+func (x *NetConfig) GetMac() string {
+	if x != nil {
+		return x.Mac
+	}
+	return ""
 }
 
 type PrepareRequest struct {
@@ -1423,12 +1444,15 @@ const file_agent_proto_rawDesc = "" +
 	"\bhostname\x18\x04 \x01(\tR\bhostname\x12\x1d\n" +
 	"\n" +
 	"sandbox_id\x18\x05 \x01(\tR\tsandboxId\x12(\n" +
-	"\x10guest_unix_nanos\x18\x06 \x01(\x03R\x0eguestUnixNanos\"\x88\x01\n" +
+	"\x10guest_unix_nanos\x18\x06 \x01(\x03R\x0eguestUnixNanos\"\xbb\x01\n" +
 	"\tNetConfig\x12\x1c\n" +
 	"\tinterface\x18\x01 \x01(\tR\tinterface\x12!\n" +
 	"\faddress_cidr\x18\x02 \x01(\tR\vaddressCidr\x12\x18\n" +
 	"\agateway\x18\x03 \x01(\tR\agateway\x12 \n" +
-	"\vnameservers\x18\x04 \x03(\tR\vnameservers\"\xb3\x01\n" +
+	"\vnameservers\x18\x04 \x03(\tR\vnameservers\x12\x1f\n" +
+	"\vgateway_mac\x18\x05 \x01(\tR\n" +
+	"gatewayMac\x12\x10\n" +
+	"\x03mac\x18\x06 \x01(\tR\x03mac\"\xb3\x01\n" +
 	"\x0ePrepareRequest\x12\x1d\n" +
 	"\n" +
 	"unix_nanos\x18\x01 \x01(\x03R\tunixNanos\x12\x18\n" +

@@ -47,7 +47,10 @@ type Driver struct {
 	version string // e.g. "7.2.19"
 }
 
-var versionRE = regexp.MustCompile(`version ([0-9][0-9.]*)`)
+var (
+	versionRE = regexp.MustCompile(`version ([0-9][0-9.]*)`)
+	macRE     = regexp.MustCompile(`^[0-9a-f]{2}(:[0-9a-f]{2}){5}$`)
+)
 
 // New finds QEMU on PATH and reads its version.
 func New() (*Driver, error) {
@@ -154,8 +157,25 @@ func (d *Driver) args(spec vmm.BootSpec, stateDir string) []string {
 			"-drive", "id=root,file="+spec.RootImage+",format=raw,if=none,readonly=on",
 			"-device", "virtio-blk-device,drive=root")
 	}
+	if spec.NICMAC != "" {
+		// Same device, same id, same MAC on every side of a migration; only
+		// the backend differs. A tap is handed over as an open descriptor
+		// (opened by the caller inside the sandbox's network namespace), so
+		// QEMU itself needs neither that namespace nor CAP_NET_ADMIN.
+		backend := "hubport,id=net0,hubid=0"
+		if spec.TapFile != nil {
+			backend = "tap,id=net0,fd=" + strconv.Itoa(tapFD)
+		}
+		a = append(a,
+			"-netdev", backend,
+			"-device", "virtio-net-device,netdev=net0,mac="+spec.NICMAC)
+	}
 	return a
 }
+
+// tapFD is the descriptor number QEMU finds BootSpec.TapFile at: the first
+// of exec.Cmd.ExtraFiles.
+const tapFD = 3
 
 func validate(spec vmm.BootSpec) error {
 	switch {
@@ -169,6 +189,8 @@ func validate(spec vmm.BootSpec) error {
 		return errdefs.InvalidArgument("vcpus %d out of range (1..64)", spec.VCPUs)
 	case spec.Accel != vmm.AccelKVM && spec.Accel != vmm.AccelTCG:
 		return errdefs.InvalidArgument("acceleration %q unknown", spec.Accel)
+	case spec.NICMAC != "" && !macRE.MatchString(spec.NICMAC):
+		return errdefs.InvalidArgument("nic mac %q is not aa:bb:cc:dd:ee:ff", spec.NICMAC)
 	}
 	// Unix socket paths are limited to 107 bytes.
 	if n := len(filepath.Join(spec.StateDir, agentSock)); n > 100 {
@@ -196,7 +218,11 @@ func (d *Driver) Boot(ctx context.Context, spec vmm.BootSpec) (_ vmm.Machine, er
 		}
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
-	m, err := d.start(spec.ID, spec.StateDir, d.args(spec, spec.StateDir))
+	var extra []*os.File
+	if spec.NICMAC != "" && spec.TapFile != nil {
+		extra = []*os.File{spec.TapFile}
+	}
+	m, err := d.start(spec.ID, spec.StateDir, d.args(spec, spec.StateDir), extra)
 	if err != nil {
 		os.RemoveAll(spec.StateDir)
 		return nil, err
@@ -217,7 +243,7 @@ func (d *Driver) Boot(ctx context.Context, spec vmm.BootSpec) (_ vmm.Machine, er
 }
 
 // start launches QEMU with its output going to the state directory.
-func (d *Driver) start(id, stateDir string, args []string) (*Machine, error) {
+func (d *Driver) start(id, stateDir string, args []string, extra []*os.File) (*Machine, error) {
 	logf, err := os.OpenFile(filepath.Join(stateDir, qemuLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
@@ -225,6 +251,7 @@ func (d *Driver) start(id, stateDir string, args []string) (*Machine, error) {
 	defer logf.Close() // the child has its own copy
 	cmd := exec.Command(d.path, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = extra // fd 3...: see tapFD
 	// Own process group: a terminal's ^C goes to airlock, which destroys
 	// the VM in order, rather than racing it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
