@@ -64,6 +64,17 @@ type Report struct {
 	IdleSamples  int
 }
 
+// clone restores t into a freshly started VMM and prepares it.
+func clone(ctx context.Context, h *vm.Host, t *template.Template) (*vm.VM, error) {
+	opts := t.BootOptions()
+	opts.ID = vm.NewID("bench-")
+	p, err := h.StartPending(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return p.RestorePrepared(ctx, t.StatePath(), true, opts.ID)
+}
+
 // Run measures everything for one template.
 func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Report, error) {
 	if o.Creates == 0 {
@@ -107,13 +118,7 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 	for i := 0; i < o.Creates; i++ {
 		// What the daemon's pool holds: a clone restored and warmed ahead
 		// of time. The create is the identity push.
-		opts := t.BootOptions()
-		opts.ID = vm.NewID("bench-")
-		p, err := h.StartPending(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		v, err := p.RestorePrepared(ctx, t.StatePath(), true, opts.ID)
+		v, err := clone(ctx, h, t)
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +126,7 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 			return nil, err
 		}
 		start := time.Now()
-		if err := v.Prepare(ctx, opts.ID); err != nil {
+		if err := v.Prepare(ctx, v.ID); err != nil {
 			return nil, err
 		}
 		warm = append(warm, time.Since(start))
@@ -152,14 +157,8 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 	say("creates with process start (%d)", o.Creates)
 	var coldCreate []time.Duration
 	for i := 0; i < o.Creates; i++ {
-		opts := t.BootOptions()
-		opts.ID = vm.NewID("bench-")
 		start := time.Now()
-		p, err := h.StartPending(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		v, err := p.RestorePrepared(ctx, t.StatePath(), true, opts.ID)
+		v, err := clone(ctx, h, t)
 		if err != nil {
 			return nil, err
 		}
@@ -169,13 +168,7 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 	r.CreateCold = summarize(coldCreate)
 
 	say("exec round trips (%d)", o.Execs)
-	opts := t.BootOptions()
-	opts.ID = vm.NewID("bench-")
-	p, err := h.StartPending(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	v, err := p.RestorePrepared(ctx, t.StatePath(), true, opts.ID)
+	v, err := clone(ctx, h, t)
 	if err != nil {
 		return nil, err
 	}
@@ -236,13 +229,7 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 		}
 	}()
 	for i := 0; i < o.Idle; i++ {
-		opts := t.BootOptions()
-		opts.ID = vm.NewID("bench-")
-		p, err := h.StartPending(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		x, err := p.RestorePrepared(ctx, t.StatePath(), true, opts.ID)
+		x, err := clone(ctx, h, t)
 		if err != nil {
 			return nil, err
 		}

@@ -14,12 +14,13 @@ import (
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/image"
+	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/vm"
 )
 
 // bakeFormat changes whenever the baked layout or the VM shape a bake
 // implies changes, so old bakes are not restored into new machines.
-const bakeFormat = "bake-v2"
+const bakeFormat = "bake-v3" // v3: every machine has a virtio-net NIC, configured at bake
 
 // Baked files inside a template's directory.
 const (
@@ -205,6 +206,14 @@ func (r *Registry) runBake(ctx context.Context, h *vm.Host, spec *Spec, dir stri
 		}
 	}
 	m.BuildMS = time.Since(t1).Milliseconds()
+	// The network is configured once, here, and not per clone: every
+	// sandbox's guest has the same address behind its own namespace
+	// (netpool), so the snapshot's configuration is right in any slot, and
+	// a clone needs no in-guest network work before its first job. It runs
+	// after the build steps so that no step can leave it changed.
+	if err := v.ConfigureNetwork(ctx, netpool.Guest()); err != nil {
+		return fmt.Errorf("template %s: %w", spec.Name, err)
+	}
 	t2 := time.Now()
 	if err := v.SaveTemplate(ctx, filepath.Join(dir, stateFile)); err != nil {
 		return fmt.Errorf("template %s: snapshot: %w", spec.Name, err)

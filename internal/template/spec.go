@@ -597,20 +597,13 @@ func (s *Spec) Hash() (string, error) {
 }
 
 func (s *Spec) hashWith(digests []string) (string, error) {
-	if !s.resolved {
-		return "", errdefs.FailedPrecondition("template %q: hash before its `from` is resolved", s.Name)
+	img, err := s.imageInput(digests)
+	if err != nil {
+		return "", err
 	}
-	type hashFile struct {
-		Dst    string `json:"dst"`
-		Mode   uint32 `json:"mode"`
-		SHA256 string `json:"sha256"`
-	}
-	in := struct {
-		V                 int               `json:"v"`
+	return hashJSON(struct {
+		Image             imageInput        `json:"image"`
 		Name              string            `json:"name"`
-		Suite             string            `json:"suite"`
-		Packages          []string          `json:"packages"`
-		Files             []hashFile        `json:"files"`
 		Build             []string          `json:"build"`
 		Warmup            string            `json:"warmup"`
 		Env               map[string]string `json:"env"`
@@ -618,18 +611,16 @@ func (s *Spec) hashWith(digests []string) (string, error) {
 		VCPUs             int               `json:"vcpus"`
 		KernelArgs        []string          `json:"kernel_args"`
 		DefaultTTLSeconds int               `json:"default_ttl_seconds"`
-		RootfsSizeMiB     int               `json:"rootfs_size_mib"`
 	}{
-		V: hashSchemeVersion, Name: s.Name, Suite: s.Suite, Build: s.Build, Warmup: s.Warmup,
+		Image: img, Name: s.Name, Build: s.Build, Warmup: s.Warmup,
 		Env: s.Env, MemoryMiB: s.MemoryMiB, VCPUs: s.VCPUs, KernelArgs: s.KernelArgs,
-		DefaultTTLSeconds: s.DefaultTTLSeconds, RootfsSizeMiB: s.RootfsSizeMiB,
-	}
-	in.Packages = append([]string(nil), s.Packages...)
-	sort.Strings(in.Packages)
-	for i, f := range s.Files {
-		in.Files = append(in.Files, hashFile{Dst: f.Dst, Mode: unixMode(f.Mode), SHA256: digests[i]})
-	}
-	b, err := json.Marshal(in) // map keys are sorted: stable
+		DefaultTTLSeconds: s.DefaultTTLSeconds,
+	})
+}
+
+// hashJSON is the hex sha256 of v's JSON (map keys sorted: stable).
+func hashJSON(v any) (string, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return "", err
 	}
@@ -650,32 +641,39 @@ func (s *Spec) ImageHash() (string, error) {
 }
 
 func (s *Spec) imageHashWith(digests []string) (string, error) {
-	if !s.resolved {
-		return "", errdefs.FailedPrecondition("template %q: hash before its `from` is resolved", s.Name)
-	}
-	type hashFile struct {
-		Dst    string `json:"dst"`
-		Mode   uint32 `json:"mode"`
-		SHA256 string `json:"sha256"`
-	}
-	in := struct {
-		V             int        `json:"v"`
-		Suite         string     `json:"suite"`
-		Packages      []string   `json:"packages"`
-		Files         []hashFile `json:"files"`
-		RootfsSizeMiB int        `json:"rootfs_size_mib"`
-	}{V: hashSchemeVersion, Suite: s.Suite, RootfsSizeMiB: s.RootfsSizeMiB}
-	in.Packages = append([]string(nil), s.Packages...)
-	sort.Strings(in.Packages)
-	for i, f := range s.Files {
-		in.Files = append(in.Files, hashFile{Dst: f.Dst, Mode: unixMode(f.Mode), SHA256: digests[i]})
-	}
-	b, err := json.Marshal(in)
+	img, err := s.imageInput(digests)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return hashJSON(img)
+}
+
+// imageInput is everything that shapes the root image.
+type imageInput struct {
+	V             int         `json:"v"`
+	Suite         string      `json:"suite"`
+	Packages      []string    `json:"packages"` // sorted
+	Files         []hashInput `json:"files"`
+	RootfsSizeMiB int         `json:"rootfs_size_mib"`
+}
+
+type hashInput struct {
+	Dst    string `json:"dst"`
+	Mode   uint32 `json:"mode"`
+	SHA256 string `json:"sha256"`
+}
+
+func (s *Spec) imageInput(digests []string) (imageInput, error) {
+	if !s.resolved {
+		return imageInput{}, errdefs.FailedPrecondition("template %q: hash before its `from` is resolved", s.Name)
+	}
+	in := imageInput{V: hashSchemeVersion, Suite: s.Suite, RootfsSizeMiB: s.RootfsSizeMiB}
+	in.Packages = append([]string(nil), s.Packages...)
+	sort.Strings(in.Packages)
+	for i, f := range s.Files {
+		in.Files = append(in.Files, hashInput{Dst: f.Dst, Mode: unixMode(f.Mode), SHA256: digests[i]})
+	}
+	return in, nil
 }
 
 // fileDigests returns the sha256 of each of s.Files, in order.
