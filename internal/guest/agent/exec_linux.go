@@ -303,6 +303,7 @@ func (s *Server) Exec(stream agentpb.Agent_ExecServer) error {
 		timeout = t.C
 	}
 	timedOut := false
+	callDone := stream.Context().Done()
 	var ws syscall.WaitStatus
 wait:
 	for {
@@ -315,6 +316,12 @@ wait:
 			killTree(syscall.SIGKILL)
 		case <-hostGone:
 			hostGone = nil
+			killTree(syscall.SIGKILL)
+		case <-callDone:
+			// The host cancelled the call or went away (its half-close
+			// of the request stream is not that: it only ends stdin).
+			// Nobody is left to read the output or the exit status.
+			callDone = nil
 			killTree(syscall.SIGKILL)
 		}
 	}
