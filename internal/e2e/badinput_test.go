@@ -109,6 +109,21 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("SDK traversal read: %v, want invalid_argument", err)
 	}
 
+	// The refused chunked upload reached the sandbox layer before it was
+	// cut: its audit record says why it failed, as the client was told.
+	var refused int
+	for _, r := range allAudit(t, c, client.AuditFilter{SandboxID: survivor.ID}) {
+		switch {
+		case r.Outcome == "internal":
+			t.Errorf("audit record %d (%s) has outcome internal for a caller's mistake", r.Seq, r.Event)
+		case r.Event == "file_write" && r.Outcome == "resource_exhausted":
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Errorf("no file_write audit record with outcome resource_exhausted for the oversized chunked upload")
+	}
+
 	// The daemon serves on: the survivor works, and a new sandbox can be made.
 	alive(t)
 	fresh := createSandbox(t, c, 60, nil)

@@ -27,6 +27,7 @@ func TestDaemon(t *testing.T) {
 	t.Run("PythonSDK", func(t *testing.T) { testPythonSDK(t, d) })
 	t.Run("TenantIsolation", func(t *testing.T) { testTenantIsolation(t, d) })
 	t.Run("Audit", func(t *testing.T) { testAudit(t, d) })
+	t.Run("CLI", func(t *testing.T) { testCLI(t, d) })
 	t.Run("TTL", func(t *testing.T) { testTTL(t, d) })
 }
 
@@ -235,7 +236,12 @@ func testTenantIsolation(t *testing.T, d *daemon) {
 		name string
 		err  error
 	}{}
-	add := func(name string, err error) { checks = append(checks, struct{ name string; err error }{name, err}) }
+	add := func(name string, err error) {
+		checks = append(checks, struct {
+			name string
+			err  error
+		}{name, err})
+	}
 	_, err := b.GetSandbox(ctx(t), sbx.ID)
 	add("get", err)
 	_, err = bsbx.Exec(ctx(t), "cat /job/secret.txt")

@@ -174,10 +174,17 @@ func stderrOf(err error) string {
 // (-1 if it could not run).
 func (e *env) cli(tb testing.TB, args ...string) (stdout, stderr string, code int) {
 	tb.Helper()
+	return e.cliEnv(tb, nil, args...)
+}
+
+// cliEnv is cli with extra environment variables.
+func (e *env) cliEnv(tb testing.TB, extraEnv []string, args ...string) (stdout, stderr string, code int) {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var o, s bytes.Buffer
 	cmd := exec.CommandContext(ctx, e.bin, args...)
+	cmd.Env = append(os.Environ(), extraEnv...)
 	cmd.Stdout, cmd.Stderr = &o, &s
 	err := cmd.Run()
 	code = 0
@@ -441,6 +448,12 @@ func (d *daemon) logLines() []map[string]any {
 }
 
 func (d *daemon) url() string { return "unix://" + d.sock }
+
+// cli runs the airlock CLI against d as tenant (AIRLOCK_URL, AIRLOCK_API_KEY).
+func (d *daemon) cli(tb testing.TB, tenant string, args ...string) (stdout, stderr string, code int) {
+	tb.Helper()
+	return d.env.cliEnv(tb, []string{"AIRLOCK_URL=" + d.url(), "AIRLOCK_API_KEY=" + d.env.keys[tenant]}, args...)
+}
 
 // client returns a Go SDK client acting as tenant.
 func (d *daemon) client(tb testing.TB, tenant string) *client.Client {

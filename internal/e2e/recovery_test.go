@@ -31,6 +31,10 @@ func TestCrashRecovery(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		long = append(long, createSandbox(t, c, 300, map[string]string{"crash": tag, "ttl": "long"}))
 	}
+	// One adopted sandbox must still die at its deadline under the new
+	// daemon, and one whose QEMU dies while no daemon runs must be failed.
+	medium := createSandbox(t, c, 25, map[string]string{"crash": tag, "ttl": "medium"})
+	doomed := createSandbox(t, c, 300, map[string]string{"crash": tag, "ttl": "doomed"})
 	for _, s := range long {
 		mustExec(t, s, "echo survived-"+s.ID+" > /job/keep.txt")
 	}
@@ -70,6 +74,14 @@ func TestCrashRecovery(t *testing.T) {
 				t.Errorf("sandbox %s: %d QEMU processes right after the daemon died, want 1", s.ID, len(ps))
 			}
 		}
+	}
+
+	ps := qemuProcs(filepath.Join(d.runDir, doomed.ID))
+	if len(ps) != 1 {
+		t.Fatalf("sandbox %s: QEMU processes %v", doomed.ID, ps)
+	}
+	if err := syscall.Kill(ps[0].pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
 	}
 
 	// An orphan whose qemu.pid names a live process that is not its QEMU
@@ -135,9 +147,16 @@ func TestCrashRecovery(t *testing.T) {
 		}
 	}
 	running, err := c.ListSandboxes(ctx(t), map[string]string{"crash": tag})
-	if err != nil || len(running) != len(long) {
-		t.Errorf("running after restart: %v, %v; want the %d long ones", ids(running), err, len(long))
+	if err != nil || len(running) != len(long)+1 {
+		t.Errorf("running after restart: %v, %v; want the %d long ones and the medium one", ids(running), err, len(long))
 	}
+	if got, err := c.GetSandbox(ctx(t), doomed.ID); err != nil || got.State != "failed" {
+		t.Errorf("sandbox whose QEMU died while the daemon was down: %+v, %v; want failed", got, err)
+	}
+	if recs := allAudit(t, c, client.AuditFilter{SandboxID: doomed.ID, Events: []string{"fail"}}); len(recs) != 1 {
+		t.Errorf("fail records for %s: %+v; want one", doomed.ID, recs)
+	}
+	d.vmGone(t, doomed.ID)
 
 	select {
 	case <-sleeperDone:
@@ -151,6 +170,35 @@ func TestCrashRecovery(t *testing.T) {
 		if _, err := os.Stat(dir); err == nil {
 			t.Errorf("orphan dir %s survived recovery", dir)
 		}
+	}
+
+	// The adopted medium sandbox expires at its deadline, not the daemon's
+	// restart time.
+	if got, err := c.GetSandbox(ctx(t), medium.ID); err != nil || got.State != "running" {
+		t.Fatalf("medium sandbox after restart: %+v, %v; want running (restart too slow?)", got, err)
+	}
+	time.Sleep(time.Until(medium.Deadline.Add(2 * time.Second)))
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		got, err := c.GetSandbox(ctx(t), medium.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State != "running" {
+			if got.State != "expired" || got.EndedAt == nil || got.EndedAt.Sub(medium.Deadline) > 2*time.Second {
+				t.Errorf("adopted sandbox at its deadline: state %s, ended %v, deadline %v", got.State, got.EndedAt, medium.Deadline)
+			}
+			break
+		}
+		if time.Now().After(end) {
+			t.Errorf("adopted sandbox %s still running %s after its deadline", medium.ID, time.Since(medium.Deadline).Round(time.Millisecond))
+			break
+		}
+	}
+	d.vmGone(t, medium.ID)
+
+	// The audit chain survived the SIGKILL intact.
+	if out, stderr, code := e.cli(t, "audit", "verify", "--state-dir", e.stateDir); code != 0 {
+		t.Errorf("airlock audit verify after crash and recovery: exit %d\n%s%s", code, out, stderr)
 	}
 
 	// An adopted sandbox is killed normally; the other is left for

@@ -1,0 +1,150 @@
+"""End-to-end tests of the SDK against a real airlock daemon and real VMs.
+
+They run only when AIRLOCK_URL (and AIRLOCK_API_KEY) point at a daemon that
+has the test template baked; otherwise the whole module is skipped, so a
+plain ``python3 -m unittest discover -s sdk/python/tests`` stays fast. The Go
+test internal/e2e starts such a daemon and runs this file with:
+
+    AIRLOCK_URL=unix:///run/.../api.sock AIRLOCK_API_KEY=alk_... \\
+        PYTHONPATH=sdk/python python3 -m unittest sdk/python/tests/test_e2e.py
+
+AIRLOCK_E2E_TEMPLATE names the template (default "test-tiny").
+"""
+
+import hashlib
+import json
+import os
+import sys
+import unittest
+import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from airlock import InvalidArgumentError, NotFoundError, Sandbox  # noqa: E402
+
+TEMPLATE = os.environ.get("AIRLOCK_E2E_TEMPLATE", "test-tiny")
+
+
+def setUpModule():
+    if not os.environ.get("AIRLOCK_URL"):
+        raise unittest.SkipTest("AIRLOCK_URL is not set: no daemon to run end-to-end tests against")
+
+
+def _tag(name):
+    return "%s-%s" % (name, uuid.uuid4().hex[:12])
+
+
+class SandboxE2E(unittest.TestCase):
+
+    def test_architecture_snippet(self):
+        """The published usage, as ARCHITECTURE.md writes it."""
+        matter_id, doc_id = _tag("matter"), _tag("doc")
+        pdf_bytes = b"%PDF-1.4\n" + bytes(range(256)) * 64 + b"\n%%EOF\n"
+        sbx = Sandbox.create(template=TEMPLATE, ttl_seconds=300,
+                             metadata={"matter": matter_id, "doc": doc_id, "class": "privileged"})
+        try:
+            self.assertEqual(sbx.state, "running")
+            self.assertEqual(sbx.metadata, {"matter": matter_id, "doc": doc_id, "class": "privileged"})
+            probe = sbx.exec("ls /sys/class/net", timeout_seconds=60)
+            self.assertEqual(probe.exit_code, 0, probe.stderr)
+            sbx.network.set_egress(default="deny", allow=[])
+            self.assertEqual(sbx.network.egress.get("default"), "deny")
+            self.assertFalse(sbx.network.egress.get("allow"))
+            self.assertEqual(sbx.filesystem.write("/job/in.pdf", pdf_bytes), len(pdf_bytes))
+            result = sbx.exec(
+                "sha256sum /job/in.pdf | cut -d' ' -f1 > /tmp/sum && mkdir -p /job/out && "
+                "printf '{\"sha256\": \"%s\", \"ok\": true}' \"$(cat /tmp/sum)\" > /job/out/findings.json",
+                timeout_seconds=180)
+            if result.exit_code != 0:
+                raise RuntimeError(result.stderr[-2000:])
+            findings = json.loads(sbx.filesystem.read("/job/out/findings.json"))
+            self.assertEqual(findings, {"sha256": hashlib.sha256(pdf_bytes).hexdigest(), "ok": True})
+            self.assertEqual(sbx.filesystem.read("/job/in.pdf"), pdf_bytes)
+
+            failed = sbx.exec("echo partial; echo 'it broke' >&2; exit 7", timeout_seconds=60)
+            self.assertEqual((failed.exit_code, failed.stdout, failed.stderr), (7, "partial\n", "it broke\n"))
+            self.assertFalse(failed.ok)
+            slow = sbx.exec("sleep 30", timeout_seconds=1)
+            self.assertTrue(slow.timed_out)
+        finally:
+            sbx.kill()
+        self.assertEqual(Sandbox.get(sbx.id).state, "killed")
+        with self.assertRaises(NotFoundError) as cm:
+            sbx.exec("true", timeout_seconds=30)
+        self.assertEqual(cm.exception.code, "not_found")
+        self.assertEqual(cm.exception.status, 404)
+        sbx.kill()  # killing an ended sandbox is not an error
+
+    def test_context_manager_kills_on_exit(self):
+        tag = _tag("with")
+        with Sandbox.create(template=TEMPLATE, ttl_seconds=120,
+                            metadata={"tenant_id": "t1", "invoice_id": tag}) as sbx:
+            sid = sbx.id
+            self.assertEqual([s.id for s in Sandbox.list(metadata={"invoice_id": tag})], [sid])
+            self.assertEqual(sbx.exec("echo inside", timeout_seconds=60).stdout, "inside\n")
+        self.assertEqual(Sandbox.get(sid).state, "killed")
+        self.assertEqual(Sandbox.list(metadata={"invoice_id": tag}), [])
+        self.assertEqual([s.state for s in Sandbox.list(metadata={"invoice_id": tag}, all=True)], ["killed"])
+
+        # Also when the block raises: the block's exception comes out.
+        with self.assertRaises(ZeroDivisionError):
+            with Sandbox.create(template=TEMPLATE, ttl_seconds=120, metadata={"invoice_id": tag + "-raise"}) as sbx:
+                sid = sbx.id
+                1 / 0
+        self.assertEqual(Sandbox.get(sid).state, "killed")
+
+    def test_fork(self):
+        with Sandbox.create(template=TEMPLATE, ttl_seconds=300, metadata={"case": _tag("fork")}) as sbx:
+            sbx.filesystem.write("/job/state.txt", "parent-v1")
+            child = sbx.fork()  # copy-on-write; the parent keeps running
+            with child:
+                self.assertIsInstance(child, Sandbox)
+                self.assertEqual(child.parent_id, sbx.id)
+                self.assertNotEqual(child.id, sbx.id)
+                self.assertEqual(child.filesystem.read("/job/state.txt"), b"parent-v1")
+                child.filesystem.write("/job/state.txt", "child")
+                sbx.filesystem.write("/job/state.txt", "parent-v2")
+                self.assertEqual(child.filesystem.read("/job/state.txt"), b"child")
+                self.assertEqual(sbx.filesystem.read("/job/state.txt"), b"parent-v2")
+                self.assertEqual(len(Sandbox.list(metadata=sbx.metadata)), 2)
+            self.assertEqual(Sandbox.get(child.id).state, "killed")
+            self.assertEqual(sbx.exec("cat /job/state.txt", timeout_seconds=60).stdout, "parent-v2")
+
+    def test_list_by_metadata(self):
+        matter_id = _tag("matter")
+        with Sandbox.create(template=TEMPLATE, ttl_seconds=120, metadata={"matter": matter_id, "doc": "a"}) as a, \
+                Sandbox.create(template=TEMPLATE, ttl_seconds=120, metadata={"matter": matter_id, "doc": "b"}) as b:
+            self.assertEqual(sorted(s.id for s in Sandbox.list(metadata={"matter": matter_id})), sorted([a.id, b.id]))
+            self.assertEqual([s.id for s in Sandbox.list(metadata={"matter": matter_id, "doc": "b"})], [b.id])
+            self.assertEqual(Sandbox.list(metadata={"matter": matter_id + "-none"}), [])
+
+    def test_exec_stream(self):
+        with Sandbox.create(template=TEMPLATE, ttl_seconds=120) as sbx:
+            out, err = [], []
+            res = sbx.exec_stream("for i in 1 2 3; do echo $i; done; echo e >&2; exit 2",
+                                  on_stdout=out.append, on_stderr=err.append, timeout_seconds=60)
+            self.assertEqual(res.exit_code, 2)
+            self.assertEqual(b"".join(out), b"1\n2\n3\n")
+            self.assertEqual(b"".join(err), b"e\n")
+
+    def test_typed_errors(self):
+        with self.assertRaises(NotFoundError):
+            Sandbox.get("sbx-doesnotexist0000")
+        with Sandbox.create(template=TEMPLATE, ttl_seconds=120) as sbx:
+            with self.assertRaises(InvalidArgumentError) as cm:
+                sbx.filesystem.write("job/relative.txt", b"x")
+            self.assertEqual((cm.exception.code, cm.exception.status), ("invalid_argument", 400))
+            with self.assertRaises(InvalidArgumentError):
+                sbx.filesystem.read("/job/../etc/passwd")
+            with self.assertRaises(NotFoundError):
+                sbx.filesystem.read("/job/never-written.txt")
+            # The sandbox is fine after refusing bad input.
+            self.assertEqual(sbx.exec("echo still-ok", timeout_seconds=60).stdout, "still-ok\n")
+        with self.assertRaises(NotFoundError):
+            sbx.filesystem.read("/etc/hostname")  # killed
+        with self.assertRaises(NotFoundError):
+            sbx.fork()
+
+
+if __name__ == "__main__":
+    unittest.main()
