@@ -46,6 +46,9 @@ type SandboxInfo struct {
 	Deadline  time.Time         `json:"deadline"`
 	EndedAt   *time.Time        `json:"ended_at,omitempty"`
 	Egress    EgressPolicy      `json:"egress"`
+	// NetAddr is the address the sandbox's traffic leaves its network
+	// namespace with ("" without host networking).
+	NetAddr string `json:"net_addr,omitempty"`
 }
 
 // Sandbox is a handle on one sandbox. Its SandboxInfo is a snapshot from the
@@ -61,6 +64,10 @@ type CreateOptions struct {
 	TTLSeconds int               // 0 = the template's default
 	Metadata   map[string]string // labels, audited and filterable; never content
 	Egress     *EgressPolicy     // nil = deny everything
+	// Probe runs the egress self-check before the create answers; if
+	// anything gets through, the sandbox is killed and the create fails
+	// (errors.Is(err, ErrFailedPrecondition)).
+	Probe bool
 }
 
 // CreateSandbox restores a new sandbox from a template.
@@ -74,6 +81,9 @@ func (c *Client) CreateSandbox(ctx context.Context, o CreateOptions) (*Sandbox, 
 	}
 	if o.Egress != nil {
 		body["egress"] = o.Egress
+	}
+	if o.Probe {
+		body["probe"] = true
 	}
 	sb := &Sandbox{c: c}
 	if err := c.doJSON(ctx, request{method: "POST", path: "/v1/sandboxes", jsonBody: body}, &sb.SandboxInfo); err != nil {
@@ -164,6 +174,29 @@ func (s *Sandbox) SetEgress(ctx context.Context, p EgressPolicy) error {
 	}
 	s.SandboxInfo = in
 	return nil
+}
+
+// ProbeResult is one egress self-check probe.
+type ProbeResult struct {
+	Name      string `json:"name"`   // tcp-gateway, tcp-host, tcp-public, tcp-metadata, dns-denied
+	Target    string `json:"target"` // what was tried
+	Reachable bool   `json:"reachable"`
+	Detail    string `json:"detail,omitempty"`
+}
+
+// Probe runs the egress self-check inside the sandbox: TCP to the
+// gateway, the host, a public address and cloud metadata, and DNS for a
+// name no policy allows. It returns the results when every probe was
+// blocked; otherwise an error that matches ErrFailedPrecondition and names
+// the probes that got through.
+func (s *Sandbox) Probe(ctx context.Context) ([]ProbeResult, error) {
+	var out struct {
+		Probes []ProbeResult `json:"probes"`
+	}
+	if err := s.c.doJSON(ctx, request{method: "POST", path: s.path("/probe")}, &out); err != nil {
+		return nil, err
+	}
+	return out.Probes, nil
 }
 
 // ExecRequest describes one process to run.

@@ -31,7 +31,7 @@ func newSandboxCmd(_ *globalFlags) *cobra.Command {
 	}
 	f.register(cmd)
 	cmd.AddCommand(sbxCreateCmd(f), sbxListCmd(f), sbxGetCmd(f), sbxExecCmd(f), sbxCopyCmd(f),
-		sbxKillCmd(f), sbxForkCmd(f), sbxEgressCmd(f))
+		sbxKillCmd(f), sbxForkCmd(f), sbxEgressCmd(f), sbxProbeCmd(f))
 	return cmd
 }
 
@@ -42,9 +42,10 @@ func sbxCreateCmd(f *clientFlags) *cobra.Command {
 		meta     []string
 		allow    []string
 		def      string
+		probe    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "create --template T [--ttl 300] [--meta k=v]...",
+		Use:   "create --template T [--ttl 300] [--meta k=v]... [--probe]",
 		Short: "Create a sandbox from a template and print its id",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -56,7 +57,7 @@ func sbxCreateCmd(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts := client.CreateOptions{Template: template, TTLSeconds: secs, Metadata: md}
+			opts := client.CreateOptions{Template: template, TTLSeconds: secs, Metadata: md, Probe: probe}
 			if len(allow) > 0 || def != "" {
 				p, err := parsePolicy(def, allow)
 				if err != nil {
@@ -85,6 +86,7 @@ func sbxCreateCmd(f *clientFlags) *cobra.Command {
 	fl.StringArrayVar(&meta, "meta", nil, "KEY=VALUE label, audited and filterable (repeatable)")
 	fl.StringArrayVar(&allow, "allow", nil, "egress rule NAME=CIDR[:PORTS][/PROTO] or NAME=DOMAIN (repeatable); default deny all")
 	fl.StringVar(&def, "egress-default", "", "egress default: deny (default) or allow")
+	fl.BoolVar(&probe, "probe", false, "run the egress self-check before returning; a sandbox that fails it is killed")
 	_ = cmd.MarkFlagRequired("template")
 	return cmd
 }
@@ -247,6 +249,9 @@ func sbxGetCmd(f *clientFlags) *cobra.Command {
 				fmt.Fprintf(w, "ended\t%s\n", s.EndedAt.Local().Format(time.RFC3339))
 			}
 			fmt.Fprintf(w, "metadata\t%s\negress\t%s\n", formatMeta(s.Metadata), formatPolicy(s.Egress))
+			if s.NetAddr != "" {
+				fmt.Fprintf(w, "net address\t%s\n", s.NetAddr)
+			}
 			return w.Flush()
 		},
 	}
@@ -554,4 +559,37 @@ func sbxEgressCmd(f *clientFlags) *cobra.Command {
 	fl.StringArrayVar(&allow, "allow", nil, "rule NAME=CIDR[:PORTS][/PROTO] or NAME=DOMAIN (repeatable)")
 	fl.StringVar(&def, "default", "", "default for unmatched traffic: deny (default) or allow")
 	return cmd
+}
+
+func sbxProbeCmd(f *clientFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "probe ID",
+		Short: "Run the egress self-check inside a sandbox (fails if anything gets out)",
+		Long: `Runs probes from inside the guest: TCP to the gateway, to the host, to a public
+address and to cloud metadata, and DNS for a name no policy can allow. Exits
+non-zero naming the probes that got through; prints one line per probe otherwise.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			rs, err := c.Sandbox(args[0]).Probe(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return printJSON(cmd.OutOrStdout(), rs)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			for _, r := range rs {
+				verdict := "blocked"
+				if r.Reachable {
+					verdict = "REACHABLE"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\n", r.Name, r.Target, verdict)
+			}
+			return w.Flush()
+		},
+	}
 }

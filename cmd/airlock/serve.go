@@ -19,6 +19,7 @@ import (
 
 func newServeCmd(g *globalFlags) *cobra.Command {
 	hf := &hostFlags{g: g}
+	nf := &netFlags{}
 	var (
 		socket       string
 		tcp          string
@@ -66,9 +67,20 @@ unless --kill-on-exit is given.`,
 			if warmPool <= 0 {
 				warmPool = -1 // the manager reads 0 as "default"
 			}
+			hn, err := nf.setup(log)
+			if err != nil {
+				return err
+			}
+			// Runs last (defers are LIFO): the proxy and the pool outlive
+			// the manager's shutdown, which releases slots.
+			defer hn.close(log)
 			m := metrics.New()
-			mgr, err := sandbox.New(ctx, sandbox.Config{Host: host, Templates: reg, Store: st, Metrics: m,
-				Logger: log, MaxTTL: maxTTL, MaxSandboxes: maxSandboxes, WarmPool: warmPool})
+			cfg := sandbox.Config{Host: host, Templates: reg, Store: st, Metrics: m,
+				Logger: log, MaxTTL: maxTTL, MaxSandboxes: maxSandboxes, WarmPool: warmPool}
+			if hn != nil {
+				cfg.Net, cfg.Credentials = hn.pool, hn.credentials
+			}
+			mgr, err := sandbox.New(ctx, cfg)
 			if err != nil {
 				return err
 			}
@@ -81,6 +93,9 @@ unless --kill-on-exit is given.`,
 					mgr.Close()
 				}
 			}()
+			if err := hn.startProxy(ctx, log, mgr.EgressLookup, mgr.AuditEgress); err != nil {
+				return err
+			}
 			h := api.New(api.Config{Backend: mgr, Store: st, Logger: log, Metrics: m, MaxUploadBytes: maxUpload})
 			var ls []net.Listener
 			ul, err := api.ListenUnix(socket, gid)
@@ -100,6 +115,7 @@ unless --kill-on-exit is given.`,
 		},
 	}
 	hf.register(cmd)
+	nf.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&socket, "socket", envOr("AIRLOCK_SOCKET", api.DefaultSocket), "unix socket to serve on (env AIRLOCK_SOCKET)")
 	f.StringVar(&tcp, "tcp", os.Getenv("AIRLOCK_TCP"), "also serve on this TCP address, e.g. 127.0.0.1:7070 (env AIRLOCK_TCP)")

@@ -111,6 +111,7 @@ func TestTenantIsolation(t *testing.T) {
 		{"DELETE", "/v1/sandboxes/%s", ""},
 		{"POST", "/v1/sandboxes/%s/fork", `{}`},
 		{"PUT", "/v1/sandboxes/%s/egress", `{"default":"deny"}`},
+		{"POST", "/v1/sandboxes/%s/probe", ""},
 		{"POST", "/v1/sandboxes/%s/exec", `{"cmd":"echo hi"}`},
 		{"POST", "/v1/sandboxes/%s/exec/stream", `{"cmd":"echo hi"}`},
 		{"PUT", "/v1/sandboxes/%s/files?path=/job/x", "data"},
@@ -477,9 +478,17 @@ func TestSandboxLifecycle(t *testing.T) {
 	if r := h.do("POST", "/v1/sandboxes/"+info.ID+"/fork", h.keyA, nil); r.status != 201 || strings.Count(string(r.body), `"id"`) != 1 {
 		t.Errorf("fork default count: %d %s", r.status, r.body)
 	}
+	r = h.do("POST", "/v1/sandboxes/"+info.ID+"/probe", h.keyA, nil)
+	wantErr(t, r, 409, "failed_precondition") // its policy allows the DMS
 	r = h.do("PUT", "/v1/sandboxes/"+info.ID+"/egress", h.keyA, `{"default":"deny","allow":[]}`)
 	if r.status != 200 || strings.Contains(string(r.body), "dms") {
 		t.Errorf("egress: %d %s", r.status, r.body)
+	}
+	r = h.do("POST", "/v1/sandboxes/"+info.ID+"/probe", h.keyA, nil)
+	var pr api.ProbeResponse
+	_ = json.Unmarshal(r.body, &pr)
+	if r.status != 200 || !pr.OK || len(pr.Probes) == 0 {
+		t.Errorf("probe under deny-all: %d %s", r.status, r.body)
 	}
 	r = h.do("GET", "/v1/templates", h.keyA, nil)
 	if r.status != 200 || !strings.Contains(string(r.body), `"name":"base"`) {

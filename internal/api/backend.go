@@ -37,6 +37,9 @@ type Backend interface {
 	RemoveFile(ctx context.Context, tenant, id, path string, recursive bool) error
 	MakeDir(ctx context.Context, tenant, id, path string) error
 	SetEgress(ctx context.Context, tenant, id string, p netpool.Policy) (sandbox.Info, error)
+	// Probe runs the egress self-check; FailedPrecondition names the probes
+	// that got through.
+	Probe(ctx context.Context, tenant, id string) ([]sandbox.ProbeResult, error)
 	Templates(ctx context.Context) ([]TemplateInfo, error)
 }
 

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"errors"
+	"io"
 	"net/http"
 	"path"
 	"strconv"
@@ -77,12 +79,37 @@ func (s *server) writeFile(w *respWriter, r *http.Request, c *call) error {
 		return withStatus(http.StatusRequestEntityTooLarge,
 			errdefs.ResourceExhausted("upload of %d bytes is larger than the limit of %d bytes", r.ContentLength, s.maxUpload))
 	}
-	body := http.MaxBytesReader(w.ResponseWriter, r.Body, s.maxUpload)
+	body := uploadBody{http.MaxBytesReader(w.ResponseWriter, r.Body, s.maxUpload)}
 	n, err := s.be.WriteFile(r.Context(), c.tenant, c.id, p, body, mode)
 	if err != nil {
 		return ctxErr(r.Context(), err)
 	}
 	return writeJSON(w, http.StatusOK, WriteFileResponse{Bytes: n})
+}
+
+// uploadBody is an upload cut at the limit. Its overflow error carries the
+// resource_exhausted class as well as the *http.MaxBytesError: the Backend
+// classifies the errors it sees with errdefs (for the audit record's
+// outcome and the error metrics), and a bare MaxBytesError would read there
+// as internal while the client is told 413 resource_exhausted.
+type uploadBody struct{ r io.ReadCloser }
+
+func (b uploadBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		err = &uploadTooLarge{mbe}
+	}
+	return n, err
+}
+
+func (b uploadBody) Close() error { return b.r.Close() }
+
+type uploadTooLarge struct{ mbe *http.MaxBytesError }
+
+func (e *uploadTooLarge) Error() string { return e.mbe.Error() }
+func (e *uploadTooLarge) Unwrap() []error {
+	return []error{e.mbe, errdefs.ErrResourceExhausted}
 }
 
 func (s *server) readFile(w *respWriter, r *http.Request, c *call) error {

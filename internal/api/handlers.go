@@ -50,7 +50,7 @@ func (s *server) createSandbox(w *respWriter, r *http.Request, c *call) error {
 	}
 	info, err := s.be.Create(r.Context(), sandbox.CreateRequest{
 		Tenant: c.tenant, Template: req.Template, TTL: time.Duration(req.TTLSeconds) * time.Second,
-		Metadata: req.Metadata, Egress: req.Egress,
+		Metadata: req.Metadata, Egress: req.Egress, Probe: req.Probe,
 	})
 	if err != nil {
 		return err
@@ -187,6 +187,17 @@ func (s *server) setEgress(w *respWriter, r *http.Request, c *call) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, info)
+}
+
+func (s *server) probeSandbox(w *respWriter, r *http.Request, c *call) error {
+	rs, err := s.be.Probe(r.Context(), c.tenant, c.id)
+	if err != nil {
+		return err
+	}
+	if rs == nil {
+		rs = []sandbox.ProbeResult{}
+	}
+	return writeJSON(w, http.StatusOK, ProbeResponse{OK: true, Probes: rs})
 }
 
 func (s *server) listTemplates(w *respWriter, r *http.Request, _ *call) error {

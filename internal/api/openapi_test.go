@@ -124,6 +124,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"TemplateList":         TemplateList{},
 		"AuditRecord":          AuditRecord{},
 		"AuditList":            AuditList{},
+		"ProbeResult":          sandbox.ProbeResult{},
+		"ProbeResponse":        ProbeResponse{},
 	} {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {

@@ -36,6 +36,17 @@ type CreateSandboxRequest struct {
 	TTLSeconds int64             `json:"ttl_seconds,omitempty"` // 0 = the template's default
 	Metadata   map[string]string `json:"metadata,omitempty"`
 	Egress     *netpool.Policy   `json:"egress,omitempty"` // absent = deny everything
+	// Probe runs the egress self-check before answering; if anything gets
+	// through, the sandbox is killed and the create fails (409 failed_precondition).
+	Probe bool `json:"probe,omitempty"`
+}
+
+// ProbeResponse answers POST /v1/sandboxes/{id}/probe when every probe was
+// blocked; otherwise the route fails with failed_precondition naming the
+// probes that got through.
+type ProbeResponse struct {
+	OK     bool                  `json:"ok"`
+	Probes []sandbox.ProbeResult `json:"probes"`
 }
 
 // SandboxList answers list and fork.

@@ -4,7 +4,8 @@
 // What it owns. One Proxy listens at netpool's Config.ProxyAddr on a DNS
 // port (UDP and TCP), a TLS port and an HTTP port. netpool turns a domain
 // rule into "tcp 53/80/443 and udp 53 to the proxy" in the sandbox's
-// namespace and gives the guest the proxy as its DNS server; everything
+// namespace and rewrites the guest's DNS (sent to its gateway) to the
+// proxy; everything
 // else about domain rules is decided here, per connection, against the
 // Sandbox that Config.Lookup returns for the connection's source address
 // (the slot's NsIP: the namespace masquerades guest traffic to it, so the

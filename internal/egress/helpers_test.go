@@ -39,7 +39,7 @@ const (
 const testSecret = "sk-test-SECRET-4f9a1c" // must never appear in events or logs
 
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	proxy    *Proxy
 	cfg      Config
 	proxyIP  netip.Addr
@@ -68,7 +68,7 @@ func (w lockedWriter) Write(b []byte) (int, error) {
 }
 
 // newEnv builds (but does not start) a proxy; tweak e.cfg, then e.start().
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	n := testNet.Add(1)
 	ip := func(last int) netip.Addr { return netip.AddrFrom4([4]byte{127, 77, byte(n), byte(last)}) }
 	e := &env{
@@ -245,7 +245,7 @@ func (e *env) assertNoSecret() {
 
 // testCert is a self-signed certificate for the test names; trusting it as
 // a root is enough for verification.
-func testCert(t *testing.T) (tls.Certificate, *x509.CertPool) {
+func testCert(t testing.TB) (tls.Certificate, *x509.CertPool) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

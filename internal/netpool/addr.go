@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
 )
@@ -25,6 +26,14 @@ var (
 // DefaultBaseCIDR gives 16,384 /30 slots.
 const DefaultBaseCIDR = "10.200.0.0/16"
 
+// Guest returns the network configuration every guest is baked with. It
+// depends on nothing host-specific (not even the proxy address), so a
+// template baked on one host restores into any slot of any pool.
+func Guest() GuestConfig {
+	return GuestConfig{Addr: guestPrefix, Gateway: gatewayAddr,
+		MAC: slices.Clone(guestMAC), GatewayMAC: slices.Clone(gatewayMAC), DNS: gatewayAddr}
+}
+
 // GuestConfig is what the VM side configures inside the guest. It is the same
 // for every slot.
 type GuestConfig struct {
@@ -36,8 +45,10 @@ type GuestConfig struct {
 	MAC net.HardwareAddr
 	// GatewayMAC is tap0's MAC, fixed so restored snapshots' ARP caches hold.
 	GatewayMAC net.HardwareAddr
-	// DNS is the resolver the guest should use: the egress proxy when the
-	// pool has one (DNS only works through it), else invalid (no DNS).
+	// DNS is the resolver the guest uses: the gateway address. The slot
+	// namespace rewrites DNS sent there to the egress proxy (and the policy
+	// then drops it unless a domain rule lets the guest talk to the proxy),
+	// so the proxy's address is never baked into a template.
 	DNS netip.Addr
 }
 
@@ -106,8 +117,21 @@ const (
 	tableName    = "airlock"
 )
 
-func netnsName(i int) string    { return fmt.Sprintf("%s%d", netnsPrefix, i) }
 func hostVethName(i int) string { return fmt.Sprintf("%s%d", hostVethPref, i) }
+
+// validNetnsPrefix accepts [a-z0-9-]{1,20} ending in a non-digit, so that
+// prefix+N parses back unambiguously.
+func validNetnsPrefix(s string) bool {
+	if len(s) == 0 || len(s) > 20 || s[len(s)-1] >= '0' && s[len(s)-1] <= '9' {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // parseIndex returns N for name == prefix+N written canonically, else -1,
 // so "alk01" or "airlock-s1x" are never mistaken for ours.

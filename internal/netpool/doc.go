@@ -10,7 +10,23 @@
 // on tap0, fixed MACs), which is what lets one template snapshot be restored
 // into any slot; the namespace makes it unique, and the namespace
 // masquerades guest traffic to its .2, so host-side components (egress
-// proxy, logs) identify the sandbox by the slot's /30.
+// proxy, logs) identify the sandbox by the slot's /30. Guest() is that
+// fixed configuration; templates are baked with it (the agent sets it up
+// once, before the snapshot), so a clone needs no network work at create.
+// The guest's resolver is the gateway address: the namespace rewrites DNS
+// sent there to Config.ProxyAddr (nat prerouting), so no host's proxy
+// address is ever baked into a template, and the forward chain then drops
+// it unless a domain rule opened the proxy.
+//
+// Attaching a VM. The VMM stays in the host namespace: Slot.OpenTap opens
+// a queue of the persistent tap0 on a thread inside the slot namespace and
+// returns the descriptor, which the caller hands to QEMU
+// (-netdev tap,fd=N). Only that descriptor belongs to the slot.
+//
+// Naming. Config.NetnsPrefix (default "airlock-s") names the namespaces
+// under /run/netns, which is host-wide; a second Pool on the same host
+// (tests beside a daemon) must use its own prefix, since a Pool treats
+// every prefix+N it finds as its own.
 //
 // Egress. Each namespace has one inet table "airlock", replaced atomically
 // (one nftables transaction) by Slot.SetPolicy: forward and input hooks with

@@ -508,17 +508,16 @@ func TestDomainRulesReachProxyOnly(t *testing.T) {
 	requireRoot(t)
 	// The dms namespace plays the proxy here.
 	e := newEnv(t, Config{BaseCIDR: "10.200.0.0/24", ProxyAddr: dmsIP})
-	if gc := e.pool.GuestConfig(); gc.DNS.String() != dmsIP {
-		t.Errorf("GuestConfig().DNS = %v, want the proxy %s", gc.DNS, dmsIP)
+	if gc := e.pool.GuestConfig(); gc.DNS != gatewayAddr {
+		t.Errorf("GuestConfig().DNS = %v, want the gateway %s (rewritten to the proxy)", gc.DNS, gatewayAddr)
 	}
 	s := acquire(t, e.pool)
 	g := e.guest(t, s)
-	setPolicy(t, s, Policy{Default: DefaultDeny, Allow: []Rule{{Name: "llm", Domain: "api.example.com"}}})
-	reach(t, "proxy udp 53", func() error {
-		// Nothing listens on 53; a UDP send succeeding proves nothing, so use
-		// ICMP port-unreachable (a related reply) as the signal: a dropped
-		// packet times out instead.
-		c, err := dialIn(g, "udp4", dmsAddr(53))
+	// Nothing listens on 53; a UDP send succeeding proves nothing, so use
+	// ICMP port-unreachable (a related reply) as the signal: a dropped
+	// packet times out instead.
+	udp53 := func(addr string) error {
+		c, err := dialIn(g, "udp4", addr)
 		if err != nil {
 			return err
 		}
@@ -530,7 +529,12 @@ func TestDomainRulesReachProxyOnly(t *testing.T) {
 			return nil
 		}
 		return fmt.Errorf("no port-unreachable: %v", err)
-	}())
+	}
+	gwDNS := net.JoinHostPort(gatewayAddr.String(), "53")
+	blocked(t, "dns via gateway under deny-all", udp53(gwDNS))
+	setPolicy(t, s, Policy{Default: DefaultDeny, Allow: []Rule{{Name: "llm", Domain: "api.example.com"}}})
+	reach(t, "proxy udp 53", udp53(dmsAddr(53)))
+	reach(t, "dns via gateway, rewritten to the proxy", udp53(gwDNS))
 	blocked(t, "proxy tcp 9090", tcpEcho(g, dmsAddr(9090)))
 	blocked(t, "proxy udp 5353", udpEcho(g, dmsAddr(5353)))
 }
@@ -561,8 +565,8 @@ func TestFailedAcquireLeavesNothing(t *testing.T) {
 	if !errors.Is(err, errdefs.ErrAlreadyExists) {
 		t.Fatalf("Acquire with alk0 taken: got %v, want already_exists", err)
 	}
-	if _, err := os.Stat(filepath.Join(netnsDir, netnsName(0))); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("failed Acquire left %s behind (stat: %v)", netnsName(0), err)
+	if _, err := os.Stat(filepath.Join(netnsDir, e.pool.netnsName(0))); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("failed Acquire left %s behind (stat: %v)", e.pool.netnsName(0), err)
 	}
 	if _, err := hh.LinkByName("alk0"); err != nil {
 		t.Errorf("rollback deleted a link it did not create: %v", err)
@@ -765,6 +769,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{ProxyAddr: "169.254.169.254"},
 		{ProxyAddr: "nope"},
 		{Uplinks: []string{"alk3"}},
+		{NetnsPrefix: "airlock-s1"},
+		{NetnsPrefix: "Bad/prefix-"},
 	} {
 		if _, err := New(cfg); !errdefs.IsInvalidArgument(err) {
 			t.Errorf("New(%+v) = %v, want invalid_argument", cfg, err)

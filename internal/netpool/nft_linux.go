@@ -35,6 +35,7 @@ var (
 //	    [tap0->veth0 accept]                   # only for Default "allow"
 //	}
 //	chain postrouting { nat hook postrouting; oif veth0 ip masquerade }
+//	chain prerouting  { nat hook prerouting;  iif tap0 ip daddr <gateway> tcp/udp dport 53 dnat to <proxy> }  # with a proxy
 //
 // The input chain drops everything the guest sends to the namespace itself
 // (gateway, veth address): nothing in the namespace serves the guest.
@@ -80,6 +81,30 @@ func slotRuleset(c *nftables.Conn, base, proxy netip.Prefix, rules []compiledRul
 	nat := c.AddChain(&nftables.Chain{Name: "postrouting", Table: t, Type: nftables.ChainTypeNAT,
 		Hooknum: nftables.ChainHookPostrouting, Priority: nftables.ChainPriorityNATSource, Policy: &policyAccept})
 	add(c, t, nat, "masquerade", oifname(nsVethName), ip4(), []expr.Any{&expr.Masq{}})
+
+	if proxy.IsValid() {
+		// Guests are baked with the gateway as their resolver (Guest()), so
+		// no host's proxy address is ever inside a template. DNS sent there
+		// is rewritten to the proxy here, before routing; the forward chain
+		// above then judges it like any packet to the proxy: dropped unless
+		// a domain rule opened the proxy. Without a proxy nothing rewrites
+		// it and the input chain drops it.
+		pre := c.AddChain(&nftables.Chain{Name: "prerouting", Table: t, Type: nftables.ChainTypeNAT,
+			Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityNATDest, Policy: &policyAccept})
+		gw := netip.PrefixFrom(gatewayAddr, 32)
+		for _, proto := range []string{ProtoUDP, ProtoTCP} {
+			add(c, t, pre, "dns-to-proxy-"+proto, iifname(tapName), ip4(), daddr(gw), l4proto(proto), dport(53), dnatTo(proxy.Addr()))
+		}
+	}
+}
+
+// dnatTo rewrites the destination address (port unchanged).
+func dnatTo(a netip.Addr) []expr.Any {
+	b := a.As4()
+	return []expr.Any{
+		&expr.Immediate{Register: 1, Data: b[:]},
+		&expr.NAT{Type: expr.NATTypeDestNAT, Family: unix.NFPROTO_IPV4, RegAddrMin: 1},
+	}
 }
 
 // allowRule adds "tap0 -> veth0, ip daddr dst, [proto], [dport p] accept",

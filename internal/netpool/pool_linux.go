@@ -50,6 +50,12 @@ type Config struct {
 	// host. Empty: no NAT on the host; destinations see the slot's NsIP and
 	// must route BaseCIDR back to this host.
 	Uplinks []string
+	// NetnsPrefix names the slot namespaces, prefix+N under /run/netns
+	// (default "airlock-s"). /run/netns is host-wide even when the pool's
+	// host is itself a namespace, and a Pool treats every prefix+N there as
+	// its own (Recover deletes the ones it is not told about), so a second
+	// pool on one host (tests beside a daemon) must use its own prefix.
+	NetnsPrefix string
 	// GuestLink is GuestLinkTap (default) or GuestLinkVethForTests.
 	GuestLink string
 	// TapUID and TapGID may attach to the tap (default 0: root only). Set
@@ -117,6 +123,12 @@ func New(cfg Config) (_ *Pool, err error) {
 	}
 	if cfg.Prewarm < 0 || cfg.Prewarm > p.max {
 		return nil, errdefs.InvalidArgument("netpool: prewarm %d: must be 0..%d", cfg.Prewarm, p.max)
+	}
+	switch {
+	case cfg.NetnsPrefix == "":
+		p.cfg.NetnsPrefix = netnsPrefix
+	case !validNetnsPrefix(cfg.NetnsPrefix):
+		return nil, errdefs.InvalidArgument("netpool: netns_prefix %q: must be 1-20 of [a-z0-9-], not ending in a digit", cfg.NetnsPrefix)
 	}
 	switch cfg.GuestLink {
 	case "":
@@ -229,7 +241,7 @@ func (p *Pool) scan() (ns, links map[int]bool, err error) {
 		return nil, nil, fmt.Errorf("netpool: list %s: %w", netnsDir, err)
 	}
 	for _, e := range ents {
-		if i := parseIndex(e.Name(), netnsPrefix); i >= 0 {
+		if i := parseIndex(e.Name(), p.cfg.NetnsPrefix); i >= 0 {
 			ns[i] = true
 		}
 	}
@@ -250,11 +262,16 @@ func (p *Pool) scan() (ns, links map[int]bool, err error) {
 	return ns, links, nil
 }
 
-// GuestConfig is the network configuration every guest uses.
-func (p *Pool) GuestConfig() GuestConfig {
-	return GuestConfig{Addr: guestPrefix, Gateway: gatewayAddr,
-		MAC: slices.Clone(guestMAC), GatewayMAC: slices.Clone(gatewayMAC), DNS: p.proxy}
-}
+// GuestConfig is the network configuration every guest uses (Guest()).
+func (p *Pool) GuestConfig() GuestConfig { return Guest() }
+
+// ProxyAddr is Config.ProxyAddr parsed (invalid when there is none).
+func (p *Pool) ProxyAddr() netip.Addr { return p.proxy }
+
+// BaseCIDR is the range slots are carved from.
+func (p *Pool) BaseCIDR() netip.Prefix { return p.addr.base }
+
+func (p *Pool) netnsName(i int) string { return fmt.Sprintf("%s%d", p.cfg.NetnsPrefix, i) }
 
 // Stats is a snapshot of the pool's bookkeeping.
 type Stats struct {

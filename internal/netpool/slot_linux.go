@@ -30,11 +30,12 @@ const netnsDir = "/run/netns"
 type Slot struct {
 	// Index is the slot number; it fixes every name and address below.
 	Index int
-	// NetnsName is "airlock-s<Index>"; NetnsPath its bind mount under /run/netns.
-	// Start QEMU inside it (setns on this path, or `ip netns exec`).
+	// NetnsName is Config.NetnsPrefix+Index ("airlock-s<Index>"); NetnsPath
+	// its bind mount under /run/netns (`ip netns exec` works for operators).
 	NetnsName, NetnsPath string
-	// TapName is the guest link inside the namespace ("tap0"); QEMU opens it
-	// with -netdev tap,ifname=tap0,script=no,downscript=no.
+	// TapName is the guest link inside the namespace ("tap0"). QEMU gets a
+	// descriptor for it from OpenTap (-netdev tap,fd=N) and stays in the
+	// host namespace.
 	TapName string
 	// HostVeth is the host-side veth ("alk<Index>"), carrying HostIP.
 	HostVeth string
@@ -57,8 +58,8 @@ type Slot struct {
 func (p *Pool) newSlot(i int) *Slot {
 	return &Slot{
 		Index:     i,
-		NetnsName: netnsName(i),
-		NetnsPath: filepath.Join(netnsDir, netnsName(i)),
+		NetnsName: p.netnsName(i),
+		NetnsPath: filepath.Join(netnsDir, p.netnsName(i)),
 		TapName:   tapName,
 		HostVeth:  hostVethName(i),
 		Subnet:    p.addr.subnet(i),
@@ -411,7 +412,7 @@ func (p *Pool) createGuestLink(s *Slot) error {
 func (p *Pool) teardown(i int) error {
 	return errors.Join(
 		delHostLink(host0(p), hostVethName(i)),
-		removeNetns(filepath.Join(netnsDir, netnsName(i))),
+		removeNetns(filepath.Join(netnsDir, p.netnsName(i))),
 	)
 }
 
@@ -454,4 +455,41 @@ func notFoundIfMissing(err error, format string, args ...any) error {
 		return errdefs.NotFound(format+": %v", append(args, err)...)
 	}
 	return fmt.Errorf(format+": %w", append(args, err)...)
+}
+
+// OpenTap opens a queue of the slot's tap (tap0) for a VMM: the descriptor
+// is opened and attached on a thread inside the slot namespace, which is
+// where the tap lives, so the VMM can stay in the host namespace and needs
+// no CAP_NET_ADMIN (only the descriptor, e.g. as QEMU's -netdev tap,fd=N).
+// The caller closes the file once the VMM has its own copy; the tap stays
+// (it is persistent) until Release.
+func (s *Slot) OpenTap() (*os.File, error) {
+	if s.GuestPeer != "" {
+		return nil, errdefs.FailedPrecondition("netpool: slot %d has a test veth, not a tap", s.Index)
+	}
+	var f *os.File
+	err := s.Do(func() error {
+		fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open /dev/net/tun: %w", err)
+		}
+		ifr, err := unix.NewIfreq(tapName)
+		if err != nil {
+			unix.Close(fd)
+			return err
+		}
+		// The flags must match the persistent tap's (no packet info
+		// header); TUNSETIFF on an existing name attaches to it.
+		ifr.SetUint16(unix.IFF_TAP | unix.IFF_NO_PI)
+		if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("attach %s: %w", tapName, err)
+		}
+		f = os.NewFile(uintptr(fd), "tap:"+s.NetnsName)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("netpool: slot %d: %w", s.Index, err)
+	}
+	return f, nil
 }

@@ -13,6 +13,10 @@ type CreateRequest struct {
 	TTL      time.Duration     // 0 = the template's default; at most the server maximum
 	Metadata map[string]string // caller's labels (matter, doc, class...); audited, filterable
 	Egress   *netpool.Policy   // nil = deny everything
+	// Probe runs the egress self-check (Manager.Probe) before Create
+	// returns; if anything gets through, the sandbox is killed and Create
+	// fails with FailedPrecondition.
+	Probe bool
 }
 
 // Info is the externally visible state of a sandbox.
@@ -27,6 +31,10 @@ type Info struct {
 	Deadline  time.Time         `json:"deadline"` // killed by the reaper at this time
 	EndedAt   *time.Time        `json:"ended_at,omitempty"`
 	Egress    netpool.Policy    `json:"egress"`
+	// NetAddr is the address the sandbox's traffic leaves its namespace
+	// with (its slot's NsIP), what an allowed server sees; empty without
+	// networking or once ended.
+	NetAddr string `json:"net_addr,omitempty"`
 }
 
 // ListFilter selects sandboxes of one tenant.

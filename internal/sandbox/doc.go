@@ -3,6 +3,12 @@
 // every operation persisted and audited through the store and scoped to a
 // tenant.
 //
+// With Config.Net every sandbox (warm-pool clones included) holds a
+// netpool slot whose tap is QEMU's NIC backend, its egress policy is in
+// force in the slot's nftables and in the egress proxy before Create
+// returns, and the egress self-check (Probe, CreateRequest.Probe) fails
+// closed; see net.go. Without it the NIC is on an empty hub: deny-all.
+//
 // It never stores or logs document content; audit records carry ids,
 // metadata, sizes and durations only.
 package sandbox

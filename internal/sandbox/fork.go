@@ -69,21 +69,33 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 
 	shape := tmpl.BootOptions()
 	shape.MemoryFile = files.Mem
-	vms := make([]*vm.VM, count)
+	// Each child gets its own slot (with networking) and, before it is
+	// registered, the parent's policy: a child is never more open than its
+	// parent, and never shares the parent's namespace or address.
+	clones := make([]*clone, count)
 	errs := make([]error, count)
 	var wg sync.WaitGroup
-	for i := range vms {
+	for i := range clones {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
 			opts := shape
 			opts.ID = vm.NewID("sbx-")
-			p, err := m.cfg.Host.StartPending(ctx, opts)
+			p, slot, err := startPending(ctx, m.cfg.Host, m.cfg.Net, opts)
 			if err != nil {
 				errs[i] = err
 				return
 			}
-			vms[i], errs[i] = p.RestorePrepared(ctx, files.State, true, opts.ID)
+			c := &clone{slot: slot}
+			if c.vm, err = p.RestorePrepared(ctx, files.State, true, opts.ID); err != nil {
+				m.releaseNet(opts.ID, slot)
+				errs[i] = err
+				return
+			}
+			clones[i] = c
+			if slot != nil {
+				errs[i] = m.applyEgress(slot, opts.ID, parent.Tenant, parent.Egress)
+			}
 		}(i)
 	}
 	wg.Wait()
@@ -93,24 +105,30 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 			firstErr = e
 		}
 	}
-	if firstErr != nil {
-		for _, v := range vms {
-			if v != nil {
-				v.Destroy(context.WithoutCancel(ctx))
+	destroy := func(cs []*clone) {
+		for _, c := range cs {
+			if c != nil {
+				c.vm.Destroy(context.WithoutCancel(ctx))
+				m.releaseNet(c.vm.ID, c.slot)
 			}
 		}
+	}
+	if firstErr != nil {
+		destroy(clones)
 		return nil, fmt.Errorf("fork %s: restore child: %w", id, firstErr)
 	}
 	out := make([]Info, 0, count)
 	now := time.Now().UTC()
-	for i, v := range vms {
+	for i, c := range clones {
+		v := c.vm
 		info := Info{ID: v.ID, Tenant: parent.Tenant, Template: parent.Template, ParentID: parent.ID,
 			Metadata: copyMap(parent.Metadata), State: store.StateRunning, CreatedAt: now,
 			Deadline: parent.Deadline, Egress: parent.Egress}
-		if err := m.register(ctx, info, v, tmpl.EnvList()); err != nil {
-			for _, rest := range vms[i:] {
-				rest.Destroy(context.WithoutCancel(ctx))
-			}
+		if c.slot != nil {
+			info.NetAddr = c.slot.NsIP.String()
+		}
+		if _, err := m.register(ctx, info, v, c.slot, tmpl.EnvList()); err != nil {
+			destroy(clones[i:])
 			return out, err
 		}
 		registered++

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/egress"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/guest/agentpb"
@@ -45,6 +47,15 @@ type Config struct {
 	WarmPool int
 	// ReapInterval is how often deadlines are checked (default 250ms).
 	ReapInterval time.Duration
+	// Net gives every sandbox its own network namespace and egress policy
+	// (see net.go). nil: sandboxes have a NIC that reaches nothing, which is
+	// deny-all, and policies that allow anything are refused.
+	Net *netpool.Pool
+	// Credentials are the credential routes of each tenant (host
+	// configuration; the values are secrets and are never stored, audited
+	// or logged). A sandbox uses a route only when its policy has a domain
+	// rule naming the route's host. Needs Net with a proxy.
+	Credentials map[string][]egress.CredentialRoute
 }
 
 // Limits on caller input.
@@ -71,6 +82,9 @@ type Manager struct {
 	mu        sync.Mutex
 	sandboxes map[string]*live // guarded by mu; running sandboxes only
 
+	egMu        sync.RWMutex
+	egressBySrc map[netip.Addr]egress.Sandbox // guarded by egMu; by slot NsIP, sandboxes holding a slot
+
 	stop     chan struct{}
 	stopOnce sync.Once
 	reaperWG sync.WaitGroup
@@ -79,8 +93,9 @@ type Manager struct {
 // live is one running sandbox.
 type live struct {
 	mu    sync.RWMutex
-	info  Info   // guarded by mu
-	vm    *vm.VM // immutable
+	info  Info          // guarded by mu
+	vm    *vm.VM        // immutable
+	slot  *netpool.Slot // immutable; nil without networking; released by end
 	env   []string
 	ended bool // guarded by mu; set once the VM is destroyed
 }
@@ -107,8 +122,9 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	m := &Manager{cfg: cfg, log: cfg.Logger, sandboxes: map[string]*live{}, stop: make(chan struct{})}
-	m.pools = newWarmPools(cfg.Host, cfg.WarmPool, cfg.Logger)
+	m := &Manager{cfg: cfg, log: cfg.Logger, sandboxes: map[string]*live{}, stop: make(chan struct{}),
+		egressBySrc: map[netip.Addr]egress.Sandbox{}}
+	m.pools = newWarmPools(cfg.Host, cfg.Net, cfg.WarmPool, cfg.Logger)
 	if err := m.recover(ctx); err != nil {
 		return nil, fmt.Errorf("recover sandboxes: %w", err)
 	}
@@ -159,17 +175,30 @@ func validateMetadata(md map[string]string) error {
 }
 
 // checkEgress refuses policies this host cannot enforce. Without a
-// network pool a sandbox has no network device at all, which is exactly
-// deny-all; anything that allows traffic would be a lie.
-func (m *Manager) checkEgress(p *netpool.Policy) (netpool.Policy, error) {
+// network pool a sandbox's NIC is attached to nothing, which is exactly
+// deny-all; anything that allows traffic would be a lie. With one, domain
+// rules need the egress proxy, and the proxy's view of the policy (with
+// the tenant's credential routes) must be valid too.
+func (m *Manager) checkEgress(tenant string, p *netpool.Policy) (netpool.Policy, error) {
 	if p == nil {
 		return netpool.DenyAll(), nil
 	}
 	if err := p.Validate(); err != nil {
 		return netpool.Policy{}, err
 	}
-	if p.Default != netpool.DefaultDeny || len(p.Allow) > 0 {
-		return netpool.Policy{}, errdefs.FailedPrecondition("egress allow rules need sandbox networking, which is not enabled on this host")
+	if m.cfg.Net == nil {
+		if p.Default != netpool.DefaultDeny || len(p.Allow) > 0 {
+			return netpool.Policy{}, errdefs.FailedPrecondition("egress allow rules need sandbox networking, which is not enabled on this host")
+		}
+		return *p, nil
+	}
+	for _, r := range p.Allow {
+		if r.Domain != "" && !m.cfg.Net.ProxyAddr().IsValid() {
+			return netpool.Policy{}, errdefs.FailedPrecondition("egress rule %q: domain rules need the egress proxy, which is not enabled on this host", r.Name)
+		}
+	}
+	if _, err := m.proxySandbox("check", tenant, *p); err != nil {
+		return netpool.Policy{}, err
 	}
 	return *p, nil
 }
@@ -177,8 +206,9 @@ func (m *Manager) checkEgress(p *netpool.Policy) (netpool.Policy, error) {
 // Create restores a new sandbox from a template.
 func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err error) {
 	began := time.Now()
+	audited := false // set when the failure was already audited with the sandbox's id
 	defer func() {
-		if err != nil {
+		if err != nil && !audited {
 			m.audit(ctx, store.AuditRecord{Tenant: req.Tenant, Template: req.Template, Event: "create",
 				Metadata: req.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: errdefs.Code(err)})
 		}
@@ -195,7 +225,7 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 	if req.TTL > m.cfg.MaxTTL {
 		return Info{}, errdefs.InvalidArgument("ttl %s exceeds this server's maximum of %s", req.TTL, m.cfg.MaxTTL)
 	}
-	egress, err := m.checkEgress(req.Egress)
+	egressPol, err := m.checkEgress(req.Tenant, req.Egress)
 	if err != nil {
 		return Info{}, err
 	}
@@ -218,27 +248,75 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 			m.release()
 		}
 	}()
-	v, err := m.pools.take(ctx, tmpl)
+	c, err := m.pools.take(ctx, tmpl)
 	if err != nil {
 		return Info{}, fmt.Errorf("create from %s: %w", tmpl.Name, err)
+	}
+	v := c.vm
+	fail := func(err error) (Info, error) {
+		m.releaseNet(v.ID, c.slot) // after the VM: drops the proxy entry too
+		return Info{}, err
 	}
 	// Before anything of the caller's runs: its own clock, entropy, id.
 	if err := v.Prepare(ctx, v.ID); err != nil {
 		v.Destroy(context.WithoutCancel(ctx))
-		return Info{}, fmt.Errorf("create from %s: %w", tmpl.Name, err)
+		return fail(fmt.Errorf("create from %s: %w", tmpl.Name, err))
+	}
+	// The pooled clone's slot is deny-all already, so a deny-all request
+	// only needs its proxy entry (which makes the proxy answer the sandbox,
+	// with nothing, rather than log an unknown source); anything else
+	// replaces the slot's table before the caller gets the id.
+	if c.slot != nil {
+		if isDenyAll(egressPol) && isDenyAll(c.slot.Policy()) {
+			psb, _ := m.proxySandbox(v.ID, req.Tenant, egressPol)
+			m.setEgressLookup(c.slot.NsIP, psb)
+		} else if err := m.applyEgress(c.slot, v.ID, req.Tenant, egressPol); err != nil {
+			v.Destroy(context.WithoutCancel(ctx))
+			return fail(err)
+		}
 	}
 	now := time.Now().UTC()
 	info := Info{ID: v.ID, Tenant: req.Tenant, Template: tmpl.Name, Metadata: copyMap(req.Metadata),
-		State: store.StateRunning, CreatedAt: now, Deadline: now.Add(ttl), Egress: egress}
-	if err := m.register(ctx, info, v, tmpl.EnvList()); err != nil {
+		State: store.StateRunning, CreatedAt: now, Deadline: now.Add(ttl), Egress: egressPol}
+	if c.slot != nil {
+		info.NetAddr = c.slot.NsIP.String()
+	}
+	l, err := m.register(ctx, info, v, c.slot, tmpl.EnvList())
+	if err != nil {
 		v.Destroy(context.Background())
-		return Info{}, err
+		return fail(err)
+	}
+	detail := map[string]string{"ttl_s": strconv.Itoa(int(ttl / time.Second)), "egress_default": egressPol.Default}
+	if names := ruleNames(egressPol); names != "" {
+		detail["egress_allow"] = names
+	}
+	if c.slot != nil {
+		detail["net_slot"] = strconv.Itoa(c.slot.Index)
+	}
+	if req.Probe {
+		// Fail closed: a sandbox whose self-check lets anything through is
+		// killed before the caller gets its id.
+		results, err := m.runProbes(ctx, l)
+		if err == nil {
+			err = probeError(results)
+		}
+		if err != nil {
+			detail["probe"] = "failed"
+			if f := failedProbes(results); f != "" {
+				detail["probe_failed"] = f
+			}
+			m.end(ctx, l, store.StateFailed, "fail", "probe_failed")
+			audited = true
+			m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: "create",
+				Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: errdefs.Code(err), Detail: detail})
+			return Info{}, fmt.Errorf("sandbox %s killed: %w", info.ID, err)
+		}
+		detail["probe"] = "ok"
 	}
 	d := time.Since(began)
 	m.cfg.Metrics.CreateObserved(d)
 	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: "create",
-		Metadata: info.Metadata, DurationMS: d.Milliseconds(), Outcome: "ok",
-		Detail: map[string]string{"ttl_s": strconv.Itoa(int(ttl / time.Second))}})
+		Metadata: info.Metadata, DurationMS: d.Milliseconds(), Outcome: "ok", Detail: detail})
 	m.log.Info("sandbox created", "sandbox", info.ID, "tenant", info.Tenant, "template", info.Template, "ms", d.Milliseconds())
 	return info, nil
 }
@@ -269,13 +347,17 @@ func (m *Manager) release() {
 }
 
 // register persists a new running sandbox and makes it visible.
-func (m *Manager) register(ctx context.Context, info Info, v *vm.VM, env []string) error {
+func (m *Manager) register(ctx context.Context, info Info, v *vm.VM, slot *netpool.Slot, env []string) (*live, error) {
 	eg, _ := json.Marshal(info.Egress)
+	netSlot := store.NoNetSlot
+	if slot != nil {
+		netSlot = slot.Index
+	}
 	if err := m.cfg.Store.PutSandbox(ctx, store.Sandbox{ID: info.ID, Tenant: info.Tenant, Template: info.Template,
 		Metadata: info.Metadata, State: store.StateRunning, CreatedAt: info.CreatedAt, Deadline: info.Deadline,
 		PID: v.Machine.PID(), StateDir: v.Machine.StateDir(), ParentID: info.ParentID, Egress: eg,
-		NetSlot: store.NoNetSlot}); err != nil {
-		return fmt.Errorf("persist sandbox %s: %w", info.ID, err)
+		NetSlot: netSlot}); err != nil {
+		return nil, fmt.Errorf("persist sandbox %s: %w", info.ID, err)
 	}
 	m.mu.Lock()
 	for k, l := range m.sandboxes {
@@ -284,11 +366,12 @@ func (m *Manager) register(ctx context.Context, info Info, v *vm.VM, env []strin
 			break
 		}
 	}
-	m.sandboxes[info.ID] = &live{info: info, vm: v, env: env}
+	l := &live{info: info, vm: v, slot: slot, env: env}
+	m.sandboxes[info.ID] = l
 	n := len(m.sandboxes)
 	m.mu.Unlock()
 	m.cfg.Metrics.SetRunning(n)
-	return nil
+	return l, nil
 }
 
 func copyMap(in map[string]string) map[string]string {
@@ -403,10 +486,12 @@ func (m *Manager) end(ctx context.Context, l *live, state, event, reason string)
 		return false
 	}
 	l.ended = true
+	l.info.NetAddr = ""
 	info := l.info
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	destroyErr := l.vm.Destroy(dctx)
 	cancel()
+	m.releaseNet(info.ID, l.slot)
 	now := time.Now().UTC()
 	l.info.State, l.info.EndedAt = state, &now
 	l.mu.Unlock()
@@ -559,13 +644,16 @@ func (m *Manager) MakeDir(ctx context.Context, tenant, id, path string) error {
 	})
 }
 
-// SetEgress replaces a sandbox's egress policy.
+// SetEgress replaces a sandbox's egress policy. With networking the new
+// policy is in force (namespace and proxy) when it returns, and
+// connections it no longer allows are cut.
 func (m *Manager) SetEgress(ctx context.Context, tenant, id string, p netpool.Policy) (Info, error) {
+	began := time.Now()
 	l, err := m.lookup(tenant, id)
 	if err != nil {
 		return Info{}, err
 	}
-	pol, err := m.checkEgress(&p)
+	pol, err := m.checkEgress(tenant, &p)
 	if err != nil {
 		return Info{}, err
 	}
@@ -574,20 +662,30 @@ func (m *Manager) SetEgress(ctx context.Context, tenant, id string, p netpool.Po
 		l.mu.Unlock()
 		return Info{}, errdefs.NotFound("sandbox %s not found", id)
 	}
-	l.info.Egress = pol
 	info := l.info
+	if l.slot == nil && m.cfg.Net != nil && (pol.Default != netpool.DefaultDeny || len(pol.Allow) > 0) {
+		l.mu.Unlock()
+		return Info{}, errdefs.FailedPrecondition("sandbox %s was started without networking; its egress cannot be opened", id)
+	}
+	if l.slot != nil {
+		if err := m.applyEgress(l.slot, id, tenant, pol); err != nil {
+			l.mu.Unlock()
+			m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: id, Template: info.Template, Event: "egress_change",
+				Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: errdefs.Code(err),
+				Detail: map[string]string{"default": pol.Default, "allow": ruleNames(pol)}})
+			return Info{}, err
+		}
+	}
+	l.info.Egress = pol
+	info = l.info
 	l.mu.Unlock()
 	eg, _ := json.Marshal(pol)
 	if err := m.cfg.Store.SetSandboxEgress(ctx, id, eg); err != nil {
 		return Info{}, err
 	}
-	names := make([]string, 0, len(pol.Allow))
-	for _, r := range pol.Allow {
-		names = append(names, r.Name)
-	}
 	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: id, Template: info.Template, Event: "egress_change",
-		Metadata: info.Metadata, Outcome: "ok",
-		Detail: map[string]string{"default": pol.Default, "allow": strings.Join(names, ",")}})
+		Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: "ok",
+		Detail: map[string]string{"default": pol.Default, "allow": ruleNames(pol)}})
 	return info, nil
 }
 
@@ -641,6 +739,7 @@ func (m *Manager) recover(ctx context.Context) error {
 		return err
 	}
 	known := map[string]bool{}
+	netSlots := map[string]int{} // adopted sandbox -> its recorded slot
 	now := time.Now()
 	for _, sb := range sbs {
 		known[sb.ID] = true
@@ -679,8 +778,10 @@ func (m *Manager) recover(ctx context.Context) error {
 			env = t.EnvList()
 		}
 		m.sandboxes[sb.ID] = &live{info: info, vm: v, env: env}
+		netSlots[sb.ID] = sb.NetSlot
 		m.log.Info("sandbox adopted", "sandbox", sb.ID, "tenant", sb.Tenant)
 	}
+	m.recoverNet(ctx, netSlots)
 	m.cfg.Metrics.SetRunning(len(m.sandboxes))
 	entries, err := os.ReadDir(m.cfg.Host.RunDir)
 	if err != nil {
@@ -696,6 +797,60 @@ func (m *Manager) recover(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// recoverNet gives adopted sandboxes back their network slots, with their
+// stored policy re-applied, and lets the pool delete every other slot left
+// on the host (those of sandboxes that died with the old daemon, or were
+// being prewarmed). An adopted sandbox whose slot is gone (or whose policy
+// cannot be re-applied, or that had a slot while this daemon runs without
+// networking) is ended: its network could not be vouched for.
+func (m *Manager) recoverNet(ctx context.Context, slots map[string]int) {
+	var dead []string
+	if m.cfg.Net == nil {
+		for id, i := range slots {
+			if i >= 0 {
+				m.log.Warn("sandbox has a network slot but networking is off; ending it", "sandbox", id, "slot", i)
+				dead = append(dead, id)
+			}
+		}
+	} else {
+		inUse := map[int]bool{}
+		for _, i := range slots {
+			if i >= 0 {
+				inUse[i] = true
+			}
+		}
+		adopted, err := m.cfg.Net.Recover(ctx, inUse)
+		if err != nil {
+			m.log.Error("recover network slots", "err", err) // partial: carry on with what was adopted
+		}
+		byIndex := map[int]*netpool.Slot{}
+		for _, s := range adopted {
+			byIndex[s.Index] = s
+		}
+		for id, i := range slots {
+			if i < 0 {
+				continue
+			}
+			l := m.sandboxes[id]
+			s := byIndex[i]
+			if s == nil {
+				m.log.Warn("sandbox's network slot is gone; ending it", "sandbox", id, "slot", i)
+				dead = append(dead, id)
+				continue
+			}
+			l.slot = s
+			l.info.NetAddr = s.NsIP.String()
+			if err := m.applyEgress(s, id, l.info.Tenant, l.info.Egress); err != nil {
+				m.log.Error("re-apply egress policy; ending sandbox", "sandbox", id, "err", err)
+				dead = append(dead, id)
+			}
+		}
+	}
+	for _, id := range dead {
+		m.end(ctx, m.sandboxes[id], store.StateFailed, "fail", "failed")
+	}
 }
 
 func killOrphan(ctx context.Context, stateDir string) error {

@@ -20,7 +20,7 @@ import (
 )
 
 // newManager starts a Manager over the test template with its own store.
-func newManager(t *testing.T, cfg sandbox.Config) (*sandbox.Manager, *store.Store) {
+func newManager(t testing.TB, cfg sandbox.Config) (*sandbox.Manager, *store.Store) {
 	t.Helper()
 	cfg.Host = vmtest.Host(t)
 	cfg.Templates = vmtest.Registry(t)

@@ -2,12 +2,14 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/guest"
+	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/template"
 	"github.com/airlock-dev/airlock/internal/vm"
 )
@@ -25,8 +27,14 @@ import (
 //
 // A pool is keyed by the template's directory (one bake); a rebuilt
 // template gets a new pool and the old one is drained.
+//
+// With networking every pooled clone already holds its network slot (its
+// tap is handed to QEMU at process start, so the slot cannot be attached
+// later) under the slot's initial deny-all policy; Create then only
+// replaces the policy.
 type warmPools struct {
 	host *vm.Host
+	net  *netpool.Pool // nil: clones get no slot (NIC on an empty hub)
 	size int
 	log  *slog.Logger
 
@@ -37,19 +45,62 @@ type warmPools struct {
 
 type warmPool struct {
 	tmpl  *template.Template
-	ready chan *vm.VM   // buffered to size
+	ready chan *clone   // buffered to size
 	kick  chan struct{} // wakes the filler after a take
 	stop  chan struct{}
 	done  chan struct{}
 }
 
-func newWarmPools(h *vm.Host, size int, log *slog.Logger) *warmPools {
-	return &warmPools{host: h, size: size, log: log, pools: map[string]*warmPool{}}
+func newWarmPools(h *vm.Host, net *netpool.Pool, size int, log *slog.Logger) *warmPools {
+	return &warmPools{host: h, net: net, size: size, log: log, pools: map[string]*warmPool{}}
+}
+
+// clone is a restored VM and the network slot its NIC is attached to.
+type clone struct {
+	vm   *vm.VM
+	slot *netpool.Slot // nil without networking
+}
+
+// destroy ends the VM, then releases its slot (the tap goes with the
+// namespace; QEMU must be gone first so nothing still writes to it).
+func (c *clone) destroy(ctx context.Context, net *netpool.Pool) error {
+	err := c.vm.Destroy(ctx)
+	if c.slot != nil {
+		err = errors.Join(err, net.Release(c.slot))
+	}
+	return err
+}
+
+// startPending acquires a slot (with net), opens its tap, and starts a
+// paused VMM attached to it. On failure nothing is left.
+func startPending(ctx context.Context, h *vm.Host, net *netpool.Pool, opts vm.BootOptions) (_ *vm.Pending, _ *netpool.Slot, err error) {
+	var slot *netpool.Slot
+	if net != nil {
+		if slot, err = net.Acquire(ctx); err != nil {
+			return nil, nil, err
+		}
+		defer func() {
+			if err != nil {
+				net.Release(slot)
+			}
+		}()
+		tap, err := slot.OpenTap()
+		if err != nil {
+			return nil, nil, err
+		}
+		defer tap.Close() // QEMU has its own copy once started
+		opts.TapFile = tap
+	}
+	p, err := h.StartPending(ctx, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, slot, nil
 }
 
 // take returns a restored clone of tmpl whose agent answers: from the pool
 // when one is ready, else restored now. The caller must Prepare it.
-func (w *warmPools) take(ctx context.Context, tmpl *template.Template) (*vm.VM, error) {
+func (w *warmPools) take(ctx context.Context, tmpl *template.Template) (*clone, error) {
 	if p := w.pool(tmpl); p != nil {
 		defer func() {
 			select {
@@ -59,18 +110,18 @@ func (w *warmPools) take(ctx context.Context, tmpl *template.Template) (*vm.VM, 
 		}()
 		for {
 			select {
-			case v := <-p.ready:
-				if alive(v) {
-					return v, nil
+			case c := <-p.ready:
+				if alive(c.vm) {
+					return c, nil
 				}
-				v.Destroy(context.Background())
+				c.destroy(context.Background(), w.net)
 				continue
 			default:
 			}
 			break
 		}
 	}
-	return restoreClone(ctx, w.host, tmpl)
+	return restoreClone(ctx, w.host, w.net, tmpl)
 }
 
 func alive(v *vm.VM) bool {
@@ -82,31 +133,40 @@ func alive(v *vm.VM) bool {
 	}
 }
 
-// restoreClone starts a VMM and restores tmpl into it.
-func restoreClone(ctx context.Context, h *vm.Host, tmpl *template.Template) (*vm.VM, error) {
+// restoreClone starts a VMM (attached to a fresh slot with net) and
+// restores tmpl into it.
+func restoreClone(ctx context.Context, h *vm.Host, net *netpool.Pool, tmpl *template.Template) (*clone, error) {
 	opts := tmpl.BootOptions()
 	opts.ID = vm.NewID("sbx-")
-	p, err := h.StartPending(ctx, opts)
+	p, slot, err := startPending(ctx, h, net, opts)
 	if err != nil {
 		return nil, err
 	}
-	return p.Restore(ctx, tmpl.StatePath(), true)
+	v, err := p.Restore(ctx, tmpl.StatePath(), true)
+	if err != nil {
+		if slot != nil {
+			net.Release(slot)
+		}
+		return nil, err
+	}
+	return &clone{vm: v, slot: slot}, nil
 }
 
 // warm restores a clone and runs the agent's hot paths once.
-func warm(ctx context.Context, h *vm.Host, tmpl *template.Template) (*vm.VM, error) {
-	v, err := restoreClone(ctx, h, tmpl)
+func warm(ctx context.Context, h *vm.Host, net *netpool.Pool, tmpl *template.Template) (*clone, error) {
+	c, err := restoreClone(ctx, h, net, tmpl)
 	if err != nil {
 		return nil, err
 	}
+	v := c.vm
 	if err := v.Prepare(ctx, v.ID); err == nil {
 		_, err = v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard)
 	}
 	if err != nil {
-		v.Destroy(context.WithoutCancel(ctx))
+		c.destroy(context.WithoutCancel(ctx), net)
 		return nil, err
 	}
-	return v, nil
+	return c, nil
 }
 
 func (w *warmPools) pool(tmpl *template.Template) *warmPool {
@@ -128,7 +188,7 @@ func (w *warmPools) pool(tmpl *template.Template) *warmPool {
 			delete(w.pools, dir)
 		}
 	}
-	p := &warmPool{tmpl: tmpl, ready: make(chan *vm.VM, w.size), kick: make(chan struct{}, 1),
+	p := &warmPool{tmpl: tmpl, ready: make(chan *clone, w.size), kick: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	w.pools[tmpl.Dir] = p
 	go w.fill(p)
@@ -141,8 +201,8 @@ func (w *warmPools) fill(p *warmPool) {
 	defer func() {
 		for {
 			select {
-			case v := <-p.ready:
-				v.Destroy(context.Background())
+			case c := <-p.ready:
+				c.destroy(context.Background(), w.net)
 			default:
 				return
 			}
@@ -156,7 +216,7 @@ func (w *warmPools) fill(p *warmPool) {
 			default:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			v, err := warm(ctx, w.host, p.tmpl)
+			c, err := warm(ctx, w.host, w.net, p.tmpl)
 			cancel()
 			if err != nil {
 				w.log.Warn("warm pool: restore clone", "template", p.tmpl.Name, "err", err)
@@ -167,7 +227,7 @@ func (w *warmPools) fill(p *warmPool) {
 				}
 				continue
 			}
-			p.ready <- v
+			p.ready <- c
 		}
 		select {
 		case <-p.stop:

@@ -126,7 +126,7 @@ type BootOptions struct {
 	// a machine with one and vice versa. The caller keeps TapFile open until
 	// the machine has started and closes it after (QEMU holds its own copy).
 	TapFile *os.File
-	Timeout  time.Duration // until the agent answers; default 120s
+	Timeout time.Duration // until the agent answers; default 120s
 }
 
 func (h *Host) withDefaults(opts BootOptions) BootOptions {

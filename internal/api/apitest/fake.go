@@ -426,6 +426,28 @@ func (f *Fake) SetEgress(_ context.Context, tenant, id string, p netpool.Policy)
 	return sb.info, nil
 }
 
+// Probe answers as a deny-all sandbox would, or, when its policy allows
+// anything, as the real check would for an open sandbox.
+func (f *Fake) Probe(_ context.Context, tenant, id string) ([]sandbox.ProbeResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sb, err := f.running(tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	open := sb.info.Egress.Default == netpool.DefaultAllow || len(sb.info.Egress.Allow) > 0
+	rs := []sandbox.ProbeResult{
+		{Name: "tcp-gateway", Target: "172.30.0.1:22"},
+		{Name: "tcp-public", Target: "1.1.1.1:443", Reachable: open},
+		{Name: "tcp-metadata", Target: "169.254.169.254:80"},
+		{Name: "dns-denied", Target: "probe.airlock-probe.invalid"},
+	}
+	if open {
+		return rs, errdefs.FailedPrecondition("egress self-check failed: tcp-public")
+	}
+	return rs, nil
+}
+
 func (f *Fake) Templates(context.Context) ([]api.TemplateInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

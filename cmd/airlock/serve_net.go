@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/airlock-dev/airlock/internal/egress"
+	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/netpool"
+)
+
+// netFlags configure sandbox networking for `airlock serve --net`.
+type netFlags struct {
+	enabled     bool
+	baseCIDR    string
+	proxyAddr   string
+	prewarm     int
+	uplinks     []string
+	credentials string
+}
+
+// proxyLink is the dummy interface in the host namespace that carries the
+// egress proxy's address (outside the slot range, so "allow the proxy" is
+// never "allow a slot").
+const proxyLink = "airlock-proxy"
+
+func (n *netFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&n.enabled, "net", false, "give every sandbox its own network namespace with a default-deny egress policy (needs root)")
+	f.StringVar(&n.baseCIDR, "net-base-cidr", netpool.DefaultBaseCIDR, "IPv4 range carved into one /30 per sandbox; must be unused on this host")
+	f.StringVar(&n.proxyAddr, "proxy-addr", "10.199.255.1", "address of the egress proxy (domain rules, DNS, credential routes), put on a dummy interface "+proxyLink+" (or lo); \"\" disables the proxy")
+	f.IntVar(&n.prewarm, "net-prewarm", 4, "network slots kept built ahead of demand")
+	f.StringSliceVar(&n.uplinks, "uplink", nil, "host interfaces sandbox traffic allowed by CIDR rules is masqueraded out of (repeatable)")
+	f.StringVar(&n.credentials, "credentials", "", "JSON file of credential routes per tenant: {\"tenant\": [{\"name\",\"host\",\"upstream\",\"header\",\"value\"}]}; secrets stay in the proxy")
+}
+
+// hostNet is what --net sets up; close undoes it in reverse order.
+type hostNet struct {
+	pool        *netpool.Pool
+	credentials map[string][]egress.CredentialRoute
+	proxyAddr   netip.Addr // invalid without a proxy
+	undo        []func() error
+}
+
+func (h *hostNet) close(log *slog.Logger) {
+	if h == nil {
+		return
+	}
+	for i := len(h.undo) - 1; i >= 0; i-- {
+		if err := h.undo[i](); err != nil {
+			log.Error("network teardown", "err", err)
+		}
+	}
+	h.undo = nil
+}
+
+// setup validates the flags and builds the pool (and the proxy's address).
+// The proxy itself starts once the sandbox manager exists (startProxy).
+func (n *netFlags) setup(log *slog.Logger) (_ *hostNet, err error) {
+	if !n.enabled {
+		return nil, nil
+	}
+	if os.Geteuid() != 0 {
+		return nil, errdefs.FailedPrecondition("--net needs root (network namespaces, nftables)")
+	}
+	h := &hostNet{}
+	defer func() {
+		if err != nil {
+			h.close(log)
+		}
+	}()
+	if n.credentials != "" {
+		if h.credentials, err = loadCredentials(n.credentials); err != nil {
+			return nil, err
+		}
+		if n.proxyAddr == "" {
+			return nil, errdefs.InvalidArgument("--credentials needs the egress proxy (--proxy-addr)")
+		}
+	}
+	if n.proxyAddr != "" {
+		a, err := netip.ParseAddr(n.proxyAddr)
+		if err != nil || !a.Is4() {
+			return nil, errdefs.InvalidArgument("--proxy-addr %q: not an IPv4 address", n.proxyAddr)
+		}
+		h.proxyAddr = a
+		undo, err := addProxyLink(a)
+		if err != nil {
+			return nil, fmt.Errorf("egress proxy address: %w", err)
+		}
+		h.undo = append(h.undo, undo)
+	}
+	h.pool, err = netpool.New(netpool.Config{BaseCIDR: n.baseCIDR, ProxyAddr: n.proxyAddr, Prewarm: n.prewarm,
+		Uplinks: n.uplinks, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	h.undo = append(h.undo, h.pool.Close)
+	log.Info("sandbox networking on", "base_cidr", n.baseCIDR, "proxy", n.proxyAddr, "uplinks", n.uplinks,
+		"credential_tenants", len(h.credentials))
+	return h, nil
+}
+
+// startProxy runs the egress proxy for the manager's sandboxes.
+func (h *hostNet) startProxy(ctx context.Context, log *slog.Logger, lookup func(netip.Addr) (egress.Sandbox, bool), audit func(egress.Event)) error {
+	if h == nil || !h.proxyAddr.IsValid() {
+		return nil
+	}
+	p, err := egress.New(egress.Config{ListenAddr: h.proxyAddr, Lookup: lookup, Audit: audit, Logger: log,
+		Internal: []netip.Prefix{h.pool.BaseCIDR()}})
+	if err != nil {
+		return err
+	}
+	if err := p.Start(ctx); err != nil {
+		return err
+	}
+	h.undo = append(h.undo, func() error { p.Close(); return nil })
+	return nil
+}
+
+// credentialFile is the --credentials format. Values are secrets: they are
+// read here and handed to the proxy, and never logged or stored.
+type credentialFile map[string][]struct {
+	Name     string `json:"name"`
+	Host     string `json:"host"`
+	Upstream string `json:"upstream"`
+	Header   string `json:"header"`
+	Value    string `json:"value"`
+}
+
+func loadCredentials(path string) (map[string][]egress.CredentialRoute, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, errdefs.InvalidArgument("--credentials: %v", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		// Refuse rather than warn: a world-readable key file is a leak
+		// waiting to be noticed.
+		return nil, errdefs.FailedPrecondition("--credentials %s: mode %o lets others read the secrets; chmod 600 it", path, fi.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f credentialFile
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		// json errors quote offsets and types, not values.
+		return nil, errdefs.InvalidArgument("--credentials %s: %v", path, err)
+	}
+	out := map[string][]egress.CredentialRoute{}
+	for tenant, routes := range f {
+		for i, r := range routes {
+			rt := egress.CredentialRoute{Name: r.Name, Host: r.Host, Upstream: r.Upstream, Header: r.Header, Value: r.Value}
+			// Validate each route on its own: its errors never quote the value.
+			if err := (egress.Sandbox{ID: "credentials", Routes: []egress.CredentialRoute{rt}}).Validate(); err != nil {
+				return nil, errdefs.InvalidArgument("--credentials %s: tenant %q route %d: %v", path, tenant, i, err)
+			}
+			out[tenant] = append(out[tenant], rt)
+		}
+	}
+	return out, nil
+}
+
+// addProxyLink (re)creates the dummy interface holding the proxy address.
+// Kernels without the dummy driver get the address on lo instead (local
+// delivery works the same); the returned undo removes whichever was made.
+func addProxyLink(a netip.Addr) (func() error, error) {
+	if err := delProxyLink(); err != nil {
+		return nil, err
+	}
+	ipn := &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(32, 32)}
+	la := netlink.NewLinkAttrs()
+	la.Name = proxyLink
+	if err := netlink.LinkAdd(&netlink.Dummy{LinkAttrs: la}); err != nil {
+		if !errors.Is(err, unix.EOPNOTSUPP) {
+			return nil, fmt.Errorf("add %s: %w", proxyLink, err)
+		}
+		lo, err := netlink.LinkByName("lo")
+		if err != nil {
+			return nil, err
+		}
+		addr := &netlink.Addr{IPNet: ipn, Label: "lo:airlock"}
+		if err := netlink.AddrReplace(lo, addr); err != nil {
+			return nil, fmt.Errorf("address %s on lo: %w", a, err)
+		}
+		return func() error { return netlink.AddrDel(lo, addr) }, nil
+	}
+	l, err := netlink.LinkByName(proxyLink)
+	if err != nil {
+		return nil, err
+	}
+	if err := netlink.AddrAdd(l, &netlink.Addr{IPNet: ipn}); err != nil {
+		return nil, errors.Join(fmt.Errorf("address %s: %w", proxyLink, err), delProxyLink())
+	}
+	if err := netlink.LinkSetUp(l); err != nil {
+		return nil, errors.Join(err, delProxyLink())
+	}
+	return delProxyLink, nil
+}
+
+func delProxyLink() error {
+	l, err := netlink.LinkByName(proxyLink)
+	if err != nil {
+		var nf netlink.LinkNotFoundError
+		if errors.As(err, &nf) {
+			return nil
+		}
+		return err
+	}
+	return netlink.LinkDel(l)
+}

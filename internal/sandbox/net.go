@@ -1,0 +1,324 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/egress"
+	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/guest"
+	"github.com/airlock-dev/airlock/internal/netpool"
+	"github.com/airlock-dev/airlock/internal/store"
+)
+
+// Networking (Config.Net set). Every sandbox, including the warm pool's
+// idle clones, holds one netpool slot from the moment its QEMU starts: the
+// tap descriptor is part of the QEMU command line, so a slot cannot be
+// attached to a running clone. A pooled clone's slot is deny-all; Create
+// applies the request's policy before it returns, and before anything of
+// the caller's can run in the guest.
+//
+// Two enforcement points share one policy:
+//   - the slot namespace's nftables (netpool): CIDR rules, and for domain
+//     rules only "the guest may talk to the egress proxy";
+//   - the egress proxy (package egress), which looks the sandbox up by the
+//     slot's NsIP (EgressLookup) and allows names: the policy's domain
+//     rules, plus the tenant's credential routes that the policy enables.
+//
+// A credential route (Config.Credentials, from the host's configuration)
+// is enabled by an exact domain rule naming its in-guest host, e.g.
+// {name: "llm", domain: "llm.internal"}: like every other way out it is an
+// explicit, named exception in the sandbox's policy, visible in inspect
+// and in the audit log. The secret never leaves the proxy.
+
+// EgressLookup is the egress proxy's egress.Config.Lookup: which running
+// sandbox owns a slot address, with the domain rules and credential routes
+// it may use. Safe for concurrent use; cheap (one map read).
+func (m *Manager) EgressLookup(src netip.Addr) (egress.Sandbox, bool) {
+	m.egMu.RLock()
+	defer m.egMu.RUnlock()
+	sb, ok := m.egressBySrc[src.Unmap()]
+	return sb, ok
+}
+
+func (m *Manager) setEgressLookup(src netip.Addr, sb egress.Sandbox) {
+	m.egMu.Lock()
+	defer m.egMu.Unlock()
+	m.egressBySrc[src] = sb
+}
+
+func (m *Manager) dropEgressLookup(src netip.Addr) {
+	m.egMu.Lock()
+	defer m.egMu.Unlock()
+	delete(m.egressBySrc, src)
+}
+
+// proxySandbox is what the egress proxy enforces for a sandbox: its domain
+// rules, minus those that enable one of the tenant's credential routes,
+// which become the routes instead.
+func (m *Manager) proxySandbox(id, tenant string, pol netpool.Policy) (egress.Sandbox, error) {
+	sb := egress.Sandbox{ID: id, Tenant: tenant}
+	routes := map[string]egress.CredentialRoute{}
+	for _, r := range m.cfg.Credentials[tenant] {
+		routes[strings.ToLower(strings.TrimSuffix(r.Host, "."))] = r
+	}
+	for _, r := range pol.Allow {
+		if r.Domain == "" {
+			continue
+		}
+		if rt, ok := routes[strings.ToLower(strings.TrimSuffix(r.Domain, "."))]; ok {
+			rt.Name = r.Name // audit events name the policy's rule
+			sb.Routes = append(sb.Routes, rt)
+			continue
+		}
+		sb.Domains = append(sb.Domains, egress.DomainRule{Name: r.Name, Pattern: r.Domain})
+	}
+	if err := sb.Validate(); err != nil {
+		return egress.Sandbox{}, err
+	}
+	return sb, nil
+}
+
+// applyEgress puts pol into force for a sandbox holding slot: the proxy's
+// view first (so that when the namespace opens the proxy already knows the
+// sandbox), then the namespace's nftables, in one transaction that also
+// cuts connections the new policy no longer allows.
+func (m *Manager) applyEgress(slot *netpool.Slot, id, tenant string, pol netpool.Policy) error {
+	psb, err := m.proxySandbox(id, tenant, pol)
+	if err != nil {
+		return err
+	}
+	m.setEgressLookup(slot.NsIP, psb)
+	if err := slot.SetPolicy(pol); err != nil {
+		// Fail closed: the namespace keeps its previous table, and the proxy
+		// forgets the sandbox, so at worst it is more closed than asked.
+		m.dropEgressLookup(slot.NsIP)
+		return fmt.Errorf("sandbox %s: apply egress policy: %w", id, err)
+	}
+	return nil
+}
+
+func isDenyAll(p netpool.Policy) bool { return p.Default == netpool.DefaultDeny && len(p.Allow) == 0 }
+
+// releaseNet forgets a sandbox's proxy entry and tears its slot down. The
+// VM must be gone already.
+func (m *Manager) releaseNet(id string, slot *netpool.Slot) {
+	if slot == nil {
+		return
+	}
+	m.dropEgressLookup(slot.NsIP)
+	if err := m.cfg.Net.Release(slot); err != nil {
+		m.log.Error("release network slot", "sandbox", id, "slot", slot.Index, "err", err)
+	}
+}
+
+// ruleNames lists a policy's allow rule names for audit records.
+func ruleNames(p netpool.Policy) string {
+	names := make([]string, 0, len(p.Allow))
+	for _, r := range p.Allow {
+		names = append(names, r.Name)
+	}
+	return strings.Join(names, ",")
+}
+
+// AuditEgress records one egress proxy event (egress.Config.Audit): ids,
+// rule, byte counts, status. DNS answers are not recorded (a guest can ask
+// thousands; the connections that follow are what matter).
+func (m *Manager) AuditEgress(ev egress.Event) {
+	if ev.Kind == egress.KindDNS {
+		return
+	}
+	d := map[string]string{"kind": ev.Kind, "outcome": ev.Outcome}
+	if ev.Rule != "" {
+		d["rule"] = ev.Rule
+	}
+	if ev.Host != "" {
+		d["host"] = ev.Host // the allowed name or pattern, never a refused one
+	}
+	if ev.Reason != "" {
+		d["reason"] = ev.Reason
+	}
+	if ev.Status != 0 {
+		d["status"] = strconv.Itoa(ev.Status)
+	}
+	d["bytes_up"] = strconv.FormatInt(ev.BytesUp, 10)
+	d["bytes_down"] = strconv.FormatInt(ev.BytesDown, 10)
+	outcome := "ok"
+	if ev.Outcome != egress.OutcomeOK {
+		outcome = ev.Outcome
+	}
+	m.audit(context.Background(), store.AuditRecord{Tenant: ev.Tenant, SandboxID: ev.SandboxID, Event: "egress",
+		Bytes: ev.BytesUp + ev.BytesDown, DurationMS: ev.Duration.Milliseconds(), Outcome: outcome, Detail: d})
+}
+
+// ProbeResult is one egress self-check.
+type ProbeResult struct {
+	Name   string `json:"name"`   // stable: tcp-gateway, tcp-host, tcp-public, tcp-metadata, dns-denied
+	Target string `json:"target"` // what was tried, e.g. "1.1.1.1:443"
+	// Reachable means traffic got through (a connection, a refusal sent
+	// back from beyond the sandbox, a DNS answer): the check failed.
+	Reachable bool   `json:"reachable"`
+	Detail    string `json:"detail,omitempty"` // the guest tool's short error
+}
+
+// probeTimeout bounds each probe inside the guest. A dropped packet shows
+// as this timeout; a refusal comes back at once.
+const probeTimeout = 2
+
+// probeSpec is a probe the guest runs with bash and getent only (every
+// Debian-based template has them; test-tiny has nothing more).
+type probeSpec struct{ name, target, script string }
+
+func (m *Manager) probeSpecs(slot *netpool.Slot) []probeSpec {
+	tcp := func(name, ip string, port int) probeSpec {
+		return probeSpec{name, fmt.Sprintf("%s:%d", ip, port),
+			fmt.Sprintf("timeout %d bash -c '</dev/tcp/%s/%d'", probeTimeout, ip, port)}
+	}
+	gw := netpool.Guest().Gateway.String()
+	specs := []probeSpec{tcp("tcp-gateway", gw, 22)}
+	if slot != nil {
+		specs = append(specs, tcp("tcp-host", slot.HostIP.String(), 22))
+	}
+	specs = append(specs,
+		tcp("tcp-public", "1.1.1.1", 443),
+		tcp("tcp-metadata", "169.254.169.254", 80))
+	// A fresh random name under .invalid: no policy can allow it (a
+	// wildcard over a top-level domain is refused), so any answer means
+	// DNS is not under the proxy's control.
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "probe-" + hex.EncodeToString(b) + ".airlock-probe.invalid"
+	specs = append(specs, probeSpec{"dns-denied", name, fmt.Sprintf("timeout %d getent hosts %s", probeTimeout+1, name)})
+	return specs
+}
+
+// runProbes runs every probe in one exec (in parallel inside the guest, so
+// the whole check takes about one probe timeout) and reads back one line
+// per probe: "<index> <exit code> <stderr, one line>".
+func (m *Manager) runProbes(ctx context.Context, l *live) ([]ProbeResult, error) {
+	specs := m.probeSpecs(l.slot)
+	var sh strings.Builder
+	sh.WriteString("d=$(mktemp -d)\n")
+	for i, p := range specs {
+		fmt.Fprintf(&sh, "( %s ) >/dev/null 2>$d/%d.err; echo $? >$d/%d.rc &\n", p.script, i, i)
+	}
+	sh.WriteString("wait\n")
+	for i := range specs {
+		fmt.Fprintf(&sh, "echo \"%d $(cat $d/%d.rc) $(head -c 200 $d/%d.err | tr '\\n' ' ')\"\n", i, i, i)
+	}
+	sh.WriteString("rm -rf \"$d\"\n")
+	var out, errb bytes.Buffer
+	res, err := l.vm.Agent.Exec(ctx, guest.ExecOptions{Shell: sh.String(), Timeout: 30 * time.Second, Cwd: "/"}, &out, &errb)
+	if err != nil {
+		return nil, fmt.Errorf("egress self-check: %w", err)
+	}
+	if res.ExitCode != 0 || res.TimedOut {
+		return nil, errdefs.FailedPrecondition("egress self-check could not run in the guest (exit %d): %s",
+			res.ExitCode, strings.TrimSpace(errb.String()))
+	}
+	results := make([]ProbeResult, len(specs))
+	seen := make([]bool, len(specs))
+	for _, line := range strings.Split(out.String(), "\n") {
+		f := strings.SplitN(strings.TrimSpace(line), " ", 3)
+		if len(f) < 2 {
+			continue
+		}
+		i, err1 := strconv.Atoi(f[0])
+		rc, err2 := strconv.Atoi(f[1])
+		if err1 != nil || err2 != nil || i < 0 || i >= len(specs) {
+			continue
+		}
+		detail := ""
+		if len(f) == 3 {
+			detail = strings.TrimSpace(f[2])
+		}
+		results[i] = ProbeResult{Name: specs[i].name, Target: specs[i].target, Detail: detail,
+			Reachable: reached(specs[i].name, rc, detail)}
+		seen[i] = true
+	}
+	for i, ok := range seen {
+		if !ok {
+			// Fail closed: a probe that reported nothing counts as passed
+			// through.
+			results[i] = ProbeResult{Name: specs[i].name, Target: specs[i].target, Reachable: true, Detail: "no result"}
+		}
+	}
+	return results, nil
+}
+
+// reached interprets a probe's exit code and error text. A timeout (124)
+// or a local error (no route out of the guest) is "blocked". A connection,
+// or a refusal, is "reachable": a TCP reset or ICMP unreachable means the
+// packet left the sandbox and something answered, even if nothing listens
+// there (default deny drops silently, so nothing answers).
+func reached(name string, rc int, detail string) bool {
+	if rc == 0 {
+		return true
+	}
+	if strings.HasPrefix(name, "dns") {
+		return false // getent: 2 = not found; 124 = timed out
+	}
+	return strings.Contains(detail, "refused") || strings.Contains(detail, "No route to host")
+}
+
+// Probe runs the egress self-check in a running sandbox: TCP to the
+// gateway, to the host's slot address, to a public address and to cloud
+// metadata, and DNS for a name no policy can allow. It fails with
+// FailedPrecondition naming every probe that got through. Probes that a
+// sandbox's own policy allows fail too: the check is that nothing the
+// probes try is open, which is what a deny-by-default job wants to know.
+func (m *Manager) Probe(ctx context.Context, tenant, id string) ([]ProbeResult, error) {
+	began := time.Now()
+	var info Info
+	var results []ProbeResult
+	err := m.use(tenant, id, func(l *live) error {
+		info = l.info
+		var err error
+		results, err = m.runProbes(ctx, l)
+		return err
+	})
+	if info.ID == "" {
+		return nil, err
+	}
+	if err == nil {
+		err = probeError(results)
+	}
+	d := map[string]string{}
+	if err != nil {
+		d["failed"] = failedProbes(results)
+	}
+	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: "egress_probe",
+		Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: outcomeOf(err), Detail: d})
+	return results, err
+}
+
+func failedProbes(rs []ProbeResult) string {
+	var names []string
+	for _, r := range rs {
+		if r.Reachable {
+			names = append(names, r.Name)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+func probeError(rs []ProbeResult) error {
+	if f := failedProbes(rs); f != "" {
+		return errdefs.FailedPrecondition("egress self-check failed: %s", f)
+	}
+	return nil
+}
+
+func outcomeOf(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return errdefs.Code(err)
+}
