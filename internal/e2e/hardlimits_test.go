@@ -99,6 +99,9 @@ func testTTLDuringExec(t *testing.T, d *daemon) {
 	done := busyExec(t, busy, "echo started; sleep 300")
 	checkServerEnded(t, "TTL", done)
 	for _, s := range []*client.Sandbox{busy, bystander} {
+		// The two deadlines differ by the time between the creates; each
+		// sandbox gets the same 2 s of slack after its own.
+		time.Sleep(time.Until(s.Deadline.Add(2 * time.Second)))
 		got, err := c.GetSandbox(ctx(t), s.ID)
 		if err != nil {
 			t.Fatal(err)

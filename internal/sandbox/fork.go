@@ -26,7 +26,7 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 	if err != nil {
 		return nil, err
 	}
-	tmpl, err := m.cfg.Templates.Open(m.cfg.Host, l.info.Template)
+	tmpl, err := m.cfg.Templates.Open(m.cfg.Host, l.snapshot().Template)
 	if err != nil {
 		return nil, fmt.Errorf("fork %s: %w", id, err)
 	}
@@ -52,14 +52,17 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 	// Children map the files private; once they run, the names can go.
 	defer os.RemoveAll(dir)
 
-	l.mu.Lock()
-	if l.ended {
-		l.mu.Unlock()
+	// Exclusive: the parent's agent session is closed and reopened around
+	// the snapshot, so no call may be in flight. A kill meanwhile destroys
+	// the parent and the snapshot fails.
+	l.ops.Lock()
+	if l.ending.Load() {
+		l.ops.Unlock()
 		return nil, errdefs.NotFound("sandbox %s not found", id)
 	}
-	parent := l.info
+	parent := l.snapshot()
 	files, err := m.cfg.Host.SnapshotForFork(ctx, l.vm, tmpl.BootOptions(), dir)
-	l.mu.Unlock()
+	l.ops.Unlock()
 	snapDur := time.Since(began)
 	if err != nil {
 		m.audit(ctx, store.AuditRecord{Tenant: parent.Tenant, SandboxID: parent.ID, Template: parent.Template,

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/egress"
@@ -92,12 +93,27 @@ type Manager struct {
 
 // live is one running sandbox.
 type live struct {
-	mu    sync.RWMutex
-	info  Info          // guarded by mu
-	vm    *vm.VM        // immutable
-	slot  *netpool.Slot // immutable; nil without networking; released by end
-	env   []string
-	ended bool // guarded by mu; set once the VM is destroyed
+	// ops is held for reading by every call into the guest and for
+	// writing by fork (which must snapshot a quiet guest). Kill and expiry
+	// never wait on it: they destroy the VM first, which makes in-flight
+	// calls fail at once, so a running command cannot delay a deadline.
+	ops sync.RWMutex
+	// ending is set once, by the first end(); calls that see it fail
+	// with NotFound.
+	ending atomic.Bool
+
+	mu   sync.Mutex    // guards info; never held across a guest call
+	info Info          // guarded by mu
+	vm   *vm.VM        // immutable
+	slot *netpool.Slot // immutable; nil without networking; released by end
+	env  []string      // immutable
+}
+
+// snapshot returns a copy of the sandbox's info.
+func (l *live) snapshot() Info {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.info
 }
 
 // New starts a Manager: it recovers what an earlier daemon left (adopting
@@ -391,36 +407,36 @@ func (m *Manager) lookup(tenant, id string) (*live, error) {
 	if l == nil || l.vm == nil {
 		return nil, errdefs.NotFound("sandbox %s not found", id)
 	}
-	l.mu.RLock()
-	owner := l.info.Tenant
-	l.mu.RUnlock()
-	if owner != tenant {
+	if l.snapshot().Tenant != tenant {
 		return nil, errdefs.NotFound("sandbox %s not found", id)
 	}
 	return l, nil
 }
 
-// use runs fn with the sandbox held for reading; it fails if the sandbox
-// ended meanwhile.
+// use runs fn as a call into the sandbox; it fails if the sandbox is
+// ending. If the sandbox ends while fn runs, fn's guest calls fail.
 func (m *Manager) use(tenant, id string, fn func(l *live) error) error {
 	l, err := m.lookup(tenant, id)
 	if err != nil {
 		return err
 	}
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	if l.ended {
+	l.ops.RLock()
+	defer l.ops.RUnlock()
+	if l.ending.Load() {
 		return errdefs.NotFound("sandbox %s not found", id)
 	}
-	return fn(l)
+	err = fn(l)
+	if err != nil && l.ending.Load() {
+		// The VM was destroyed under the call: say so, not "transport closing".
+		return errdefs.NotFound("sandbox %s ended (%s) while the call was running", id, l.snapshot().State)
+	}
+	return err
 }
 
 // Get returns a sandbox of tenant, running or ended.
 func (m *Manager) Get(ctx context.Context, tenant, id string) (Info, error) {
 	if l, err := m.lookup(tenant, id); err == nil {
-		l.mu.RLock()
-		defer l.mu.RUnlock()
-		return l.info, nil
+		return l.snapshot(), nil
 	}
 	sb, err := m.cfg.Store.GetSandbox(ctx, tenant, id)
 	if err != nil {
@@ -454,9 +470,7 @@ func (m *Manager) List(ctx context.Context, f ListFilter) ([]Info, error) {
 	out := make([]Info, 0, len(sbs))
 	for _, sb := range sbs {
 		if l, err := m.lookup(f.Tenant, sb.ID); err == nil {
-			l.mu.RLock()
-			out = append(out, l.info)
-			l.mu.RUnlock()
+			out = append(out, l.snapshot())
 			continue
 		}
 		out = append(out, infoFromStore(sb))
@@ -480,21 +494,22 @@ func (m *Manager) Kill(ctx context.Context, tenant, id string) error {
 // ended. reason is the metrics label ("killed", "expired", "shutdown").
 func (m *Manager) end(ctx context.Context, l *live, state, event, reason string) bool {
 	began := time.Now()
-	l.mu.Lock()
-	if l.ended {
-		l.mu.Unlock()
+	if !l.ending.CompareAndSwap(false, true) {
 		return false
 	}
-	l.ended = true
-	l.info.NetAddr = ""
+	now := time.Now().UTC()
+	l.mu.Lock()
 	info := l.info
+	l.info.NetAddr = ""
+	l.info.State, l.info.EndedAt = state, &now
+	l.mu.Unlock()
+	// Destroy without waiting for calls in flight: they fail as soon as
+	// the VM is gone, so a running command cannot hold a sandbox past its
+	// deadline or a kill.
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	destroyErr := l.vm.Destroy(dctx)
 	cancel()
 	m.releaseNet(info.ID, l.slot)
-	now := time.Now().UTC()
-	l.info.State, l.info.EndedAt = state, &now
-	l.mu.Unlock()
 
 	m.mu.Lock()
 	delete(m.sandboxes, info.ID)
@@ -543,7 +558,7 @@ func (m *Manager) Exec(ctx context.Context, tenant, id string, opts guest.ExecOp
 	began := time.Now()
 	var info Info
 	err = m.use(tenant, id, func(l *live) error {
-		info = l.info
+		info = l.snapshot()
 		opts.Env = append(append([]string(nil), l.env...), opts.Env...)
 		res, err = l.vm.Agent.Exec(ctx, opts, stdout, stderr)
 		return err
@@ -579,7 +594,7 @@ func (m *Manager) fileOp(ctx context.Context, tenant, id, event, path string, fn
 	var info Info
 	var n int64
 	err := m.use(tenant, id, func(l *live) error {
-		info = l.info
+		info = l.snapshot()
 		var err error
 		n, err = fn(l)
 		return err
@@ -658,7 +673,7 @@ func (m *Manager) SetEgress(ctx context.Context, tenant, id string, p netpool.Po
 		return Info{}, err
 	}
 	l.mu.Lock()
-	if l.ended {
+	if l.ending.Load() {
 		l.mu.Unlock()
 		return Info{}, errdefs.NotFound("sandbox %s not found", id)
 	}
@@ -719,11 +734,10 @@ func (m *Manager) reaper() {
 			if l == nil {
 				continue
 			}
-			l.mu.RLock()
-			overdue := !l.ended && !now.Before(l.info.Deadline)
-			l.mu.RUnlock()
-			if overdue {
-				m.end(context.Background(), l, store.StateExpired, "expire", "expired")
+			if !l.ending.Load() && !now.Before(l.snapshot().Deadline) {
+				// Each in its own goroutine: one slow teardown must not
+				// delay another sandbox's deadline. ending guards repeats.
+				go m.end(context.Background(), l, store.StateExpired, "expire", "expired")
 			}
 		}
 	}
@@ -767,6 +781,7 @@ func (m *Manager) recover(ctx context.Context) error {
 			}
 			m.audit(ctx, store.AuditRecord{Tenant: sb.Tenant, SandboxID: sb.ID, ParentID: sb.ParentID, Template: sb.Template,
 				Event: event, Metadata: sb.Metadata, Outcome: "ok", Detail: map[string]string{"during": "recovery"}})
+			m.log.Info("sandbox ended during recovery", "sandbox", sb.ID, "tenant", sb.Tenant, "state", state)
 			if state == store.StateExpired {
 				m.cfg.Metrics.Killed("expired")
 			}

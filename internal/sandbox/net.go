@@ -279,7 +279,7 @@ func (m *Manager) Probe(ctx context.Context, tenant, id string) ([]ProbeResult, 
 	var info Info
 	var results []ProbeResult
 	err := m.use(tenant, id, func(l *live) error {
-		info = l.info
+		info = l.snapshot()
 		var err error
 		results, err = m.runProbes(ctx, l)
 		return err
