@@ -122,7 +122,7 @@ unless --kill-on-exit is given.`,
 	f.IntVar(&gid, "socket-gid", -1, "group owning the socket (-1 = unchanged)")
 	f.DurationVar(&maxTTL, "max-ttl", 24*time.Hour, "longest lifetime any sandbox may have")
 	f.IntVar(&maxSandboxes, "max-sandboxes", 64, "most sandboxes running at once")
-	f.IntVar(&warmPool, "warm-pool", 2, "paused VMMs kept ready per template (0 or less disables)")
+	f.IntVar(&warmPool, "warm-pool", 2, "restored, idle clones kept ready per template so a create is one identity push (0 or less disables)")
 	f.Int64Var(&maxUpload, "max-upload-bytes", 512<<20, "largest single file upload")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	f.BoolVar(&killOnExit, "kill-on-exit", false, "kill all sandboxes when the daemon stops")
