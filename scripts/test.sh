@@ -13,6 +13,6 @@ if [ -n "$unformatted" ]; then
   echo "test: gofmt needed on: $unformatted" >&2
   exit 1
 fi
-python3 -m unittest discover -s sdk/python/tests -t sdk/python
+PYTHONPATH=sdk/python python3 -m unittest discover -s sdk/python/tests
 # VM tests share two cores: one package at a time, generous timeouts.
 go test -p 1 -count=1 -timeout 60m ./...
