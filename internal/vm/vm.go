@@ -231,15 +231,29 @@ func (vm *VM) Prepare(ctx context.Context, sandboxID string) error {
 	if _, err := rand.Read(seed); err != nil {
 		return err
 	}
+	sent := time.Now()
 	_, err := vm.Agent.Prepare(ctx, &agentpb.PrepareRequest{
-		UnixNanos: time.Now().UnixNano(), Entropy: seed,
+		UnixNanos: sent.UnixNano(), Entropy: seed,
 		SandboxId: sandboxID, Hostname: sandboxID,
 	})
 	if err != nil {
 		return fmt.Errorf("VM %s: prepare: %w", vm.ID, err)
 	}
+	// The clock pushed is the host's at send time, so it is stale by the
+	// call's transit. The first call after a restore can take seconds on a
+	// loaded emulated host (connection set-up, cold code paths); push the
+	// clock again, now over a warm path, until a push lands quickly.
+	for try := 0; try < 3 && time.Since(sent) > clockSlack; try++ {
+		sent = time.Now()
+		if _, err := vm.Agent.Prepare(ctx, &agentpb.PrepareRequest{UnixNanos: sent.UnixNano()}); err != nil {
+			return fmt.Errorf("VM %s: set clock: %w", vm.ID, err)
+		}
+	}
 	return nil
 }
+
+// clockSlack is how stale a pushed clock may be before it is pushed again.
+const clockSlack = 50 * time.Millisecond
 
 // ConfigureNetwork gives the guest its network configuration (netpool's
 // Guest(): the same address, gateway and resolver in every sandbox). A bake

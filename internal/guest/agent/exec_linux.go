@@ -114,13 +114,30 @@ type execCgroup struct {
 	fd   int
 }
 
+// activeCgroups are the exec cgroups of calls in flight. The sweep of
+// leftover cgroups must never remove one of these: a cgroup removed between
+// its creation and the clone into it makes the exec fail with ENOENT.
+var (
+	cgMu          sync.Mutex
+	activeCgroups = map[string]bool{} // guarded by cgMu
+)
+
 func newExecCgroup() *execCgroup {
 	p := filepath.Join(cgroupDir, fmt.Sprintf("exec-%d", execSeq.Add(1)))
+	cgMu.Lock()
+	activeCgroups[p] = true
+	cgMu.Unlock()
 	if err := os.Mkdir(p, 0o755); err != nil {
+		cgMu.Lock()
+		delete(activeCgroups, p)
+		cgMu.Unlock()
 		return nil
 	}
 	fd, err := unix.Open(p, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
+		cgMu.Lock()
+		delete(activeCgroups, p)
+		cgMu.Unlock()
 		os.Remove(p)
 		return nil
 	}
@@ -133,17 +150,23 @@ func (c *execCgroup) kill() {
 	}
 }
 
-// release closes the handle and removes the cgroup if it is empty; a
-// cgroup whose background children live on is removed by a later exec.
+// release closes the handle and removes the cgroup if it is empty, and
+// sweeps cgroups of earlier execs whose background children have exited
+// since; populated ones fail to remove, harmlessly.
 func (c *execCgroup) release() {
 	if c == nil {
 		return
 	}
 	unix.Close(c.fd)
+	cgMu.Lock()
+	defer cgMu.Unlock()
+	delete(activeCgroups, c.path)
 	os.Remove(c.path)
 	old, _ := filepath.Glob(filepath.Join(cgroupDir, "exec-*"))
 	for _, o := range old {
-		os.Remove(o) // fails harmlessly while populated
+		if !activeCgroups[o] {
+			os.Remove(o)
+		}
 	}
 }
 

@@ -140,9 +140,11 @@ func (s *Server) Prepare(ctx context.Context, req *agentpb.PrepareRequest) (*age
 			return nil, status.Errorf(codes.Internal, "configure network: %v", err)
 		}
 	}
-	s.mu.Lock()
-	s.sandboxID = req.SandboxId
-	s.mu.Unlock()
+	if req.SandboxId != "" {
+		s.mu.Lock()
+		s.sandboxID = req.SandboxId
+		s.mu.Unlock()
+	}
 	return resp, nil
 }
 
