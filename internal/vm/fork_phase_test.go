@@ -16,17 +16,7 @@ func TestForkPhases(t *testing.T) {
 	}
 	host := vmtest.Host(t)
 	ctx := vmtest.Context(t)
-	dir := t.TempDir()
-	shape := avm.BootOptions{MemoryMiB: 256, MemoryFile: filepath.Join(dir, "mem")}
-	base, err := host.Boot(ctx, shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(dir, "state")
-	if err := base.SaveTemplate(ctx, state); err != nil {
-		t.Fatal(err)
-	}
-	base.Destroy(ctx)
+	shape, state := bakeByHand(t, nil)
 	opts := shape
 	opts.MemoryPrivate = true
 	p, _ := host.StartPending(ctx, opts)

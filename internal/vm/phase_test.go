@@ -2,7 +2,6 @@ package vm_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,19 +16,7 @@ func TestRestorePhases(t *testing.T) {
 	}
 	host := vmtest.Host(t)
 	ctx := vmtest.Context(t)
-	dir := t.TempDir()
-	shape := avm.BootOptions{MemoryMiB: 256, MemoryFile: filepath.Join(dir, "mem")}
-	base, err := host.Boot(ctx, shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(dir, "state")
-	t0 := time.Now()
-	if err := base.SaveTemplate(ctx, state); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("save template %s", time.Since(t0))
-	base.Destroy(ctx)
+	shape, state := bakeByHand(t, nil)
 	for i := 0; i < 5; i++ {
 		opts := shape
 		opts.MemoryPrivate = true

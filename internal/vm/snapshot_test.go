@@ -17,22 +17,11 @@ import (
 func TestSnapshotRestore(t *testing.T) {
 	host := vmtest.Host(t)
 	ctx := vmtest.Context(t)
-	dir := t.TempDir()
-	shape := avm.BootOptions{MemoryMiB: 256, MemoryFile: filepath.Join(dir, "mem")}
-	base, err := host.Boot(ctx, shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := base.Agent.WriteFile(ctx, "/etc/baked", strings.NewReader("in the template"), 0, false); err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(dir, "state")
-	if err := base.SaveTemplate(ctx, state); err != nil {
-		t.Fatal(err)
-	}
-	if err := base.Destroy(ctx); err != nil {
-		t.Fatal(err)
-	}
+	shape, state := bakeByHand(t, func(base *avm.VM) {
+		if _, err := base.Agent.WriteFile(ctx, "/etc/baked", strings.NewReader("in the template"), 0, false); err != nil {
+			t.Fatal(err)
+		}
+	})
 	memSum := sum(t, shape.MemoryFile)
 
 	clone := func() *avm.VM {
@@ -79,4 +68,32 @@ func sum(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// bakeByHand cold-boots the minimal root with RAM in a shared file, runs
+// prepare on it, and saves it like a template: the shape clones must use
+// and the device state to load.
+func bakeByHand(t *testing.T, prepare func(*avm.VM)) (avm.BootOptions, string) {
+	t.Helper()
+	host := vmtest.Host(t)
+	ctx := vmtest.Context(t)
+	dir := t.TempDir()
+	shape := avm.BootOptions{MemoryMiB: 256, MemoryFile: filepath.Join(dir, "mem")}
+	base, err := host.Boot(ctx, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prepare != nil {
+		prepare(base)
+	}
+	state := filepath.Join(dir, "state")
+	t0 := time.Now()
+	if err := base.SaveTemplate(ctx, state); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("save template %s", time.Since(t0))
+	if err := base.Destroy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return shape, state
 }
