@@ -8,17 +8,21 @@ package vmtest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/template"
 	"github.com/airlock-dev/airlock/internal/vm"
+	"github.com/airlock-dev/airlock/internal/vmm/qemu"
 )
 
 var (
@@ -38,7 +42,8 @@ func AgentBinary(t testing.TB) string {
 			return
 		}
 		root := filepath.Dir(strings.TrimSpace(string(out)))
-		dir, err := os.MkdirTemp("", "airlock-agent-")
+		sweepStale()
+		dir, err := os.MkdirTemp("", fmt.Sprintf("airlock-agent-%d-", os.Getpid()))
 		if err != nil {
 			agentErr = err
 			return
@@ -91,7 +96,7 @@ func Host(t testing.TB) *vm.Host {
 	RequireVMs(t)
 	agent := AgentBinary(t)
 	hostOnce.Do(func() {
-		runDir, err := os.MkdirTemp("/run", "airlock-test-")
+		runDir, err := os.MkdirTemp("/run", fmt.Sprintf("airlock-test-%d-", os.Getpid()))
 		if err != nil {
 			hostErr = err
 			return
@@ -152,7 +157,7 @@ func Registry(t testing.TB) *template.Registry {
 		t.Skip("mmdebstrap not installed (run scripts/setup.sh)")
 	}
 	tmplOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "airlock-templates-")
+		dir, err := os.MkdirTemp("", fmt.Sprintf("airlock-templates-%d-", os.Getpid()))
 		if err != nil {
 			tmplErr = err
 			return
@@ -175,4 +180,47 @@ func Registry(t testing.TB) *template.Registry {
 		t.Fatalf("bake test template: %v", tmplErr)
 	}
 	return registry
+}
+
+// sweepStale removes what earlier test processes left behind: their run
+// directories (killing any VM still serving one, e.g. after a test binary
+// panicked), built agents and template registries. Each is named with its
+// process's pid; only those whose process is gone are touched.
+func sweepStale() {
+	for _, pattern := range []string{
+		"/run/airlock-test-*",
+		filepath.Join(os.TempDir(), "airlock-agent-*"),
+		filepath.Join(os.TempDir(), "airlock-templates-*"),
+	} {
+		dirs, _ := filepath.Glob(pattern)
+		for _, d := range dirs {
+			if processAlive(ownerPID(filepath.Base(d))) {
+				continue
+			}
+			if strings.HasPrefix(d, "/run/") {
+				vms, _ := os.ReadDir(d)
+				for _, v := range vms {
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					qemu.KillOrphan(ctx, filepath.Join(d, v.Name()))
+					cancel()
+				}
+			}
+			os.RemoveAll(d)
+		}
+	}
+}
+
+// ownerPID reads the pid from names like "airlock-test-1234-5678"; 0 for
+// names from before pids were recorded (always stale).
+func ownerPID(name string) int {
+	parts := strings.Split(name, "-")
+	if len(parts) < 4 {
+		return 0
+	}
+	pid, _ := strconv.Atoi(parts[2])
+	return pid
+}
+
+func processAlive(pid int) bool {
+	return pid > 0 && syscall.Kill(pid, 0) == nil
 }
