@@ -183,6 +183,14 @@ class Network:
         """The policy as last reported by the server."""
         return self._sbx.info.get("egress", {})
 
+    def probe(self) -> List[Dict[str, Any]]:
+        """Run the egress self-check inside the sandbox (TCP to the gateway,
+        the host, a public address and cloud metadata; DNS for a name no
+        policy allows). Returns the per-probe results when all were blocked;
+        raises FailedPreconditionError naming the probes that got out."""
+        out = self._sbx._client.json("POST", self._sbx._path("/probe"))
+        return list((out or {}).get("probes", []))
+
 
 class Sandbox:
     """A throwaway microVM. Create one with ``Sandbox.create(...)``.

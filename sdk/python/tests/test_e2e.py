@@ -50,6 +50,10 @@ class SandboxE2E(unittest.TestCase):
             sbx.network.set_egress(default="deny", allow=[])
             self.assertEqual(sbx.network.egress.get("default"), "deny")
             self.assertFalse(sbx.network.egress.get("allow"))
+            # The in-guest egress self-check: under deny-all nothing gets out.
+            probes = sbx.network.probe()
+            self.assertTrue(probes)
+            self.assertFalse([p for p in probes if p["reachable"]], probes)
             self.assertEqual(sbx.filesystem.write("/job/in.pdf", pdf_bytes), len(pdf_bytes))
             result = sbx.exec(
                 "sha256sum /job/in.pdf | cut -d' ' -f1 > /tmp/sum && mkdir -p /job/out && "

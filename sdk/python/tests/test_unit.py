@@ -126,6 +126,10 @@ class Handler(BaseHTTPRequestHandler):
             if rest == "egress":
                 sbx["egress"] = body
                 return self.send_json(200, sbx)
+            if rest == "probe":
+                if sbx["egress"].get("allow"):
+                    return self.send_error_json(409, "failed_precondition", "egress self-check failed: tcp-host")
+                return self.send_json(200, {"probes": [{"name": "tcp-host", "target": "10.200.0.1:22", "reachable": False}]})
             if rest == "exec":
                 return self.send_json(200, self.run(sid, body))
             if rest == "exec/stream":
@@ -385,6 +389,10 @@ class SDKTest(unittest.TestCase):
             {"name": "dms", "cidr": "10.250.0.2/32", "ports": [8080], "protocol": "tcp"},
             {"name": "llm", "domain": "api.example.com"}])
         self.assertEqual(len(sbx.network.egress["allow"]), 2)
+        with self.assertRaises(airlock.FailedPreconditionError):
+            sbx.network.probe()
+        sbx.network.set_egress(default="deny", allow=[])
+        self.assertFalse(any(p["reachable"] for p in sbx.network.probe()))
         kids = sbx.fork(count=3)
         self.assertEqual(len(kids), 3)
         self.assertTrue(all(k.parent_id == sbx.id for k in kids))
