@@ -27,6 +27,20 @@ type Options struct {
 	Progress  func(format string, a ...any)
 }
 
+// sample runs measure n times and summarises the durations it returns;
+// the first error stops the run.
+func sample(n int, measure func() (time.Duration, error)) (Stats, error) {
+	ds := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		d, err := measure()
+		if err != nil {
+			return Stats{}, err
+		}
+		ds = append(ds, d)
+	}
+	return summarize(ds), nil
+}
+
 // Stats summarises a sample of durations.
 type Stats struct {
 	N                  int
@@ -98,74 +112,80 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 	}
 	r := &Report{Template: t.Name, Accel: string(h.Accel.Accel)}
 
+	var err error
 	say("cold boots (%d)", o.ColdBoots)
-	var cold []time.Duration
-	for i := 0; i < o.ColdBoots; i++ {
+	r.ColdBoot, err = sample(o.ColdBoots, func() (time.Duration, error) {
 		opts := t.BootOptions()
 		opts.MemoryFile, opts.MemoryPrivate = "", false
 		start := time.Now()
 		v, err := h.Boot(ctx, opts)
 		if err != nil {
-			return nil, fmt.Errorf("cold boot: %w", err)
+			return 0, fmt.Errorf("cold boot: %w", err)
 		}
-		cold = append(cold, time.Since(start))
+		d := time.Since(start)
 		v.Destroy(ctx)
+		return d, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	r.ColdBoot = summarize(cold)
 
 	say("creates from a warm pool (%d)", o.Creates)
-	var warm []time.Duration
-	for i := 0; i < o.Creates; i++ {
+	r.CreateWarm, err = sample(o.Creates, func() (time.Duration, error) {
 		// What the daemon's pool holds: a clone restored and warmed ahead
 		// of time. The create is the identity push.
 		v, err := clone(ctx, h, t)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
+		defer v.Destroy(ctx)
 		if _, err := v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard); err != nil {
-			return nil, err
+			return 0, err
 		}
 		start := time.Now()
-		if err := v.Prepare(ctx, v.ID); err != nil {
-			return nil, err
-		}
-		warm = append(warm, time.Since(start))
-		v.Destroy(ctx)
+		err = v.Prepare(ctx, v.ID)
+		return time.Since(start), err
+	})
+	if err != nil {
+		return nil, err
 	}
-	r.CreateWarm = summarize(warm)
 
 	say("creates from a paused VMM (%d)", o.Creates)
-	var paused []time.Duration
-	for i := 0; i < o.Creates; i++ {
+	r.CreatePaused, err = sample(o.Creates, func() (time.Duration, error) {
 		opts := t.BootOptions()
 		opts.ID = vm.NewID("bench-")
 		p, err := h.StartPending(ctx, opts)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		time.Sleep(50 * time.Millisecond) // let the paused VMM settle
 		start := time.Now()
 		v, err := p.RestorePrepared(ctx, t.StatePath(), true, opts.ID)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		paused = append(paused, time.Since(start))
+		d := time.Since(start)
 		v.Destroy(ctx)
+		return d, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	r.CreatePaused = summarize(paused)
 
 	say("creates with process start (%d)", o.Creates)
-	var coldCreate []time.Duration
-	for i := 0; i < o.Creates; i++ {
+	r.CreateCold, err = sample(o.Creates, func() (time.Duration, error) {
 		start := time.Now()
 		v, err := clone(ctx, h, t)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		coldCreate = append(coldCreate, time.Since(start))
+		d := time.Since(start)
 		v.Destroy(ctx)
+		return d, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	r.CreateCold = summarize(coldCreate)
 
 	say("exec round trips (%d)", o.Execs)
 	v, err := clone(ctx, h, t)
@@ -173,53 +193,56 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 		return nil, err
 	}
 	defer v.Destroy(context.WithoutCancel(ctx))
-	var execs, health []time.Duration
-	for i := 0; i < o.Execs; i++ {
+	r.ExecRTT, err = sample(o.Execs, func() (time.Duration, error) {
 		start := time.Now()
 		res, err := v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard)
 		if err != nil || res.ExitCode != 0 {
-			return nil, fmt.Errorf("exec true: %v (exit %d)", err, res.ExitCode)
+			return 0, fmt.Errorf("exec true: %v (exit %d)", err, res.ExitCode)
 		}
-		execs = append(execs, time.Since(start))
-		start = time.Now()
-		if _, err := v.Agent.Health(ctx); err != nil {
-			return nil, err
-		}
-		health = append(health, time.Since(start))
+		return time.Since(start), nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	r.ExecRTT, r.HealthRTT = summarize(execs), summarize(health)
+	r.HealthRTT, err = sample(o.Execs, func() (time.Duration, error) {
+		start := time.Now()
+		_, err := v.Agent.Health(ctx)
+		return time.Since(start), err
+	})
+	if err != nil {
+		return nil, err
+	}
 
 	say("forks (%d)", o.Forks)
-	var forks []time.Duration
-	for i := 0; i < o.Forks; i++ {
+	r.Fork, err = sample(o.Forks, func() (time.Duration, error) {
 		dir, err := os.MkdirTemp(h.RunDir, "forkdata-")
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
+		defer os.RemoveAll(dir)
 		start := time.Now()
 		files, err := h.SnapshotForFork(ctx, v, t.BootOptions(), dir)
 		if err != nil {
-			os.RemoveAll(dir)
-			return nil, err
+			return 0, err
 		}
 		copts := t.BootOptions()
 		copts.ID = vm.NewID("bench-")
 		copts.MemoryFile = files.Mem
 		cp, err := h.StartPending(ctx, copts)
 		if err != nil {
-			os.RemoveAll(dir)
-			return nil, err
+			return 0, err
 		}
 		child, err := cp.RestorePrepared(ctx, files.State, true, copts.ID)
 		if err != nil {
-			os.RemoveAll(dir)
-			return nil, err
+			return 0, err
 		}
-		forks = append(forks, time.Since(start))
+		d := time.Since(start)
 		child.Destroy(ctx)
-		os.RemoveAll(dir)
+		return d, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	r.Fork = summarize(forks)
 
 	say("idle memory (%d sandboxes)", o.Idle)
 	var idle []*vm.VM
