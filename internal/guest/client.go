@@ -36,17 +36,33 @@ type Client struct {
 	first net.Conn // guarded by mu; the pre-opened connection until the first dial takes it
 }
 
+// DialOptions shape how a Client makes its connections.
+type DialOptions struct {
+	// First, if not nil, is used for the first connection: a restore
+	// connects the socket before the guest runs, so the port's saved "host
+	// connected" state matches.
+	First net.Conn
+	// Adopting says the agent may still be inside an earlier host's gRPC
+	// session (a restarted daemon taking over a running VM), so even the
+	// first sync must be ready to end that session (SyncOptions.ResetStale).
+	// Redials always are: whoever dropped the last connection, the agent
+	// may not have noticed yet.
+	Adopting bool
+}
+
 // Dial prepares a client for the agent behind the unix socket QEMU serves
 // at socketPath. The connection (with its sync handshake) is made by the
-// first call; use Ready to wait for it. If first is not nil it is used for the first
-// connection (a restore connects the socket before the guest runs). A
-// dropped connection is redialled, with a new sync, on the next call.
-func Dial(ctx context.Context, socketPath string, first net.Conn) (*Client, error) {
-	cl := &Client{first: first}
+// first call; use Ready to wait for it. A dropped connection is redialled,
+// with a new sync, on the next call.
+func Dial(ctx context.Context, socketPath string, opts DialOptions) (*Client, error) {
+	cl := &Client{first: opts.First}
+	dials := 0 // guarded by cl.mu
 	dialer := func(ctx context.Context, _ string) (net.Conn, error) {
 		cl.mu.Lock()
 		c := cl.first
 		cl.first = nil
+		dials++
+		resetStale := opts.Adopting || dials > 1
 		cl.mu.Unlock()
 		if c == nil {
 			var d net.Dialer
@@ -59,7 +75,7 @@ func Dial(ctx context.Context, socketPath string, first net.Conn) (*Client, erro
 		if !ok {
 			deadline = time.Now().Add(time.Minute)
 		}
-		if err := HostSync(c, deadline); err != nil {
+		if err := HostSync(c, deadline, SyncOptions{ResetStale: resetStale}); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -83,7 +99,7 @@ func Dial(ctx context.Context, socketPath string, first net.Conn) (*Client, erro
 // a cold boot, when the agent may not be up yet.
 func (c *Client) Ready(ctx context.Context) error {
 	if _, err := c.rpc.Health(ctx, &agentpb.HealthRequest{}, grpc.WaitForReady(true)); err != nil {
-		return fmt.Errorf("agent did not answer: %w", mapErr(err))
+		return fmt.Errorf("agent did not answer: %w", mapErr(ctx, "health", err))
 	}
 	return nil
 }
@@ -105,14 +121,14 @@ func (c *Client) Close() error {
 // Health returns the guest's identity and liveness.
 func (c *Client) Health(ctx context.Context) (*agentpb.HealthResponse, error) {
 	r, err := c.rpc.Health(ctx, &agentpb.HealthRequest{})
-	return r, mapErr(err)
+	return r, mapErr(ctx, "health", err)
 }
 
 // Prepare pushes clock, entropy and identity into the guest. It waits for
 // the connection, so it can be the first call after a restore.
 func (c *Client) Prepare(ctx context.Context, req *agentpb.PrepareRequest) (*agentpb.PrepareResponse, error) {
 	r, err := c.rpc.Prepare(ctx, req, grpc.WaitForReady(true))
-	return r, mapErr(err)
+	return r, mapErr(ctx, "prepare", err)
 }
 
 // ExecOptions describes one process to run in the guest.
@@ -162,7 +178,7 @@ func (c *Client) Exec(ctx context.Context, opts ExecOptions, stdout, stderr io.W
 	defer cancel()
 	stream, err := c.rpc.Exec(ctx)
 	if err != nil {
-		return ExecResult{}, mapErr(err)
+		return ExecResult{}, mapErr(ctx, "exec", err)
 	}
 	start := &agentpb.ExecStart{
 		Argv: opts.Argv, Shell: opts.Shell, Env: opts.Env, Cwd: opts.Cwd,
@@ -170,7 +186,7 @@ func (c *Client) Exec(ctx context.Context, opts ExecOptions, stdout, stderr io.W
 		Stdin: opts.Stdin != nil,
 	}
 	if err := stream.Send(&agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Start{Start: start}}); err != nil {
-		return ExecResult{}, mapErr(recvErr(stream, err))
+		return ExecResult{}, mapErr(ctx, "exec", recvErr(stream, err))
 	}
 	stdinErr := make(chan error, 1)
 	if opts.Stdin != nil {
@@ -184,7 +200,7 @@ func (c *Client) Exec(ctx context.Context, opts ExecOptions, stdout, stderr io.W
 			if err == io.EOF {
 				return ExecResult{}, errdefs.Unavailable("agent ended exec without an exit status")
 			}
-			return ExecResult{}, mapErr(err)
+			return ExecResult{}, mapErr(ctx, "exec", err)
 		}
 		switch m := msg.Msg.(type) {
 		case *agentpb.ExecResponse_Stdout:
@@ -253,12 +269,12 @@ func recvErr(stream grpc.ClientStream, err error) error {
 func (c *Client) WriteFile(ctx context.Context, path string, r io.Reader, mode uint32, makeParents bool) (int64, error) {
 	stream, err := c.rpc.WriteFile(ctx)
 	if err != nil {
-		return 0, mapErr(err)
+		return 0, mapErr(ctx, "write file", err)
 	}
 	hdr := &agentpb.WriteFileHeader{Path: path, Mode: mode, MakeParents: makeParents}
 	if err := stream.Send(&agentpb.WriteFileRequest{Msg: &agentpb.WriteFileRequest_Header{Header: hdr}}); err != nil {
 		_, rerr := stream.CloseAndRecv()
-		return 0, mapErr(firstErr(rerr, err))
+		return 0, mapErr(ctx, "write file", firstErr(rerr, err))
 	}
 	buf := make([]byte, ChunkSize)
 	for {
@@ -266,7 +282,7 @@ func (c *Client) WriteFile(ctx context.Context, path string, r io.Reader, mode u
 		if n > 0 {
 			if err := stream.Send(&agentpb.WriteFileRequest{Msg: &agentpb.WriteFileRequest_Data{Data: buf[:n]}}); err != nil {
 				_, cerr := stream.CloseAndRecv()
-				return 0, mapErr(firstErr(cerr, err))
+				return 0, mapErr(ctx, "write file", firstErr(cerr, err))
 			}
 		}
 		if rerr == io.EOF {
@@ -279,7 +295,7 @@ func (c *Client) WriteFile(ctx context.Context, path string, r io.Reader, mode u
 	}
 	resp, err := stream.CloseAndRecv()
 	if err != nil {
-		return 0, mapErr(err)
+		return 0, mapErr(ctx, "write file", err)
 	}
 	return resp.Bytes, nil
 }
@@ -301,7 +317,7 @@ func (c *Client) ReadFile(ctx context.Context, path string, w io.Writer, maxByte
 	defer cancel()
 	stream, err := c.rpc.ReadFile(ctx, &agentpb.ReadFileRequest{Path: path, MaxBytes: maxBytes})
 	if err != nil {
-		return 0, mapErr(err)
+		return 0, mapErr(ctx, "read file", err)
 	}
 	var n int64
 	for {
@@ -310,7 +326,7 @@ func (c *Client) ReadFile(ctx context.Context, path string, w io.Writer, maxByte
 			return n, nil
 		}
 		if err != nil {
-			return n, mapErr(err)
+			return n, mapErr(ctx, "read file", err)
 		}
 		if len(msg.Data) > 0 {
 			if _, err := w.Write(msg.Data); err != nil {
@@ -324,14 +340,14 @@ func (c *Client) ReadFile(ctx context.Context, path string, w io.Writer, maxByte
 // Stat describes one guest path.
 func (c *Client) Stat(ctx context.Context, path string) (*agentpb.FileInfo, error) {
 	r, err := c.rpc.Stat(ctx, &agentpb.PathRequest{Path: path})
-	return r, mapErr(err)
+	return r, mapErr(ctx, "stat", err)
 }
 
 // List describes the entries of a guest directory.
 func (c *Client) List(ctx context.Context, path string) ([]*agentpb.FileInfo, error) {
 	r, err := c.rpc.List(ctx, &agentpb.PathRequest{Path: path})
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, mapErr(ctx, "list", err)
 	}
 	return r.Entries, nil
 }
@@ -339,27 +355,32 @@ func (c *Client) List(ctx context.Context, path string) ([]*agentpb.FileInfo, er
 // Remove deletes a guest path (recursively if asked).
 func (c *Client) Remove(ctx context.Context, path string, recursive bool) error {
 	_, err := c.rpc.Remove(ctx, &agentpb.RemoveRequest{Path: path, Recursive: recursive})
-	return mapErr(err)
+	return mapErr(ctx, "remove", err)
 }
 
 // Mkdir creates a guest directory.
 func (c *Client) Mkdir(ctx context.Context, path string, mode uint32, parents bool) error {
 	_, err := c.rpc.Mkdir(ctx, &agentpb.MkdirRequest{Path: path, Mode: mode, Parents: parents})
-	return mapErr(err)
+	return mapErr(ctx, "mkdir", err)
 }
 
-// mapErr converts a gRPC status into airlock's error classes, keeping the
-// agent's message.
-func mapErr(err error) error {
+// mapErr converts a gRPC status into airlock's error classes, naming the
+// operation and keeping the agent's message. The caller's own context
+// decides first: a call it cancelled or let run out is Unavailable or
+// DeadlineExceeded whatever the transport made of it, never Internal.
+func mapErr(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return errdefs.DeadlineExceeded("agent call: %v", err)
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		return errdefs.DeadlineExceeded("agent %s: deadline exceeded: %v", op, err)
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return errdefs.Unavailable("agent %s: cancelled: %v", op, err)
 	}
 	st, ok := status.FromError(err)
 	if !ok {
-		return fmt.Errorf("agent call: %w", err)
+		return fmt.Errorf("agent %s: %w", op, err)
 	}
 	var class error
 	switch st.Code() {
@@ -379,8 +400,15 @@ func mapErr(err error) error {
 		class = errdefs.ErrPermissionDenied
 	case codes.Unavailable, codes.Canceled:
 		class = errdefs.ErrUnavailable
+	case codes.Unknown:
+		// A handler that returned a bare context error: the session ended
+		// under the call (the agent's side of it was torn down).
+		class = errdefs.ErrInternal
+		if msg := st.Message(); msg == context.Canceled.Error() || msg == context.DeadlineExceeded.Error() {
+			class = errdefs.ErrUnavailable
+		}
 	default:
 		class = errdefs.ErrInternal
 	}
-	return errdefs.New(class, "agent: %s", st.Message())
+	return errdefs.New(class, "agent %s: %s", op, st.Message())
 }

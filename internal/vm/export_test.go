@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 
+	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/image"
 )
 
@@ -15,4 +16,6 @@ var ImageSum = image.FileSHA256
 func PendingConnForTest(p *Pending) net.Conn { return p.conn }
 
 // ReconnectForTest re-establishes the agent session over conn.
-func ReconnectForTest(vm *VM, ctx context.Context, conn net.Conn) error { return vm.connect(ctx, conn) }
+func ReconnectForTest(vm *VM, ctx context.Context, conn net.Conn) error {
+	return vm.connect(ctx, guest.DialOptions{First: conn})
+}

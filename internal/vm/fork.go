@@ -3,6 +3,7 @@ package vm
 import (
 	"context"
 	"fmt"
+	"github.com/airlock-dev/airlock/internal/guest"
 	"path/filepath"
 )
 
@@ -28,7 +29,7 @@ func (h *Host) SnapshotForFork(ctx context.Context, parent *VM, shape BootOption
 	// Whatever happens, the parent runs again and gets an agent session.
 	defer func() {
 		rerr := parent.Machine.Resume(context.WithoutCancel(ctx))
-		cerr := parent.connect(context.WithoutCancel(ctx), conn)
+		cerr := parent.connect(context.WithoutCancel(ctx), guest.DialOptions{First: conn})
 		if err == nil && rerr != nil {
 			err = fmt.Errorf("resume parent %s: %w", parent.ID, rerr)
 		}

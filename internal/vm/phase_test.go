@@ -35,11 +35,11 @@ func TestRestorePhases(t *testing.T) {
 		}
 		c := time.Now()
 		conn := avm.PendingConnForTest(p)
-		if err := guest.HostSync(conn, time.Now().Add(10*time.Second)); err != nil {
+		if err := guest.HostSync(conn, time.Now().Add(10*time.Second), guest.SyncOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		d := time.Now()
-		cl, err := guest.Dial(ctx, "", conn)
+		cl, err := guest.Dial(ctx, "", guest.DialOptions{First: conn})
 		if err != nil {
 			t.Fatal(err)
 		}

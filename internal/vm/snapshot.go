@@ -37,7 +37,7 @@ func (vm *VM) Quiesce(ctx context.Context) (net.Conn, error) {
 		}
 		// Short attempts: the agent may still be tearing down the old
 		// session; a fresh connection resets the port for it.
-		err = guest.HostSync(conn, time.Now().Add(2*time.Second))
+		err = guest.HostSync(conn, time.Now().Add(2*time.Second), guest.SyncOptions{})
 		if err == nil {
 			return conn, nil
 		}
@@ -121,7 +121,7 @@ func (p *Pending) Restore(ctx context.Context, statePath string, ramInFile bool)
 	if err := p.Machine.Resume(ctx); err != nil {
 		return nil, fmt.Errorf("VM %s: resume: %w", p.ID, err)
 	}
-	if err := vm.connect(ctx, p.conn); err != nil {
+	if err := vm.connect(ctx, guest.DialOptions{First: p.conn}); err != nil {
 		return nil, err
 	}
 	return vm, nil
@@ -149,7 +149,7 @@ func (h *Host) Adopt(ctx context.Context, id, stateDir string, pid int) (_ *VM, 
 		return nil, err
 	}
 	vm := &VM{ID: id, Machine: m}
-	if err := vm.connect(ctx, nil); err != nil {
+	if err := vm.connect(ctx, guest.DialOptions{Adopting: true}); err != nil {
 		return nil, err
 	}
 	return vm, nil

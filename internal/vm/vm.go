@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,7 +186,7 @@ func (h *Host) Boot(ctx context.Context, opts BootOptions) (_ *VM, err error) {
 			vm.Destroy(context.Background())
 		}
 	}()
-	if err := vm.connect(ctx, nil); err != nil {
+	if err := vm.connect(ctx, guest.DialOptions{}); err != nil {
 		return nil, err
 	}
 	if err := vm.Prepare(ctx, opts.ID); err != nil {
@@ -197,7 +196,7 @@ func (h *Host) Boot(ctx context.Context, opts BootOptions) (_ *VM, err error) {
 }
 
 // connect dials the agent, giving up early if QEMU dies meanwhile.
-func (vm *VM) connect(ctx context.Context, first net.Conn) error {
+func (vm *VM) connect(ctx context.Context, opts guest.DialOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -207,8 +206,8 @@ func (vm *VM) connect(ctx context.Context, first net.Conn) error {
 		case <-ctx.Done():
 		}
 	}()
-	c, err := guest.Dial(ctx, vm.Machine.AgentSocket(), first)
-	if err == nil && first == nil {
+	c, err := guest.Dial(ctx, vm.Machine.AgentSocket(), opts)
+	if err == nil && opts.First == nil {
 		// Cold boot or adoption: the agent may not be listening yet.
 		if err = c.Ready(ctx); err != nil {
 			c.Close()

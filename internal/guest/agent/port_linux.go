@@ -48,7 +48,8 @@ func FindPort(name string, timeout time.Duration) (string, error) {
 // only when the first byte of a gRPC session arrives. See package guest for
 // why sessions start lazily.
 type portListener struct {
-	path string
+	open func() (io.ReadWriteCloser, error) // opens the port afresh; immutable
+	addr portAddr                           // immutable
 
 	mu     sync.Mutex
 	prev   *portConn     // guarded by mu; the connection handed out last
@@ -56,8 +57,17 @@ type portListener struct {
 	once   sync.Once
 }
 
+// newPortListener serves the virtio-serial device at path.
 func newPortListener(path string) *portListener {
-	return &portListener{path: path, closed: make(chan struct{})}
+	return newPortListenerFunc(portAddr(path), func() (io.ReadWriteCloser, error) {
+		return os.OpenFile(path, os.O_RDWR, 0)
+	})
+}
+
+// newPortListenerFunc serves whatever open returns: tests give it a model
+// of the port.
+func newPortListenerFunc(addr portAddr, open func() (io.ReadWriteCloser, error)) *portListener {
+	return &portListener{open: open, addr: addr, closed: make(chan struct{})}
 }
 
 func (l *portListener) Accept() (net.Conn, error) {
@@ -94,22 +104,36 @@ func (l *portListener) Accept() (net.Conn, error) {
 // openSession opens the port and reads until a gRPC session starts,
 // echoing any sync tokens on the way.
 func (l *portListener) openSession() (*portConn, error) {
-	f, err := os.OpenFile(l.path, os.O_RDWR, 0)
+	f, err := l.open()
 	if err != nil {
 		return nil, err
 	}
 	first := make([]byte, 1)
+	absent := 0
 	for {
 		n, err := f.Read(first)
-		if n == 0 || err != nil {
-			f.Close()
-			if err == nil {
-				err = io.EOF
+		if n == 0 && (err == nil || err == io.EOF) {
+			// No host is connected: the driver answers EOF at once and
+			// offers nothing to wait on until one connects, so poll, with a
+			// backoff. Reopening in a tight loop instead made every guest
+			// orphaned by a dead daemon spin, and sixteen of them starved
+			// the restarting daemon of CPU.
+			absent++
+			select {
+			case <-l.closed:
+				f.Close()
+				return nil, net.ErrClosed
+			case <-time.After(hostAbsentBackoff(absent)):
 			}
+			continue
+		}
+		if err != nil {
+			f.Close()
 			return nil, err
 		}
+		absent = 0
 		if !guest.IsSyncStart(first[0]) {
-			return &portConn{f: f, pending: first[0], hasPending: true, done: make(chan struct{})}, nil
+			return &portConn{f: f, addr: l.addr, pending: first[0], hasPending: true, done: make(chan struct{})}, nil
 		}
 		token := make([]byte, guest.SyncTokenLen)
 		token[0] = first[0]
@@ -124,12 +148,20 @@ func (l *portListener) openSession() (*portConn, error) {
 	}
 }
 
+// hostAbsentBackoff is the wait before the n-th re-read of a port with no
+// host: 5 ms doubling to 50 ms, which bounds both the idle cost of an
+// orphaned guest and the delay a returning host sees.
+func hostAbsentBackoff(n int) time.Duration {
+	d := 5 * time.Millisecond << min(n-1, 4)
+	return min(d, 50*time.Millisecond)
+}
+
 func (l *portListener) Close() error {
 	l.once.Do(func() { close(l.closed) })
 	return nil
 }
 
-func (l *portListener) Addr() net.Addr { return portAddr(l.path) }
+func (l *portListener) Addr() net.Addr { return l.addr }
 
 type portAddr string
 
@@ -140,7 +172,8 @@ func (a portAddr) String() string  { return string(a) }
 // ignored: the host enforces every deadline, and a serial port has no
 // peer to time out.
 type portConn struct {
-	f          *os.File
+	f          io.ReadWriteCloser
+	addr       portAddr
 	mu         sync.Mutex // guards pending/hasPending against concurrent Read
 	pending    byte
 	hasPending bool
@@ -181,7 +214,7 @@ func (c *portConn) Close() error {
 	return err
 }
 
-func (c *portConn) LocalAddr() net.Addr              { return portAddr(c.f.Name()) }
+func (c *portConn) LocalAddr() net.Addr              { return c.addr }
 func (c *portConn) RemoteAddr() net.Addr             { return portAddr("host") }
 func (c *portConn) SetDeadline(time.Time) error      { return nil }
 func (c *portConn) SetReadDeadline(time.Time) error  { return nil }

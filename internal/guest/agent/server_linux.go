@@ -71,7 +71,8 @@ func recoverUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
 				err = status.Errorf(codes.Internal, "agent handler panic in %s", info.FullMethod)
 			}
 		}()
-		return h(ctx, req)
+		resp, err = h(ctx, req)
+		return resp, statusOf(err)
 	}
 }
 
@@ -83,8 +84,27 @@ func recoverStream(log *slog.Logger) grpc.StreamServerInterceptor {
 				err = status.Errorf(codes.Internal, "agent handler panic in %s", info.FullMethod)
 			}
 		}()
-		return h(srv, ss)
+		return statusOf(h(srv, ss))
 	}
+}
+
+// statusOf gives every handler error a gRPC status, so the host can
+// classify it: a bare context error (the call was cancelled or the session
+// ended under it) keeps its meaning instead of arriving as Unknown.
+func statusOf(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return status.FromContextError(err).Err()
+	case errors.Is(err, io.EOF):
+		return status.Error(codes.Unavailable, "host ended the call")
+	}
+	return status.Error(codes.Internal, err.Error())
 }
 
 // Health implements agentpb.AgentServer.
