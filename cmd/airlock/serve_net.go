@@ -23,6 +23,7 @@ import (
 // netFlags configure sandbox networking for `airlock serve --net`.
 type netFlags struct {
 	enabled     bool
+	instance    string
 	baseCIDR    string
 	proxyAddr   string
 	prewarm     int
@@ -30,16 +31,18 @@ type netFlags struct {
 	credentials string
 }
 
-// proxyLink is the dummy interface in the host namespace that carries the
-// egress proxy's address (outside the slot range, so "allow the proxy" is
-// never "allow a slot").
-const proxyLink = "airlock-proxy"
+// proxyLinkName is the dummy interface in the host namespace that carries
+// the egress proxy's address (outside the slot range, so "allow the proxy"
+// is never "allow a slot"). Like every host-wide name it carries the
+// instance, so one daemon never deletes another's.
+func proxyLinkName(instance string) string { return "airlock-p" + instance }
 
 func (n *netFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&n.enabled, "net", false, "give every sandbox its own network namespace with a default-deny egress policy (needs root)")
+	f.StringVar(&n.instance, "net-instance", os.Getenv("AIRLOCK_NET_INSTANCE"), "1-5 of [a-z0-9] carried by every namespace, link and nftables table this daemon makes, so daemons on one host never touch each other's (default: derived from --state-dir; env AIRLOCK_NET_INSTANCE)")
 	f.StringVar(&n.baseCIDR, "net-base-cidr", netpool.DefaultBaseCIDR, "IPv4 range carved into one /30 per sandbox; must be unused on this host")
-	f.StringVar(&n.proxyAddr, "proxy-addr", "10.199.255.1", "address of the egress proxy (domain rules, DNS, credential routes), put on a dummy interface "+proxyLink+" (or lo); \"\" disables the proxy")
+	f.StringVar(&n.proxyAddr, "proxy-addr", "10.199.255.1", "address of the egress proxy (domain rules, DNS, credential routes), put on a dummy interface airlock-p<instance> (or lo); \"\" disables the proxy")
 	f.IntVar(&n.prewarm, "net-prewarm", 4, "network slots kept built ahead of demand")
 	f.StringSliceVar(&n.uplinks, "uplink", nil, "host interfaces sandbox traffic allowed by CIDR rules is masqueraded out of (repeatable)")
 	f.StringVar(&n.credentials, "credentials", "", "JSON file of credential routes per tenant: {\"tenant\": [{\"name\",\"host\",\"upstream\",\"header\",\"value\"}]}; secrets stay in the proxy")
@@ -67,9 +70,15 @@ func (h *hostNet) close(log *slog.Logger) {
 
 // setup validates the flags and builds the pool (and the proxy's address).
 // The proxy itself starts once the sandbox manager exists (startProxy).
-func (n *netFlags) setup(log *slog.Logger) (_ *hostNet, err error) {
+func (n *netFlags) setup(log *slog.Logger, stateDir string) (_ *hostNet, err error) {
 	if !n.enabled {
 		return nil, nil
+	}
+	if n.instance == "" {
+		n.instance = netpool.InstanceFor(stateDir)
+	}
+	if !netpool.ValidInstance(n.instance) {
+		return nil, errdefs.InvalidArgument("--net-instance %q: must be 1-5 of [a-z0-9]", n.instance)
 	}
 	if os.Geteuid() != 0 {
 		return nil, errdefs.FailedPrecondition("--net needs root (network namespaces, nftables)")
@@ -94,19 +103,19 @@ func (n *netFlags) setup(log *slog.Logger) (_ *hostNet, err error) {
 			return nil, errdefs.InvalidArgument("--proxy-addr %q: not an IPv4 address", n.proxyAddr)
 		}
 		h.proxyAddr = a
-		undo, err := addProxyLink(a)
+		undo, err := addProxyLink(proxyLinkName(n.instance), a)
 		if err != nil {
 			return nil, fmt.Errorf("egress proxy address: %w", err)
 		}
 		h.undo = append(h.undo, undo)
 	}
 	h.pool, err = netpool.New(netpool.Config{BaseCIDR: n.baseCIDR, ProxyAddr: n.proxyAddr, Prewarm: n.prewarm,
-		Uplinks: n.uplinks, Logger: log})
+		Uplinks: n.uplinks, Instance: n.instance, Logger: log})
 	if err != nil {
 		return nil, err
 	}
 	h.undo = append(h.undo, h.pool.Close)
-	log.Info("sandbox networking on", "base_cidr", n.baseCIDR, "proxy", n.proxyAddr, "uplinks", n.uplinks,
+	log.Info("sandbox networking on", "instance", n.instance, "base_cidr", n.baseCIDR, "proxy", n.proxyAddr, "uplinks", n.uplinks,
 		"credential_tenants", len(h.credentials))
 	return h, nil
 }
@@ -176,42 +185,43 @@ func loadCredentials(path string) (map[string][]egress.CredentialRoute, error) {
 // addProxyLink (re)creates the dummy interface holding the proxy address.
 // Kernels without the dummy driver get the address on lo instead (local
 // delivery works the same); the returned undo removes whichever was made.
-func addProxyLink(a netip.Addr) (func() error, error) {
-	if err := delProxyLink(); err != nil {
+func addProxyLink(name string, a netip.Addr) (func() error, error) {
+	if err := delProxyLink(name); err != nil {
 		return nil, err
 	}
+	del := func() error { return delProxyLink(name) }
 	ipn := &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(32, 32)}
 	la := netlink.NewLinkAttrs()
-	la.Name = proxyLink
+	la.Name = name
 	if err := netlink.LinkAdd(&netlink.Dummy{LinkAttrs: la}); err != nil {
 		if !errors.Is(err, unix.EOPNOTSUPP) {
-			return nil, fmt.Errorf("add %s: %w", proxyLink, err)
+			return nil, fmt.Errorf("add %s: %w", name, err)
 		}
 		lo, err := netlink.LinkByName("lo")
 		if err != nil {
 			return nil, err
 		}
-		addr := &netlink.Addr{IPNet: ipn, Label: "lo:airlock"}
+		addr := &netlink.Addr{IPNet: ipn, Label: "lo:" + name[len("airlock-"):]}
 		if err := netlink.AddrReplace(lo, addr); err != nil {
 			return nil, fmt.Errorf("address %s on lo: %w", a, err)
 		}
 		return func() error { return netlink.AddrDel(lo, addr) }, nil
 	}
-	l, err := netlink.LinkByName(proxyLink)
+	l, err := netlink.LinkByName(name)
 	if err != nil {
 		return nil, err
 	}
 	if err := netlink.AddrAdd(l, &netlink.Addr{IPNet: ipn}); err != nil {
-		return nil, errors.Join(fmt.Errorf("address %s: %w", proxyLink, err), delProxyLink())
+		return nil, errors.Join(fmt.Errorf("address %s: %w", name, err), del())
 	}
 	if err := netlink.LinkSetUp(l); err != nil {
-		return nil, errors.Join(err, delProxyLink())
+		return nil, errors.Join(err, del())
 	}
-	return delProxyLink, nil
+	return del, nil
 }
 
-func delProxyLink() error {
-	l, err := netlink.LinkByName(proxyLink)
+func delProxyLink(name string) error {
+	l, err := netlink.LinkByName(name)
 	if err != nil {
 		var nf netlink.LinkNotFoundError
 		if errors.As(err, &nf) {

@@ -1,11 +1,15 @@
 package netpool
 
 import (
+	"crypto/sha256"
+	"encoding/base32"
 	"encoding/binary"
 	"fmt"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
 )
@@ -106,35 +110,66 @@ func (a addressing) indexOf(addr netip.Addr) int {
 	return int((binary.BigEndian.Uint32(x[:]) - binary.BigEndian.Uint32(b[:])) / 4)
 }
 
-// Naming. Interface names are limited to 15 bytes: "alk" + up to 7 digits
-// fits any base range this package accepts in practice.
+// Naming. Every host-wide name a Pool uses (namespace mounts under
+// /run/netns, host links, the host nftables table) carries its instance,
+// so that several daemons, and tests beside a daemon, each own a disjoint
+// set of names and never touch one another's. Inside a slot namespace the
+// names are fixed: the namespace itself is the pool's own.
 const (
-	netnsPrefix  = "airlock-s"
-	hostVethPref = "alk"
-	nsVethName   = "veth0"
-	tapName      = "tap0"
-	guestPeer    = "guest0" // GuestLinkVethForTests only
-	tableName    = "airlock"
+	nsVethName = "veth0"
+	tapName    = "tap0"
+	guestPeer  = "guest0" // GuestLinkVethForTests only
+	tableName  = "airlock"
+	// maxInstanceLen keeps "al<instance>-<index>" within the kernel's 15
+	// bytes for interface names with indices up to 7 digits.
+	maxInstanceLen = 5
 )
 
-func hostVethName(i int) string { return fmt.Sprintf("%s%d", hostVethPref, i) }
+// names are the host-wide names of one pool instance.
+type names struct {
+	instance    string
+	netnsPrefix string // "airlock-<instance>-s", + index
+	vethPrefix  string // "al<instance>-", + index
+	hostTable   string // "airlock-<instance>"
+}
 
-// validNetnsPrefix accepts [a-z0-9-]{1,20} ending in a non-digit, so that
-// prefix+N parses back unambiguously.
-func validNetnsPrefix(s string) bool {
-	if len(s) == 0 || len(s) > 20 || s[len(s)-1] >= '0' && s[len(s)-1] <= '9' {
+func namesFor(instance string) names {
+	return names{
+		instance:    instance,
+		netnsPrefix: "airlock-" + instance + "-s",
+		vethPrefix:  "al" + instance + "-",
+		hostTable:   "airlock-" + instance,
+	}
+}
+
+func (n names) netns(i int) string { return fmt.Sprintf("%s%d", n.netnsPrefix, i) }
+func (n names) veth(i int) string  { return fmt.Sprintf("%s%d", n.vethPrefix, i) }
+
+// ValidInstance reports whether s can name a pool instance: 1 to 5 of
+// [a-z0-9]. No '-': it ends every prefix, so no instance's prefix is a
+// prefix of another's ("al" + "ab" + "-" never starts "al" + "abc" + "-").
+func ValidInstance(s string) bool {
+	if len(s) == 0 || len(s) > maxInstanceLen {
 		return false
 	}
 	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
 			return false
 		}
 	}
 	return true
 }
 
+// InstanceFor derives a stable instance name from a daemon's state
+// directory, so that each daemon on a host owns its own names by default.
+func InstanceFor(stateDir string) string {
+	sum := sha256.Sum256([]byte(filepath.Clean(stateDir)))
+	enc := strings.ToLower(base32.StdEncoding.EncodeToString(sum[:]))
+	return enc[:maxInstanceLen]
+}
+
 // parseIndex returns N for name == prefix+N written canonically, else -1,
-// so "alk01" or "airlock-s1x" are never mistaken for ours.
+// so "alab-01" or "airlock-ab-s1x" are never mistaken for ours.
 func parseIndex(name, prefix string) int {
 	if len(name) <= len(prefix) || name[:len(prefix)] != prefix {
 		return -1

@@ -1,8 +1,8 @@
 // Package netpool owns the per-sandbox network: a pool of numbered slots,
-// each a named network namespace ("airlock-s<N>", bind-mounted under
-// /run/netns so `ip netns` sees it) holding the guest's tap ("tap0") and one
-// end of a veth pair whose host end is "alk<N>", plus the nftables rules that
-// make egress deny-by-default.
+// each a named network namespace ("airlock-<instance>-s<N>", bind-mounted
+// under /run/netns so `ip netns` sees it) holding the guest's tap ("tap0")
+// and one end of a veth pair whose host end is "al<instance>-<N>", plus the
+// nftables rules that make egress deny-by-default.
 //
 // Addressing. Slot N owns the N-th /30 of Config.BaseCIDR (default
 // 10.200.0.0/16, 16,384 slots): .1 on the host veth, .2 on the namespace
@@ -23,10 +23,13 @@
 // returns the descriptor, which the caller hands to QEMU
 // (-netdev tap,fd=N). Only that descriptor belongs to the slot.
 //
-// Naming. Config.NetnsPrefix (default "airlock-s") names the namespaces
-// under /run/netns, which is host-wide; a second Pool on the same host
-// (tests beside a daemon) must use its own prefix, since a Pool treats
-// every prefix+N it finds as its own.
+// Naming. Config.Instance (1-5 of [a-z0-9]; a daemon derives it from its
+// state directory, tests from their pid) is in every host-wide name: the
+// namespace mounts under /run/netns, the host veths and the host table. A
+// Pool scans, adopts and deletes only names of its own instance, so two
+// daemons on one host, or a test run beside a daemon, leave each other's
+// namespaces, links and tables exactly as they were. New also refuses a
+// BaseCIDR that overlaps an address already on a host link.
 //
 // Egress. Each namespace has one inet table "airlock", replaced atomically
 // (one nftables transaction) by Slot.SetPolicy: forward and input hooks with
@@ -41,8 +44,9 @@
 // exists, and conntrack is flushed on every SetPolicy so revoking an allow
 // cuts flows that are already open.
 //
-// The host gets one inet table "airlock" (created by New, removed by Close;
-// no other table is touched) as defence in depth: from alk* interfaces it
+// The host gets one inet table "airlock-<instance>" (created by New, removed
+// by Close; no other table is touched) as defence in depth: from this
+// instance's veths it
 // drops IPv6, spoofed sources, link-local, slot-to-slot forwarding, and any
 // packet addressed to the host other than at a slot veth address or the
 // proxy. New enables net.ipv4.ip_forward and never disables it. A drop in
@@ -53,13 +57,16 @@
 // Config.Prewarm ready) or builds one; every build step registers its undo
 // as it creates something, so a failed Acquire leaves nothing. Release tears
 // down host veth then namespace and is idempotent. The kernel is the only
-// record: New sets aside whatever airlock-s*/alk* resources exist, and
+// record: New sets aside whatever namespaces and links of its instance
+// exist, and
 // Recover adopts those the caller says are in use and deletes the rest, so
 // after a crash no slot points at a dead namespace and no index is handed
 // out twice.
 //
 // What it must never do: shell out to ip/iptables/nft (everything goes
 // through netlink and nftables libraries); touch nftables tables other than
-// its own "airlock" tables; open any path into a slot that its policy does
+// its own tables ("airlock" in its slot namespaces, "airlock-<instance>" on
+// the host); touch a namespace or link of another instance; open any path
+// into a slot that its policy does
 // not name.
 package netpool

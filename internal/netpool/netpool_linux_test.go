@@ -15,7 +15,7 @@ package netpool
 // the machine. Only TestCyclesLeaveNothing uses the real host namespace, as
 // production does, and it sends no traffic.
 //
-//	guest ns --veth-- slot ns (airlock-sN) --veth alkN-- fake host --veth dmsh0-- dms ns
+//	guest ns --veth-- slot ns (airlock-<inst>-sN) --veth al<inst>-N-- fake host --veth dmsh0-- dms ns
 //	172.30.0.2        tap0 .1 / veth0 NsIP   HostIP      10.250.0.1   10.250.0.2 + 169.254.169.254
 //
 // Negative probes wait a couple of seconds; every one is paired with a
@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/netpool/netpooltest"
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
 	"github.com/google/nftables/userdata"
@@ -61,10 +62,11 @@ func requireRoot(t *testing.T) {
 	}
 }
 
-// testNetns creates /run/netns/airlock-test-<name>, removed at cleanup.
+// testNetns creates /run/netns/airlock-test-<pid>-<name>, removed at
+// cleanup.
 func testNetns(t *testing.T, name string) string {
 	t.Helper()
-	path := filepath.Join(netnsDir, "airlock-test-"+name)
+	path := filepath.Join(netnsDir, netpooltest.NetnsName(name))
 	_ = removeNetns(path) // leftover of an interrupted run
 	var cu cleanup
 	if err := createNetns(path, &cu); err != nil {
@@ -179,6 +181,7 @@ func newEnv(t *testing.T, cfg Config) *env {
 	t.Cleanup(func() { srv.Close(); echoLn.Close(); hostLn.Close(); udp.Close() })
 
 	cfg.GuestLink = GuestLinkVethForTests
+	cfg.Instance = netpooltest.Instance()
 	must(t, inNetns(e.host, func() (err error) {
 		e.pool, err = New(cfg)
 		return err
@@ -555,20 +558,21 @@ func TestUplinkMasquerade(t *testing.T) {
 func TestFailedAcquireLeavesNothing(t *testing.T) {
 	requireRoot(t)
 	e := newEnv(t, Config{BaseCIDR: "10.200.0.0/24"})
-	// Occupy alk0 in the fake host after New, so building slot 0 fails at the
-	// veth step, after its namespace and table exist.
+	// Occupy slot 0's host veth name in the fake host after New, so building
+	// slot 0 fails at the veth step, after its namespace and table exist.
 	hh := handleAt(t, e.host)
+	veth0 := e.pool.names.veth(0)
 	la := netlink.NewLinkAttrs()
-	la.Name = "alk0"
-	must(t, hh.LinkAdd(&netlink.Veth{LinkAttrs: la, PeerName: "conflict0"}), "conflicting alk0")
+	la.Name = veth0
+	must(t, hh.LinkAdd(&netlink.Veth{LinkAttrs: la, PeerName: "conflict0"}), "conflicting "+veth0)
 	_, err := e.pool.Acquire(context.Background())
 	if !errors.Is(err, errdefs.ErrAlreadyExists) {
-		t.Fatalf("Acquire with alk0 taken: got %v, want already_exists", err)
+		t.Fatalf("Acquire with %s taken: got %v, want already_exists", veth0, err)
 	}
 	if _, err := os.Stat(filepath.Join(netnsDir, e.pool.netnsName(0))); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("failed Acquire left %s behind (stat: %v)", e.pool.netnsName(0), err)
 	}
-	if _, err := hh.LinkByName("alk0"); err != nil {
+	if _, err := hh.LinkByName(veth0); err != nil {
 		t.Errorf("rollback deleted a link it did not create: %v", err)
 	}
 	// The pool moves on to another index and works.
@@ -580,8 +584,8 @@ func TestFailedAcquireLeavesNothing(t *testing.T) {
 	if _, err := e.pool.Recover(context.Background(), nil); err != nil {
 		t.Fatalf("Recover: %v", err)
 	}
-	if _, err := hh.LinkByName("alk0"); err == nil {
-		t.Errorf("Recover left orphan alk0")
+	if _, err := hh.LinkByName(veth0); err == nil {
+		t.Errorf("Recover left orphan %s", veth0)
 	}
 }
 
@@ -603,7 +607,7 @@ func TestRecover(t *testing.T) {
 
 	var p *Pool
 	must(t, inNetns(e.host, func() (err error) {
-		p, err = New(Config{BaseCIDR: "10.200.0.0/24", GuestLink: GuestLinkVethForTests})
+		p, err = New(Config{BaseCIDR: "10.200.0.0/24", GuestLink: GuestLinkVethForTests, Instance: netpooltest.Instance()})
 		return err
 	}), "New after crash")
 	defer func() { must(t, p.Close(), "Close") }()
@@ -662,11 +666,10 @@ func waitReady(t *testing.T, p *Pool, n int) {
 // TestCyclesLeaveNothing runs in the real host namespace, as production does.
 func TestCyclesLeaveNothing(t *testing.T) {
 	requireRoot(t)
-	if fwd, err := os.ReadFile("/proc/sys/net/ipv4/ip_forward"); err == nil {
-		t.Cleanup(func() { os.WriteFile("/proc/sys/net/ipv4/ip_forward", fwd, 0) })
-	}
+	// ip_forward is left on: a daemon on this host may rely on it (netpool
+	// never turns it off either).
 	const n = 200
-	p, err := New(Config{BaseCIDR: "10.200.0.0/16", MaxSlots: 64, Prewarm: 2})
+	p, err := New(Config{BaseCIDR: netpooltest.FreeBase(t, 16), MaxSlots: 64, Prewarm: 2, Instance: netpooltest.Instance()})
 	must(t, err, "New")
 	closed := false
 	defer func() {
@@ -674,8 +677,8 @@ func TestCyclesLeaveNothing(t *testing.T) {
 			p.Close()
 		}
 	}()
-	if !hostTableExists(t) {
-		t.Fatalf("New did not install host table %q", tableName)
+	if !hostTableExists(t, p) {
+		t.Fatalf("New did not install host table %q", p.names.hostTable)
 	}
 
 	waitReady(t, p, 2)
@@ -721,8 +724,8 @@ func TestCyclesLeaveNothing(t *testing.T) {
 	if ns, links, err := p.scan(); err != nil || len(ns)+len(links) != 0 {
 		t.Errorf("after Close: netns %v, links %v (err %v); want none", ns, links, err)
 	}
-	if hostTableExists(t) {
-		t.Errorf("host table %q left after Close", tableName)
+	if hostTableExists(t, p) {
+		t.Errorf("host table %q left after Close", p.names.hostTable)
 	}
 	if _, err := p.Acquire(ctx); !errdefs.IsFailedPrecondition(err) {
 		t.Errorf("Acquire after Close: %v, want failed_precondition", err)
@@ -744,14 +747,14 @@ func TestColdAcquire(t *testing.T) {
 	t.Logf("cold Acquire (Prewarm 0): mean %v over %d", total/n, n)
 }
 
-func hostTableExists(t *testing.T) bool {
+func hostTableExists(t *testing.T, p *Pool) bool {
 	t.Helper()
 	c, err := nftables.New()
 	must(t, err, "nft conn")
 	tables, err := c.ListTables()
 	must(t, err, "list tables")
 	for _, tb := range tables {
-		if tb.Name == tableName {
+		if tb.Name == p.names.hostTable {
 			return true
 		}
 	}
@@ -759,18 +762,21 @@ func hostTableExists(t *testing.T) bool {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
+	inst := netpooltest.Instance()
 	for _, cfg := range []Config{
-		{BaseCIDR: "10.200.0.1/16"},
-		{MaxSlots: -1},
-		{BaseCIDR: "10.200.0.0/30", MaxSlots: 2},
-		{Prewarm: -1},
-		{GuestLink: "bridge"},
-		{ProxyAddr: "10.200.3.3"},
-		{ProxyAddr: "169.254.169.254"},
-		{ProxyAddr: "nope"},
-		{Uplinks: []string{"alk3"}},
-		{NetnsPrefix: "airlock-s1"},
-		{NetnsPrefix: "Bad/prefix-"},
+		{BaseCIDR: "10.200.0.1/16", Instance: inst},
+		{MaxSlots: -1, Instance: inst},
+		{BaseCIDR: "10.200.0.0/30", MaxSlots: 2, Instance: inst},
+		{Prewarm: -1, Instance: inst},
+		{GuestLink: "bridge", Instance: inst},
+		{ProxyAddr: "10.200.3.3", Instance: inst},
+		{ProxyAddr: "169.254.169.254", Instance: inst},
+		{ProxyAddr: "nope", Instance: inst},
+		{Uplinks: []string{"al" + inst + "-3"}, Instance: inst},
+		{},
+		{Instance: "toolong"},
+		{Instance: "Bad"},
+		{Instance: "a-b"},
 	} {
 		if _, err := New(cfg); !errdefs.IsInvalidArgument(err) {
 			t.Errorf("New(%+v) = %v, want invalid_argument", cfg, err)
@@ -787,4 +793,40 @@ func dumpOnFailure(t *testing.T, s *Slot) {
 			t.Logf("ruleset of %s:\n%s", s.NetnsName, out)
 		}
 	})
+}
+
+// TestRecoverNeverReusesAdopted: an adopted slot above every index handed
+// out so far must not come back from Acquire (it used to: Recover took it
+// off the reserved list, and fresh indices skipped only reserved ones).
+func TestRecoverNeverReusesAdopted(t *testing.T) {
+	requireRoot(t)
+	e := newEnv(t, Config{BaseCIDR: "10.200.0.0/24"})
+	old := e.pool
+	var top *Slot
+	for range 3 {
+		top = acquire(t, old)
+	}
+	old.cancel() // crash: nothing torn down
+	<-old.done
+
+	var p *Pool
+	must(t, inNetns(e.host, func() (err error) {
+		p, err = New(Config{BaseCIDR: "10.200.0.0/24", GuestLink: GuestLinkVethForTests, Instance: netpooltest.Instance()})
+		return err
+	}), "New after crash")
+	defer func() { must(t, p.Close(), "Close") }()
+	adopted, err := p.Recover(context.Background(), map[int]bool{top.Index: true})
+	must(t, err, "Recover")
+	if len(adopted) != 1 {
+		t.Fatalf("adopted %d slots, want 1", len(adopted))
+	}
+	for range 4 {
+		s, err := p.Acquire(context.Background())
+		must(t, err, "Acquire after Recover")
+		defer func() { must(t, p.Release(s), "Release") }()
+		if s.Index == top.Index {
+			t.Fatalf("Acquire handed out adopted slot %d again", s.Index)
+		}
+	}
+	must(t, p.Release(adopted[0]), "Release adopted")
 }

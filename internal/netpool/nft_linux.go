@@ -40,7 +40,7 @@ var (
 // The input chain drops everything the guest sends to the namespace itself
 // (gateway, veth address): nothing in the namespace serves the guest.
 func slotRuleset(c *nftables.Conn, base, proxy netip.Prefix, rules []compiledRule, defaultAllow bool) {
-	t := replaceTable(c)
+	t := replaceTable(c, tableName)
 
 	in := c.AddChain(&nftables.Chain{Name: "input", Table: t, Type: nftables.ChainTypeFilter,
 		Hooknum: nftables.ChainHookInput, Priority: nftables.ChainPriorityFilter, Policy: &policyDrop})
@@ -125,20 +125,21 @@ func allowRule(c *nftables.Conn, t *nftables.Table, ch *nftables.Chain, name str
 
 // hostRuleset builds the host's table: defence in depth behind the
 // namespace tables, and the only place that touches host forwarding. Layout
-// (inet "airlock"; chains have policy accept so the host's other traffic and
-// tables are unaffected):
+// (inet "airlock-<instance>"; chains have policy accept so the host's other
+// traffic and tables are unaffected; "al<i>-*" is this instance's veths):
 //
-//	chain forward { iif alk* ip6 drop; iif alk* ip saddr != base drop (anti-spoof);
-//	                iif alk* ip daddr 169.254.0.0/16 drop; iif alk* oif alk* drop (slot to slot) }
-//	chain input   { iif alk* ip6 drop; iif alk* ip daddr != base [and != proxy] drop }
+//	chain forward { iif al<i>-* ip6 drop; iif al<i>-* ip saddr != base drop (anti-spoof);
+//	                iif al<i>-* ip daddr 169.254.0.0/16 drop; iif al<i>-* oif al<i>-* drop (slot to slot) }
+//	chain input   { iif al<i>-* ip6 drop; iif al<i>-* ip daddr != base [and != proxy] drop }
 //	chain postrouting (nat, only with Uplinks) { ip saddr base oif <uplink> masquerade }
 //
 // The input rule means a guest allowed "0.0.0.0/0" still cannot reach host
 // services on the host's other addresses (sshd on eth0, the API): the host is
 // reachable only at slot veth addresses, which the namespace policy governs
 // by explicit rule, and at the proxy.
-func hostRuleset(c *nftables.Conn, base netip.Prefix, proxy netip.Prefix, uplinks []string) {
-	t := replaceTable(c)
+func hostRuleset(c *nftables.Conn, n names, base netip.Prefix, proxy netip.Prefix, uplinks []string) {
+	t := replaceTable(c, n.hostTable)
+	hostVethPref := n.vethPrefix
 	fw := c.AddChain(&nftables.Chain{Name: "forward", Table: t, Type: nftables.ChainTypeFilter,
 		Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter, Policy: &policyAccept})
 	add(c, t, fw, "slot-ipv6", iifPrefix(hostVethPref), nfproto(unix.NFPROTO_IPV6), counter(), drop())
@@ -166,8 +167,8 @@ func hostRuleset(c *nftables.Conn, base netip.Prefix, proxy netip.Prefix, uplink
 
 // replaceTable queues "add; delete; add" so the batch works whether or not
 // the table exists, and returns the fresh table.
-func replaceTable(c *nftables.Conn) *nftables.Table {
-	t := &nftables.Table{Name: tableName, Family: nftables.TableFamilyINet}
+func replaceTable(c *nftables.Conn, name string) *nftables.Table {
+	t := &nftables.Table{Name: name, Family: nftables.TableFamilyINet}
 	c.AddTable(t)
 	c.DelTable(t)
 	return c.AddTable(t)

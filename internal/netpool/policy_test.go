@@ -102,9 +102,22 @@ func TestAddressing(t *testing.T) {
 			t.Errorf("parseBase(%q) = %v, want invalid_argument", bad, err)
 		}
 	}
-	for name, want := range map[string]int{"alk0": 0, "alk17": 17, "alk01": -1, "alk": -1, "alkx": -1, "alk-1": -1, "eth0": -1} {
-		if got := parseIndex(name, hostVethPref); got != want {
+	n := namesFor("ab1")
+	for name, want := range map[string]int{"alab1-0": 0, "alab1-17": 17, "alab1-01": -1, "alab1-": -1, "alab1-x": -1,
+		"alab1--1": -1, "alab12-3": -1, "alab-3": -1, "eth0": -1} {
+		if got := parseIndex(name, n.vethPrefix); got != want {
 			t.Errorf("parseIndex(%q) = %d, want %d", name, got, want)
 		}
+	}
+	for inst, want := range map[string]bool{"a": true, "ab1z9": true, "": false, "abcdef": false, "A": false, "a-b": false, "a_b": false} {
+		if got := ValidInstance(inst); got != want {
+			t.Errorf("ValidInstance(%q) = %v, want %v", inst, got, want)
+		}
+	}
+	if a, b := InstanceFor("/var/lib/airlock"), InstanceFor("/var/lib/airlock/"); a != b || !ValidInstance(a) {
+		t.Errorf("InstanceFor: %q and %q; want one valid instance for one directory", a, b)
+	}
+	if InstanceFor("/srv/a") == InstanceFor("/srv/b") {
+		t.Errorf("InstanceFor gives two state directories the same instance")
 	}
 }

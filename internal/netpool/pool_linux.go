@@ -50,12 +50,13 @@ type Config struct {
 	// host. Empty: no NAT on the host; destinations see the slot's NsIP and
 	// must route BaseCIDR back to this host.
 	Uplinks []string
-	// NetnsPrefix names the slot namespaces, prefix+N under /run/netns
-	// (default "airlock-s"). /run/netns is host-wide even when the pool's
-	// host is itself a namespace, and a Pool treats every prefix+N there as
-	// its own (Recover deletes the ones it is not told about), so a second
-	// pool on one host (tests beside a daemon) must use its own prefix.
-	NetnsPrefix string
+	// Instance names everything this pool makes on the host: namespaces
+	// "airlock-<instance>-s<N>" under /run/netns, host veths
+	// "al<instance>-<N>" and the host table "airlock-<instance>". A pool
+	// only ever scans, adopts or deletes names of its own instance, so
+	// daemons (and tests) with different instances never touch each
+	// other's. Required: 1-5 of [a-z0-9] (see InstanceFor).
+	Instance string
 	// GuestLink is GuestLinkTap (default) or GuestLinkVethForTests.
 	GuestLink string
 	// TapUID and TapGID may attach to the tap (default 0: root only). Set
@@ -67,14 +68,16 @@ type Config struct {
 
 // Pool hands out slots. The "host" is the network namespace of the thread
 // that calls New (the root namespace in production; tests run New on a
-// thread inside a namespace standing in for the host). One Pool per host: it considers every airlock-s<N>
-// namespace and alk<N> link on the host its own.
+// thread inside a namespace standing in for the host). One Pool per
+// instance: it considers every namespace and link named with its instance
+// its own, and nothing else.
 //
 // Concurrency: mu guards the bookkeeping below; slow work (netlink,
 // nftables) runs outside it. One background goroutine (prewarm) refills the
 // ready list; it owns nothing but the slots it is building.
 type Pool struct {
 	cfg    Config         // immutable after New
+	names  names          // immutable; derived from cfg.Instance
 	addr   addressing     // immutable
 	max    int            // immutable; slots are 0..max-1
 	proxy  netip.Addr     // immutable; invalid when there is no proxy
@@ -95,10 +98,12 @@ type Pool struct {
 	done     chan struct{} // closed when the prewarm goroutine exits
 }
 
-// New validates cfg, enables IPv4 forwarding on the host, installs the host
-// table "airlock" (replacing any left by a previous run) and notes existing
-// airlock-s*/alk* resources: their indices are not handed out until Recover
-// has adopted or deleted them. Prewarming starts immediately.
+// New validates cfg, refuses a BaseCIDR that overlaps an address already on
+// a host link, enables IPv4 forwarding on the host, installs the host table
+// "airlock-<instance>" (replacing any left by a previous run of the same
+// instance) and notes the instance's existing namespaces and links: their
+// indices are not handed out until Recover has adopted or deleted them.
+// Prewarming starts immediately.
 func New(cfg Config) (_ *Pool, err error) {
 	addr, err := parseBase(cfg.BaseCIDR)
 	if err != nil {
@@ -124,12 +129,10 @@ func New(cfg Config) (_ *Pool, err error) {
 	if cfg.Prewarm < 0 || cfg.Prewarm > p.max {
 		return nil, errdefs.InvalidArgument("netpool: prewarm %d: must be 0..%d", cfg.Prewarm, p.max)
 	}
-	switch {
-	case cfg.NetnsPrefix == "":
-		p.cfg.NetnsPrefix = netnsPrefix
-	case !validNetnsPrefix(cfg.NetnsPrefix):
-		return nil, errdefs.InvalidArgument("netpool: netns_prefix %q: must be 1-20 of [a-z0-9-], not ending in a digit", cfg.NetnsPrefix)
+	if !ValidInstance(cfg.Instance) {
+		return nil, errdefs.InvalidArgument("netpool: instance %q: must be 1-%d of [a-z0-9]", cfg.Instance, maxInstanceLen)
 	}
+	p.names = namesFor(cfg.Instance)
 	switch cfg.GuestLink {
 	case "":
 		p.cfg.GuestLink = GuestLinkTap
@@ -148,7 +151,7 @@ func New(cfg Config) (_ *Pool, err error) {
 		p.proxy = a
 	}
 	for _, u := range cfg.Uplinks {
-		if u == "" || len(u) > 15 || parseIndex(u, hostVethPref) >= 0 {
+		if u == "" || len(u) > 15 || parseIndex(u, p.names.vethPrefix) >= 0 {
 			return nil, errdefs.InvalidArgument("netpool: uplinks: %q is not a usable interface name", u)
 		}
 	}
@@ -161,6 +164,9 @@ func New(cfg Config) (_ *Pool, err error) {
 			p.hostNs.Close()
 		}
 	}()
+	if err := p.checkBaseUnused(); err != nil {
+		return nil, err
+	}
 	if err := p.applyHostTable(); err != nil {
 		return nil, fmt.Errorf("netpool: host table: %w", err)
 	}
@@ -218,7 +224,7 @@ func (p *Pool) applyHostTable() error {
 	if p.proxy.IsValid() {
 		proxy = netip.PrefixFrom(p.proxy, 32)
 	}
-	hostRuleset(c, p.addr.base, proxy, p.cfg.Uplinks)
+	hostRuleset(c, p.names, p.addr.base, proxy, p.cfg.Uplinks)
 	return c.Flush()
 }
 
@@ -227,7 +233,7 @@ func (p *Pool) deleteHostTable() error {
 	if err != nil {
 		return err
 	}
-	t := &nftables.Table{Name: tableName, Family: nftables.TableFamilyINet}
+	t := &nftables.Table{Name: p.names.hostTable, Family: nftables.TableFamilyINet}
 	c.AddTable(t) // so the delete succeeds even if it is already gone
 	c.DelTable(t)
 	return c.Flush()
@@ -241,7 +247,7 @@ func (p *Pool) scan() (ns, links map[int]bool, err error) {
 		return nil, nil, fmt.Errorf("netpool: list %s: %w", netnsDir, err)
 	}
 	for _, e := range ents {
-		if i := parseIndex(e.Name(), p.cfg.NetnsPrefix); i >= 0 {
+		if i := parseIndex(e.Name(), p.names.netnsPrefix); i >= 0 {
 			ns[i] = true
 		}
 	}
@@ -255,11 +261,46 @@ func (p *Pool) scan() (ns, links map[int]bool, err error) {
 		return nil, nil, fmt.Errorf("netpool: list links: %w", err)
 	}
 	for _, l := range ll {
-		if i := parseIndex(l.Attrs().Name, hostVethPref); i >= 0 {
+		if i := parseIndex(l.Attrs().Name, p.names.vethPrefix); i >= 0 {
 			links[i] = true
 		}
 	}
 	return ns, links, nil
+}
+
+// checkBaseUnused refuses a BaseCIDR that overlaps an address on a host
+// link other than this instance's own veths: another daemon's slots, a
+// LAN, a VPN. Routing would silently send slot traffic the wrong way.
+func (p *Pool) checkBaseUnused() error {
+	h, err := netlink.NewHandleAt(p.hostNs)
+	if err != nil {
+		return fmt.Errorf("netpool: host netlink: %w", err)
+	}
+	defer h.Close()
+	links, err := h.LinkList()
+	if err != nil {
+		return fmt.Errorf("netpool: list links: %w", err)
+	}
+	for _, l := range links {
+		if parseIndex(l.Attrs().Name, p.names.vethPrefix) >= 0 {
+			continue // ours, from an earlier run: Recover decides
+		}
+		addrs, err := h.AddrList(l, netlink.FAMILY_V4)
+		if err != nil {
+			return fmt.Errorf("netpool: addresses of %s: %w", l.Attrs().Name, err)
+		}
+		for _, a := range addrs {
+			ap, ok := netip.AddrFromSlice(a.IP.To4())
+			ones, _ := a.Mask.Size()
+			if !ok {
+				continue
+			}
+			if pfx := netip.PrefixFrom(ap, ones).Masked(); pfx.Overlaps(p.addr.base) {
+				return errdefs.FailedPrecondition("netpool: base_cidr %s overlaps %s on host link %s (another airlock instance, or a network in use); choose another range", p.addr.base, pfx, l.Attrs().Name)
+			}
+		}
+	}
+	return nil
 }
 
 // GuestConfig is the network configuration every guest uses (Guest()).
@@ -271,7 +312,10 @@ func (p *Pool) ProxyAddr() netip.Addr { return p.proxy }
 // BaseCIDR is the range slots are carved from.
 func (p *Pool) BaseCIDR() netip.Prefix { return p.addr.base }
 
-func (p *Pool) netnsName(i int) string { return fmt.Sprintf("%s%d", p.cfg.NetnsPrefix, i) }
+func (p *Pool) netnsName(i int) string { return p.names.netns(i) }
+
+// Instance is the name every host-wide object of this pool carries.
+func (p *Pool) Instance() string { return p.names.instance }
 
 // Stats is a snapshot of the pool's bookkeeping.
 type Stats struct {
@@ -297,7 +341,9 @@ func (p *Pool) takeIndex() int {
 		for p.fresh < p.max {
 			c := p.fresh
 			p.fresh++
-			if !p.reserved[c] {
+			// Recover may have adopted an index above fresh: it is owned
+			// (and in use) without being reserved any more.
+			if !p.reserved[c] && !p.owned[c] {
 				i = c
 				break
 			}
@@ -420,7 +466,7 @@ func (p *Pool) Release(s *Slot) error {
 
 // Recover reconciles the host with the caller's records after a restart.
 // inUse holds the indices the caller's store says belong to live sandboxes.
-// Every airlock-s<N> namespace / alk<N> link that this Pool did not create
+// Every namespace or host link of this instance that this Pool did not create
 // itself is either adopted (N in inUse, and both namespace and link exist)
 // or deleted, and its index returns to the free list. Adopted slots are
 // returned; an index in inUse that is missing from the result no longer

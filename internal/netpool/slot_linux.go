@@ -21,23 +21,25 @@ import (
 )
 
 // netnsDir is where named namespaces are bind-mounted, as iproute2 does, so
-// `ip netns list` / `ip netns exec airlock-s7 ...` work for operators.
+// `ip netns list` / `ip netns exec airlock-<instance>-s7 ...` work for
+// operators.
 const netnsDir = "/run/netns"
 
 // Slot is one sandbox's network: a named namespace holding the guest link
-// (tap0) and one end of a veth pair whose other end (alk<N>) is on the host.
+// (tap0) and one end of a veth pair whose other end (al<instance>-<N>) is on
+// the host.
 // All exported fields are immutable after the Slot is returned.
 type Slot struct {
 	// Index is the slot number; it fixes every name and address below.
 	Index int
-	// NetnsName is Config.NetnsPrefix+Index ("airlock-s<Index>"); NetnsPath
+	// NetnsName is "airlock-<instance>-s<Index>"; NetnsPath
 	// its bind mount under /run/netns (`ip netns exec` works for operators).
 	NetnsName, NetnsPath string
 	// TapName is the guest link inside the namespace ("tap0"). QEMU gets a
 	// descriptor for it from OpenTap (-netdev tap,fd=N) and stays in the
 	// host namespace.
 	TapName string
-	// HostVeth is the host-side veth ("alk<Index>"), carrying HostIP.
+	// HostVeth is the host-side veth ("al<instance>-<Index>"), carrying HostIP.
 	HostVeth string
 	// Subnet is the slot's /30; HostIP is its .1 (host), NsIP its .2
 	// (namespace). Guest traffic leaves the namespace with source NsIP, so
@@ -61,7 +63,7 @@ func (p *Pool) newSlot(i int) *Slot {
 		NetnsName: p.netnsName(i),
 		NetnsPath: filepath.Join(netnsDir, p.netnsName(i)),
 		TapName:   tapName,
-		HostVeth:  hostVethName(i),
+		HostVeth:  p.names.veth(i),
 		Subnet:    p.addr.subnet(i),
 		HostIP:    p.addr.hostIP(i),
 		NsIP:      p.addr.nsIP(i),
@@ -291,7 +293,7 @@ func nsSysctls() error {
 	return nil
 }
 
-// createVeth creates alk<N> on the host with its peer veth0 born directly in
+// createVeth creates the host veth al<instance>-<N> with its peer veth0 born directly in
 // the slot namespace (no name clash on the host), addresses both ends and
 // routes the namespace's default via the host end. The host's connected
 // route for the /30 is the route back to the slot.
@@ -411,7 +413,7 @@ func (p *Pool) createGuestLink(s *Slot) error {
 // namespace mount. Missing pieces are not errors, so it is idempotent.
 func (p *Pool) teardown(i int) error {
 	return errors.Join(
-		delHostLink(host0(p), hostVethName(i)),
+		delHostLink(host0(p), p.names.veth(i)),
 		removeNetns(filepath.Join(netnsDir, p.netnsName(i))),
 	)
 }

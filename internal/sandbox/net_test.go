@@ -5,7 +5,7 @@ package sandbox_test
 // Network isolation, end to end: real VMs, real namespaces, real nftables,
 // the real egress proxy. Nothing leaves namespaces the test creates:
 //
-//	guest --tap0-- slot ns (alktest-sN) --veth alkN-- fake host ns --veth dmsh0-- dms ns
+//	guest --tap0-- slot ns (airlock-<inst>-sN) --veth al<inst>-N-- fake host ns --veth dmsh0-- dms ns
 //	172.30.0.2     NsIP 10.253.0.x              HostIP     10.251.0.1      10.251.0.2 (+169.254.169.254)
 //	                                            proxy 10.252.0.1 (lo), llm upstream 127.0.0.1:8443
 //
@@ -48,13 +48,13 @@ import (
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/netpool"
+	"github.com/airlock-dev/airlock/internal/netpool/netpooltest"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 	"github.com/airlock-dev/airlock/internal/store"
 	"github.com/airlock-dev/airlock/internal/vmtest"
 )
 
 const (
-	ntPrefix    = "alktest-"
 	ntBase      = "10.253.0.0/24"
 	ntProxy     = "10.252.0.1"
 	ntDMS       = "10.251.0.2"
@@ -99,10 +99,11 @@ func inNS(path string, fn func() error) error {
 	return <-errc
 }
 
-// newNamedNS creates /run/netns/<ntPrefix+name>, removed at cleanup.
+// newNamedNS creates /run/netns/airlock-test-<pid>-<name>, removed at
+// cleanup.
 func newNamedNS(t testing.TB, name string) string {
 	t.Helper()
-	name = ntPrefix + name
+	name = netpooltest.NetnsName(name)
 	_ = netns.DeleteNamed(name) // leftover of an interrupted run
 	errc := make(chan error, 1)
 	go func() {
@@ -255,7 +256,7 @@ func newNetEnv(t testing.TB, warmPool int) *netEnv {
 
 	// The pool lives in the fake host: New runs on a thread inside it.
 	ok(t, inNS(e.host, func() (err error) {
-		e.pool, err = netpool.New(netpool.Config{BaseCIDR: ntBase, ProxyAddr: ntProxy, NetnsPrefix: ntPrefix + "s",
+		e.pool, err = netpool.New(netpool.Config{BaseCIDR: ntBase, ProxyAddr: ntProxy, Instance: netpooltest.Instance(),
 			Prewarm: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		return err
 	}), "netpool.New")
@@ -318,12 +319,13 @@ func newNetEnv(t testing.TB, warmPool int) *netEnv {
 }
 
 // assertNoSlotsLeft checks that nothing of the pool's survives: no slot
-// namespace and no alk* link in the fake host.
+// namespace and no host link of the test's instance in the fake host.
 func assertNoSlotsLeft(t testing.TB, host string) {
 	t.Helper()
+	inst := netpooltest.Instance()
 	ents, _ := os.ReadDir(netnsRunDir)
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ntPrefix+"s") {
+		if strings.HasPrefix(e.Name(), "airlock-"+inst+"-s") {
 			t.Errorf("slot namespace %s left behind", e.Name())
 		}
 	}
@@ -331,7 +333,7 @@ func assertNoSlotsLeft(t testing.TB, host string) {
 	links, err := h.LinkList()
 	ok(t, err, "list links")
 	for _, l := range links {
-		if strings.HasPrefix(l.Attrs().Name, "alk") {
+		if strings.HasPrefix(l.Attrs().Name, "al"+inst+"-") {
 			t.Errorf("host link %s left behind", l.Attrs().Name)
 		}
 	}
