@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -10,8 +11,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/airlock-dev/airlock/internal/api"
+	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/metrics"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 	"github.com/airlock-dev/airlock/internal/store"
@@ -55,6 +58,15 @@ unless --kill-on-exit is given.`,
 			if err != nil {
 				return err
 			}
+			// One daemon per state directory and per run directory: two
+			// would adopt, expire and reap each other's sandboxes.
+			for _, d := range []struct{ dir, what string }{{hf.stateDir, "state directory"}, {host.RunDir, "run directory"}} {
+				lock, err := lockExclusive(d.dir, d.what)
+				if err != nil {
+					return err
+				}
+				defer lock.Close()
+			}
 			st, err := store.Open(filepath.Join(hf.stateDir, "airlock.db"))
 			if err != nil {
 				return err
@@ -67,7 +79,7 @@ unless --kill-on-exit is given.`,
 			if warmPool <= 0 {
 				warmPool = -1 // the manager reads 0 as "default"
 			}
-			hn, err := nf.setup(log)
+			hn, err := nf.setup(log, hf.stateDir)
 			if err != nil {
 				return err
 			}
@@ -127,4 +139,22 @@ unless --kill-on-exit is given.`,
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	f.BoolVar(&killOnExit, "kill-on-exit", false, "kill all sandboxes when the daemon stops")
 	return cmd
+}
+
+// lockExclusive holds an exclusive lock on dir itself until the returned
+// file is closed (or the process dies: the kernel drops it). Locking the
+// directory leaves nothing behind in it.
+func lockExclusive(dir, what string) (*os.File, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", what, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, errdefs.FailedPrecondition("another airlock serve is using the %s %s; give each daemon its own (--state-dir, --run-dir)", what, dir)
+		}
+		return nil, fmt.Errorf("lock %s: %w", what, err)
+	}
+	return f, nil
 }

@@ -26,7 +26,10 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 	if err != nil {
 		return nil, err
 	}
-	tmpl, err := m.cfg.Templates.Open(m.cfg.Host, l.snapshot().Template)
+	if err := l.awaitAttached(ctx); err != nil {
+		return nil, err
+	}
+	tmpl, err := m.cfg.Templates.Open(m.cfg.Host, l.infoCopy().Template)
 	if err != nil {
 		return nil, fmt.Errorf("fork %s: %w", id, err)
 	}
@@ -60,7 +63,7 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 		l.ops.Unlock()
 		return nil, errdefs.NotFound("sandbox %s not found", id)
 	}
-	parent := l.snapshot()
+	parent := l.infoCopy()
 	files, err := m.cfg.Host.SnapshotForFork(ctx, l.vm, tmpl.BootOptions(), dir)
 	l.ops.Unlock()
 	snapDur := time.Since(began)

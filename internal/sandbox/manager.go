@@ -10,8 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -28,7 +26,6 @@ import (
 	"github.com/airlock-dev/airlock/internal/store"
 	"github.com/airlock-dev/airlock/internal/template"
 	"github.com/airlock-dev/airlock/internal/vm"
-	"github.com/airlock-dev/airlock/internal/vmm/qemu"
 )
 
 // Config configures a Manager; zero values take the documented defaults.
@@ -71,27 +68,32 @@ var metaKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,63}$`)
 
 // Manager runs sandboxes. It is safe for concurrent use.
 //
-// Locking: mu guards the sandboxes map and each live's ended flag is
-// guarded by live.mu. Operations on one sandbox take live.mu for reading
-// (exec, files, egress); kill, expire and fork take it for writing, so a
-// sandbox is never destroyed or snapshotted under a running call.
+// Locking: mu guards the sandboxes map and the reservation count; each
+// live's info is guarded by its own mu (never held across a guest call);
+// live.ops orders calls into a guest against fork (see live). No lock is
+// held while waiting on a VM.
+//
+// Goroutines: the reaper, one watcher per running sandbox (ends it when its
+// VMM exits), the ends the reaper starts, and re-attachments after a
+// restart. All are counted in wg and stop or finish before Close returns.
 type Manager struct {
-	cfg   Config
-	log   *slog.Logger
-	pools *warmPools
+	cfg   Config       // immutable after New
+	log   *slog.Logger // immutable
+	pools *warmPools   // immutable
 
 	mu        sync.Mutex
-	sandboxes map[string]*live // guarded by mu; running sandboxes only
+	sandboxes map[string]*live // guarded by mu; registered sandboxes until they end
+	reserved  int              // guarded by mu; creates and fork children counted against MaxSandboxes but not registered yet
 
 	egMu        sync.RWMutex
 	egressBySrc map[netip.Addr]egress.Sandbox // guarded by egMu; by slot NsIP, sandboxes holding a slot
 
-	stop     chan struct{}
+	stop     chan struct{} // closed by Close
 	stopOnce sync.Once
-	reaperWG sync.WaitGroup
+	wg       sync.WaitGroup // every goroutine the Manager starts
 }
 
-// live is one running sandbox.
+// live is one registered sandbox.
 type live struct {
 	// ops is held for reading by every call into the guest and for
 	// writing by fork (which must snapshot a quiet guest). Kill and expiry
@@ -101,19 +103,58 @@ type live struct {
 	// ending is set once, by the first end(); calls that see it fail
 	// with NotFound.
 	ending atomic.Bool
+	// attached is closed once vm is final: at registration for a sandbox
+	// this daemon made, when re-attaching ends (either way) for one a
+	// previous daemon left running. vm and attachErr are written before it
+	// closes and never after; read them only after <-attached.
+	attached  chan struct{}
+	vm        *vm.VM
+	attachErr error
+	// attachCtx bounds a re-attachment and cancelAttach stops it (both nil
+	// for sandboxes this daemon made); immutable after registration.
+	attachCtx    context.Context
+	cancelAttach context.CancelFunc
+	id           string // immutable
+	stateDir     string // immutable; the VM's host-side state directory
 
 	mu   sync.Mutex    // guards info; never held across a guest call
 	info Info          // guarded by mu
-	vm   *vm.VM        // immutable
-	slot *netpool.Slot // immutable; nil without networking; released by end
+	slot *netpool.Slot // set at registration or by recovery before the API serves; nil without networking; released by end
 	env  []string      // immutable
 }
 
-// snapshot returns a copy of the sandbox's info.
-func (l *live) snapshot() Info {
+// newLive returns a sandbox whose VM is attached already.
+func newLive(info Info, v *vm.VM, slot *netpool.Slot, env []string) *live {
+	l := &live{attached: make(chan struct{}), vm: v, id: info.ID, stateDir: v.Machine.StateDir(), info: info, slot: slot, env: env}
+	close(l.attached)
+	return l
+}
+
+// info returns a copy of the sandbox's externally visible state.
+func (l *live) infoCopy() Info {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.info
+}
+
+// attachWait bounds how long a call waits for a sandbox that a restarted
+// daemon is still re-attaching to.
+const attachWait = 45 * time.Second
+
+// awaitAttached waits until l's VM can take calls: at once for sandboxes
+// this daemon made, until re-attachment ends for adopted ones.
+func (l *live) awaitAttached(ctx context.Context) error {
+	select {
+	case <-l.attached:
+	case <-ctx.Done():
+		return errdefs.Unavailable("sandbox %s is still being re-attached after a daemon restart: %v", l.id, ctx.Err())
+	case <-time.After(attachWait):
+		return errdefs.Unavailable("sandbox %s is still being re-attached after a daemon restart (waited %s)", l.id, attachWait)
+	}
+	if l.attachErr != nil {
+		return errdefs.NotFound("sandbox %s ended: the restarted daemon could not re-attach to it", l.id)
+	}
+	return nil
 }
 
 // New starts a Manager: it recovers what an earlier daemon left (adopting
@@ -144,16 +185,22 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if err := m.recover(ctx); err != nil {
 		return nil, fmt.Errorf("recover sandboxes: %w", err)
 	}
-	m.reaperWG.Add(1)
+	m.wg.Add(1)
 	go m.reaper()
 	return m, nil
 }
 
-// Close stops the reaper and the warm pools. Running sandboxes keep
-// running: a restarted daemon adopts them (or kills them at their deadline).
+// Close stops the reaper, the watchers and the warm pools, and waits for
+// every goroutine the Manager started. Running sandboxes keep running: a
+// restarted daemon adopts them (or kills them at their deadline).
 func (m *Manager) Close() {
 	m.stopOnce.Do(func() { close(m.stop) })
-	m.reaperWG.Wait()
+	for _, l := range m.all() {
+		if l.cancelAttach != nil {
+			l.cancelAttach()
+		}
+	}
+	m.wg.Wait()
 	m.pools.close()
 }
 
@@ -165,6 +212,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	m.Close()
 }
 
+// all returns the registered sandboxes.
 func (m *Manager) all() []*live {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -174,6 +222,38 @@ func (m *Manager) all() []*live {
 	}
 	return out
 }
+
+// goWatch starts the watcher of a registered sandbox: the moment its VMM
+// exits for any reason (the guest killed its PID 1 and the kernel
+// panicked, an OOM kill, a crash, a kill -9 from outside), the sandbox is
+// ended as failed, its slot and quota released and the end audited.
+func (m *Manager) goWatch(l *live) {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		select {
+		case <-m.stop:
+		case <-l.vm.Machine.Exited():
+			if l.ending.Load() {
+				return // ended on purpose: the VM went because end destroyed it
+			}
+			m.log.Warn("sandbox VM exited", "sandbox", l.id, "err", l.vm.Machine.ExitError())
+			m.end(context.Background(), l, store.StateFailed, "fail", reasonVMExited)
+		}
+	}()
+}
+
+// Reasons a sandbox ended, for metrics and the audit record's detail.
+const (
+	reasonKilled       = "killed"
+	reasonExpired      = "expired"
+	reasonShutdown     = "shutdown"
+	reasonFailed       = "failed"
+	reasonVMExited     = "vm_exited"
+	reasonAttachFailed = "reattach_failed"
+	reasonNetworkLost  = "network_lost"
+	reasonProbeFailed  = "probe_failed"
+)
 
 func validateMetadata(md map[string]string) error {
 	if len(md) > maxMetadataPairs {
@@ -321,7 +401,7 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 			if f := failedProbes(results); f != "" {
 				detail["probe_failed"] = f
 			}
-			m.end(ctx, l, store.StateFailed, "fail", "probe_failed")
+			m.end(ctx, l, store.StateFailed, "fail", reasonProbeFailed)
 			audited = true
 			m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: "create",
 				Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: errdefs.Code(err), Detail: detail})
@@ -337,32 +417,26 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 	return info, nil
 }
 
-// reserve counts a sandbox against MaxSandboxes before it exists; the
-// placeholder is replaced by register or removed by release.
+// reserve counts a sandbox against MaxSandboxes before it exists; register
+// turns the reservation into the sandbox, release gives it back.
 func (m *Manager) reserve() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.sandboxes) >= m.cfg.MaxSandboxes {
+	if len(m.sandboxes)+m.reserved >= m.cfg.MaxSandboxes {
 		return errdefs.ResourceExhausted("this host runs its maximum of %d sandboxes", m.cfg.MaxSandboxes)
 	}
-	m.sandboxes[reservedKey(len(m.sandboxes))] = nil
+	m.reserved++
 	return nil
 }
-
-func reservedKey(n int) string { return fmt.Sprintf("\x00reserved-%d-%d", n, time.Now().UnixNano()) }
 
 func (m *Manager) release() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for k, v := range m.sandboxes {
-		if v == nil {
-			delete(m.sandboxes, k)
-			return
-		}
-	}
+	m.reserved--
 }
 
-// register persists a new running sandbox and makes it visible.
+// register persists a new running sandbox, makes it visible and starts its
+// watcher. It uses up one reservation.
 func (m *Manager) register(ctx context.Context, info Info, v *vm.VM, slot *netpool.Slot, env []string) (*live, error) {
 	eg, _ := json.Marshal(info.Egress)
 	netSlot := store.NoNetSlot
@@ -375,18 +449,14 @@ func (m *Manager) register(ctx context.Context, info Info, v *vm.VM, slot *netpo
 		NetSlot: netSlot}); err != nil {
 		return nil, fmt.Errorf("persist sandbox %s: %w", info.ID, err)
 	}
+	l := newLive(info, v, slot, env)
 	m.mu.Lock()
-	for k, l := range m.sandboxes {
-		if l == nil {
-			delete(m.sandboxes, k)
-			break
-		}
-	}
-	l := &live{info: info, vm: v, slot: slot, env: env}
+	m.reserved--
 	m.sandboxes[info.ID] = l
 	n := len(m.sandboxes)
 	m.mu.Unlock()
 	m.cfg.Metrics.SetRunning(n)
+	m.goWatch(l)
 	return l, nil
 }
 
@@ -404,20 +474,25 @@ func (m *Manager) lookup(tenant, id string) (*live, error) {
 	m.mu.Lock()
 	l := m.sandboxes[id]
 	m.mu.Unlock()
-	if l == nil || l.vm == nil {
+	if l == nil {
 		return nil, errdefs.NotFound("sandbox %s not found", id)
 	}
-	if l.snapshot().Tenant != tenant {
+	if l.infoCopy().Tenant != tenant {
 		return nil, errdefs.NotFound("sandbox %s not found", id)
 	}
 	return l, nil
 }
 
 // use runs fn as a call into the sandbox; it fails if the sandbox is
-// ending. If the sandbox ends while fn runs, fn's guest calls fail.
-func (m *Manager) use(tenant, id string, fn func(l *live) error) error {
+// ending. If the sandbox ends while fn runs, fn's guest calls fail. A call
+// to a sandbox a restarted daemon is still re-attaching to waits for that
+// (see awaitAttached).
+func (m *Manager) use(ctx context.Context, tenant, id string, fn func(l *live) error) error {
 	l, err := m.lookup(tenant, id)
 	if err != nil {
+		return err
+	}
+	if err := l.awaitAttached(ctx); err != nil {
 		return err
 	}
 	l.ops.RLock()
@@ -428,7 +503,7 @@ func (m *Manager) use(tenant, id string, fn func(l *live) error) error {
 	err = fn(l)
 	if err != nil && l.ending.Load() {
 		// The VM was destroyed under the call: say so, not "transport closing".
-		return errdefs.NotFound("sandbox %s ended (%s) while the call was running", id, l.snapshot().State)
+		return errdefs.NotFound("sandbox %s ended (%s) while the call was running", id, l.infoCopy().State)
 	}
 	return err
 }
@@ -436,7 +511,7 @@ func (m *Manager) use(tenant, id string, fn func(l *live) error) error {
 // Get returns a sandbox of tenant, running or ended.
 func (m *Manager) Get(ctx context.Context, tenant, id string) (Info, error) {
 	if l, err := m.lookup(tenant, id); err == nil {
-		return l.snapshot(), nil
+		return l.infoCopy(), nil
 	}
 	sb, err := m.cfg.Store.GetSandbox(ctx, tenant, id)
 	if err != nil {
@@ -470,7 +545,7 @@ func (m *Manager) List(ctx context.Context, f ListFilter) ([]Info, error) {
 	out := make([]Info, 0, len(sbs))
 	for _, sb := range sbs {
 		if l, err := m.lookup(f.Tenant, sb.ID); err == nil {
-			out = append(out, l.snapshot())
+			out = append(out, l.infoCopy())
 			continue
 		}
 		out = append(out, infoFromStore(sb))
@@ -484,14 +559,15 @@ func (m *Manager) Kill(ctx context.Context, tenant, id string) error {
 	if err != nil {
 		return err
 	}
-	if !m.end(ctx, l, store.StateKilled, "kill", "killed") {
+	if !m.end(ctx, l, store.StateKilled, "kill", reasonKilled) {
 		return errdefs.NotFound("sandbox %s not found", id)
 	}
 	return nil
 }
 
 // end destroys l's VM and records why; it reports false if l had already
-// ended. reason is the metrics label ("killed", "expired", "shutdown").
+// ended. reason is one of the reason constants (metrics label and audit
+// detail).
 func (m *Manager) end(ctx context.Context, l *live, state, event, reason string) bool {
 	began := time.Now()
 	if !l.ending.CompareAndSwap(false, true) {
@@ -507,7 +583,7 @@ func (m *Manager) end(ctx context.Context, l *live, state, event, reason string)
 	// the VM is gone, so a running command cannot hold a sandbox past its
 	// deadline or a kill.
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	destroyErr := l.vm.Destroy(dctx)
+	destroyErr := m.destroyVM(dctx, l)
 	cancel()
 	m.releaseNet(info.ID, l.slot)
 
@@ -526,13 +602,41 @@ func (m *Manager) end(ctx context.Context, l *live, state, event, reason string)
 	}
 	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, ParentID: info.ParentID, Template: info.Template,
 		Event: event, Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: outcome,
-		Detail: map[string]string{"lifetime_ms": strconv.FormatInt(now.Sub(info.CreatedAt).Milliseconds(), 10)}})
-	if reason != "shutdown" {
-		m.cfg.Metrics.Killed(reason)
+		Detail: map[string]string{"lifetime_ms": strconv.FormatInt(now.Sub(info.CreatedAt).Milliseconds(), 10), "reason": reason}})
+	if reason != reasonShutdown {
+		m.cfg.Metrics.Killed(metricReason(reason))
 	}
 	m.cfg.Metrics.SetRunning(n)
-	m.log.Info("sandbox ended", "sandbox", info.ID, "tenant", info.Tenant, "state", state)
+	m.log.Info("sandbox ended", "sandbox", info.ID, "tenant", info.Tenant, "state", state, "reason", reason)
 	return true
+}
+
+// metricReason folds end reasons into the metric's small label set.
+func metricReason(reason string) string {
+	switch reason {
+	case reasonKilled, reasonExpired:
+		return reason
+	default:
+		return reasonFailed
+	}
+}
+
+// destroyVM ends l's VM. A re-attachment in progress is stopped first; if
+// it never produced a VM, the VMM left by the previous daemon is killed by
+// its state directory.
+func (m *Manager) destroyVM(ctx context.Context, l *live) error {
+	if l.cancelAttach != nil {
+		l.cancelAttach()
+	}
+	select {
+	case <-l.attached:
+	case <-ctx.Done():
+		return fmt.Errorf("sandbox %s: re-attachment did not stop: %w", l.id, ctx.Err())
+	}
+	if l.vm != nil {
+		return l.vm.Destroy(ctx)
+	}
+	return killOrphan(ctx, l.stateDir)
 }
 
 // audit appends a record; a failure to audit is logged and counted, never
@@ -557,8 +661,8 @@ func pathDigest(sandboxID, path string) string {
 func (m *Manager) Exec(ctx context.Context, tenant, id string, opts guest.ExecOptions, stdout, stderr io.Writer) (res guest.ExecResult, err error) {
 	began := time.Now()
 	var info Info
-	err = m.use(tenant, id, func(l *live) error {
-		info = l.snapshot()
+	err = m.use(ctx, tenant, id, func(l *live) error {
+		info = l.infoCopy()
 		opts.Env = append(append([]string(nil), l.env...), opts.Env...)
 		res, err = l.vm.Agent.Exec(ctx, opts, stdout, stderr)
 		return err
@@ -593,8 +697,8 @@ func (m *Manager) fileOp(ctx context.Context, tenant, id, event, path string, fn
 	began := time.Now()
 	var info Info
 	var n int64
-	err := m.use(tenant, id, func(l *live) error {
-		info = l.snapshot()
+	err := m.use(ctx, tenant, id, func(l *live) error {
+		info = l.infoCopy()
 		var err error
 		n, err = fn(l)
 		return err
@@ -628,7 +732,7 @@ func (m *Manager) ReadFile(ctx context.Context, tenant, id, path string, w io.Wr
 
 // StatFile describes a path in the sandbox.
 func (m *Manager) StatFile(ctx context.Context, tenant, id, path string) (fi *agentpb.FileInfo, err error) {
-	err = m.use(tenant, id, func(l *live) error {
+	err = m.use(ctx, tenant, id, func(l *live) error {
 		fi, err = l.vm.Agent.Stat(ctx, path)
 		return err
 	})
@@ -637,7 +741,7 @@ func (m *Manager) StatFile(ctx context.Context, tenant, id, path string) (fi *ag
 
 // ListFiles lists a directory in the sandbox.
 func (m *Manager) ListFiles(ctx context.Context, tenant, id, path string) (ents []*agentpb.FileInfo, err error) {
-	err = m.use(tenant, id, func(l *live) error {
+	err = m.use(ctx, tenant, id, func(l *live) error {
 		ents, err = l.vm.Agent.List(ctx, path)
 		return err
 	})
@@ -654,7 +758,7 @@ func (m *Manager) RemoveFile(ctx context.Context, tenant, id, path string, recur
 
 // MakeDir creates a directory (and its parents) in the sandbox.
 func (m *Manager) MakeDir(ctx context.Context, tenant, id, path string) error {
-	return m.use(tenant, id, func(l *live) error {
+	return m.use(ctx, tenant, id, func(l *live) error {
 		return l.vm.Agent.Mkdir(ctx, path, 0, true)
 	})
 }
@@ -720,7 +824,7 @@ func (m *Manager) Templates(ctx context.Context) ([]TemplateInfo, error) {
 
 // reaper kills sandboxes at their deadline.
 func (m *Manager) reaper() {
-	defer m.reaperWG.Done()
+	defer m.wg.Done()
 	t := time.NewTicker(m.cfg.ReapInterval)
 	defer t.Stop()
 	for {
@@ -731,146 +835,16 @@ func (m *Manager) reaper() {
 		}
 		now := time.Now()
 		for _, l := range m.all() {
-			if l == nil {
-				continue
-			}
-			if !l.ending.Load() && !now.Before(l.snapshot().Deadline) {
+			if !l.ending.Load() && !now.Before(l.infoCopy().Deadline) {
 				// Each in its own goroutine: one slow teardown must not
 				// delay another sandbox's deadline. ending guards repeats.
-				go m.end(context.Background(), l, store.StateExpired, "expire", "expired")
+				m.wg.Add(1)
+				go func() {
+					defer m.wg.Done()
+					m.end(context.Background(), l, store.StateExpired, "expire", reasonExpired)
+				}()
 			}
 		}
 	}
 }
 
-// recover reconciles the store and the host after a (re)start: running
-// sandboxes whose QEMU still serves them are adopted, overdue or dead ones
-// are ended, and VM state directories nobody owns are removed with their
-// processes.
-func (m *Manager) recover(ctx context.Context) error {
-	sbs, err := m.cfg.Store.LiveSandboxes(ctx)
-	if err != nil {
-		return err
-	}
-	known := map[string]bool{}
-	netSlots := map[string]int{} // adopted sandbox -> its recorded slot
-	now := time.Now()
-	for _, sb := range sbs {
-		known[sb.ID] = true
-		state, event := "", ""
-		var v *vm.VM
-		switch {
-		case !now.Before(sb.Deadline):
-			state, event = store.StateExpired, "expire"
-		default:
-			actx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			v, err = m.cfg.Host.Adopt(actx, sb.ID, sb.StateDir, sb.PID)
-			cancel()
-			if err != nil {
-				m.log.Warn("cannot adopt sandbox", "sandbox", sb.ID, "err", err)
-				state, event = store.StateFailed, "fail"
-			}
-		}
-		if state != "" {
-			if err := killOrphan(ctx, sb.StateDir); err != nil {
-				m.log.Error("reap sandbox", "sandbox", sb.ID, "err", err)
-			}
-			ended := time.Now().UTC()
-			if err := m.cfg.Store.UpdateSandboxState(ctx, sb.ID, state, ended); err != nil {
-				m.log.Error("persist sandbox end", "sandbox", sb.ID, "err", err)
-			}
-			m.audit(ctx, store.AuditRecord{Tenant: sb.Tenant, SandboxID: sb.ID, ParentID: sb.ParentID, Template: sb.Template,
-				Event: event, Metadata: sb.Metadata, Outcome: "ok", Detail: map[string]string{"during": "recovery"}})
-			m.log.Info("sandbox ended during recovery", "sandbox", sb.ID, "tenant", sb.Tenant, "state", state)
-			if state == store.StateExpired {
-				m.cfg.Metrics.Killed("expired")
-			}
-			continue
-		}
-		info := infoFromStore(sb)
-		env := []string(nil)
-		if t, err := m.cfg.Templates.Get(sb.Template); err == nil {
-			env = t.EnvList()
-		}
-		m.sandboxes[sb.ID] = &live{info: info, vm: v, env: env}
-		netSlots[sb.ID] = sb.NetSlot
-		m.log.Info("sandbox adopted", "sandbox", sb.ID, "tenant", sb.Tenant)
-	}
-	m.recoverNet(ctx, netSlots)
-	m.cfg.Metrics.SetRunning(len(m.sandboxes))
-	entries, err := os.ReadDir(m.cfg.Host.RunDir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if e.IsDir() && !known[e.Name()] {
-			if err := killOrphan(ctx, filepath.Join(m.cfg.Host.RunDir, e.Name())); err != nil {
-				m.log.Error("reap orphan", "dir", e.Name(), "err", err)
-			} else {
-				m.log.Info("reaped orphan VM state", "dir", e.Name())
-			}
-		}
-	}
-	return nil
-}
-
-// recoverNet gives adopted sandboxes back their network slots, with their
-// stored policy re-applied, and lets the pool delete every other slot left
-// on the host (those of sandboxes that died with the old daemon, or were
-// being prewarmed). An adopted sandbox whose slot is gone (or whose policy
-// cannot be re-applied, or that had a slot while this daemon runs without
-// networking) is ended: its network could not be vouched for.
-func (m *Manager) recoverNet(ctx context.Context, slots map[string]int) {
-	var dead []string
-	if m.cfg.Net == nil {
-		for id, i := range slots {
-			if i >= 0 {
-				m.log.Warn("sandbox has a network slot but networking is off; ending it", "sandbox", id, "slot", i)
-				dead = append(dead, id)
-			}
-		}
-	} else {
-		inUse := map[int]bool{}
-		for _, i := range slots {
-			if i >= 0 {
-				inUse[i] = true
-			}
-		}
-		adopted, err := m.cfg.Net.Recover(ctx, inUse)
-		if err != nil {
-			m.log.Error("recover network slots", "err", err) // partial: carry on with what was adopted
-		}
-		byIndex := map[int]*netpool.Slot{}
-		for _, s := range adopted {
-			byIndex[s.Index] = s
-		}
-		for id, i := range slots {
-			if i < 0 {
-				continue
-			}
-			l := m.sandboxes[id]
-			s := byIndex[i]
-			if s == nil {
-				m.log.Warn("sandbox's network slot is gone; ending it", "sandbox", id, "slot", i)
-				dead = append(dead, id)
-				continue
-			}
-			l.slot = s
-			l.info.NetAddr = s.NsIP.String()
-			if err := m.applyEgress(s, id, l.info.Tenant, l.info.Egress); err != nil {
-				m.log.Error("re-apply egress policy; ending sandbox", "sandbox", id, "err", err)
-				dead = append(dead, id)
-			}
-		}
-	}
-	for _, id := range dead {
-		m.end(ctx, m.sandboxes[id], store.StateFailed, "fail", "failed")
-	}
-}
-
-func killOrphan(ctx context.Context, stateDir string) error {
-	if stateDir == "" {
-		return nil
-	}
-	return qemu.KillOrphan(ctx, stateDir)
-}

@@ -278,8 +278,8 @@ func (m *Manager) Probe(ctx context.Context, tenant, id string) ([]ProbeResult, 
 	began := time.Now()
 	var info Info
 	var results []ProbeResult
-	err := m.use(tenant, id, func(l *live) error {
-		info = l.snapshot()
+	err := m.use(ctx, tenant, id, func(l *live) error {
+		info = l.infoCopy()
 		var err error
 		results, err = m.runProbes(ctx, l)
 		return err

@@ -38,9 +38,10 @@ type warmPools struct {
 	size int
 	log  *slog.Logger
 
-	mu     sync.Mutex
-	pools  map[string]*warmPool // guarded by mu; by template dir
-	closed bool                 // guarded by mu
+	mu      sync.Mutex
+	pools   map[string]*warmPool // guarded by mu; by template dir
+	retired []*warmPool          // guarded by mu; stopped, perhaps still draining
+	closed  bool                 // guarded by mu
 }
 
 type warmPool struct {
@@ -159,7 +160,8 @@ func warm(ctx context.Context, h *vm.Host, net *netpool.Pool, tmpl *template.Tem
 		return nil, err
 	}
 	v := c.vm
-	if err := v.Prepare(ctx, v.ID); err == nil {
+	err = v.Prepare(ctx, v.ID)
+	if err == nil {
 		_, err = v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard)
 	}
 	if err != nil {
@@ -186,6 +188,7 @@ func (w *warmPools) pool(tmpl *template.Template) *warmPool {
 		if old.tmpl.Name == tmpl.Name {
 			close(old.stop)
 			delete(w.pools, dir)
+			w.retired = append(w.retired, old)
 		}
 	}
 	p := &warmPool{tmpl: tmpl, ready: make(chan *clone, w.size), kick: make(chan struct{}, 1),
@@ -237,14 +240,19 @@ func (w *warmPools) fill(p *warmPool) {
 	}
 }
 
+// close stops every pool and waits until each has destroyed its clones,
+// retired ones included.
 func (w *warmPools) close() {
 	w.mu.Lock()
 	w.closed = true
-	pools := w.pools
-	w.pools = map[string]*warmPool{}
+	pools, retired := w.pools, w.retired
+	w.pools, w.retired = map[string]*warmPool{}, nil
 	w.mu.Unlock()
 	for _, p := range pools {
 		close(p.stop)
+		<-p.done
+	}
+	for _, p := range retired {
 		<-p.done
 	}
 }
