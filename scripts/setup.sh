@@ -20,6 +20,10 @@ packages=(
   busybox-static               # the minimal root for `airlock run` without a template
   nftables iproute2            # sandbox networking
   ca-certificates python3      # the Python SDK and its tests
+  # Only for the unit tests of the in-guest document tool, which run its
+  # pure-Go parts on the host against the same Debian tools the templates
+  # carry. airlock itself never runs them on the host.
+  poppler-utils tesseract-ocr tesseract-ocr-eng ghostscript qpdf
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -39,5 +43,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# staticcheck for scripts/test.sh, built once into the cache (outside the
+# clone) and rebuilt only when the pinned version changes.
+cache="${AIRLOCK_CACHE_DIR:-/var/cache/airlock}"
+staticcheck_version=v0.8.2
+if [ "$(cat "$cache/bin/staticcheck.version" 2>/dev/null)" != "$staticcheck_version" ]; then
+  echo "setup: building staticcheck $staticcheck_version" >&2
+  mkdir -p "$cache/bin"
+  GOBIN="$cache/bin" go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
+  echo "$staticcheck_version" > "$cache/bin/staticcheck.version"
+fi
+
 make -s build
-echo "setup: built bin/airlock and bin/airlock-agent ($(bin/airlock version))" >&2
+echo "setup: built bin/airlock, bin/airlock-agent and bin/airlock-docs ($(bin/airlock version))" >&2

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
 
 go vet ./...
+"${AIRLOCK_CACHE_DIR:-/var/cache/airlock}/bin/staticcheck" ./...
 unformatted=$(gofmt -l cmd internal client)
 if [ -n "$unformatted" ]; then
   echo "test: gofmt needed on: $unformatted" >&2

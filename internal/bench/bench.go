@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/template"
 	"github.com/airlock-dev/airlock/internal/vm"
@@ -27,14 +28,26 @@ type Options struct {
 	Progress  func(format string, a ...any)
 }
 
-// sample runs measure n times and summarises the durations it returns;
-// the first error stops the run.
-func sample(n int, measure func() (time.Duration, error)) (Stats, error) {
+// sampleLimit bounds one measurement. Generous: on a loaded, emulated
+// host a restore or a fork can take many seconds, and a bench that gives
+// up early measures nothing; when the limit is hit the error says so.
+const sampleLimit = 3 * time.Minute
+
+// sample runs measure n times, each under its own sampleLimit, and
+// summarises the durations it returns; the first error stops the run and
+// names the step, the sample and, if it was the cause, the limit.
+func sample(ctx context.Context, step string, n int, measure func(ctx context.Context) (time.Duration, error)) (Stats, error) {
 	ds := make([]time.Duration, 0, n)
 	for i := 0; i < n; i++ {
-		d, err := measure()
+		sctx, cancel := context.WithTimeout(ctx, sampleLimit)
+		d, err := measure(sctx)
+		limitHit := sctx.Err() == context.DeadlineExceeded
+		cancel()
 		if err != nil {
-			return Stats{}, err
+			if limitHit {
+				return Stats{}, errdefs.DeadlineExceeded("bench %s: sample %d of %d hit the %s limit: %v", step, i+1, n, sampleLimit, err)
+			}
+			return Stats{}, fmt.Errorf("bench %s: sample %d of %d: %w", step, i+1, n, err)
 		}
 		ds = append(ds, d)
 	}
@@ -114,7 +127,7 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 
 	var err error
 	say("cold boots (%d)", o.ColdBoots)
-	r.ColdBoot, err = sample(o.ColdBoots, func() (time.Duration, error) {
+	r.ColdBoot, err = sample(ctx, "cold boot", o.ColdBoots, func(ctx context.Context) (time.Duration, error) {
 		opts := t.BootOptions()
 		opts.MemoryFile, opts.MemoryPrivate = "", false
 		start := time.Now()
@@ -123,7 +136,7 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 			return 0, fmt.Errorf("cold boot: %w", err)
 		}
 		d := time.Since(start)
-		v.Destroy(ctx)
+		v.Destroy(context.WithoutCancel(ctx))
 		return d, nil
 	})
 	if err != nil {
@@ -131,14 +144,14 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 	}
 
 	say("creates from a warm pool (%d)", o.Creates)
-	r.CreateWarm, err = sample(o.Creates, func() (time.Duration, error) {
+	r.CreateWarm, err = sample(ctx, "create from warm pool", o.Creates, func(ctx context.Context) (time.Duration, error) {
 		// What the daemon's pool holds: a clone restored and warmed ahead
 		// of time. The create is the identity push.
 		v, err := clone(ctx, h, t)
 		if err != nil {
 			return 0, err
 		}
-		defer v.Destroy(ctx)
+		defer v.Destroy(context.WithoutCancel(ctx))
 		if _, err := v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard); err != nil {
 			return 0, err
 		}
@@ -151,7 +164,7 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 	}
 
 	say("creates from a paused VMM (%d)", o.Creates)
-	r.CreatePaused, err = sample(o.Creates, func() (time.Duration, error) {
+	r.CreatePaused, err = sample(ctx, "create from paused VMM", o.Creates, func(ctx context.Context) (time.Duration, error) {
 		opts := t.BootOptions()
 		opts.ID = vm.NewID("bench-")
 		p, err := h.StartPending(ctx, opts)
@@ -165,7 +178,7 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 			return 0, err
 		}
 		d := time.Since(start)
-		v.Destroy(ctx)
+		v.Destroy(context.WithoutCancel(ctx))
 		return d, nil
 	})
 	if err != nil {
@@ -173,14 +186,14 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 	}
 
 	say("creates with process start (%d)", o.Creates)
-	r.CreateCold, err = sample(o.Creates, func() (time.Duration, error) {
+	r.CreateCold, err = sample(ctx, "create with process start", o.Creates, func(ctx context.Context) (time.Duration, error) {
 		start := time.Now()
 		v, err := clone(ctx, h, t)
 		if err != nil {
 			return 0, err
 		}
 		d := time.Since(start)
-		v.Destroy(ctx)
+		v.Destroy(context.WithoutCancel(ctx))
 		return d, nil
 	})
 	if err != nil {
@@ -193,7 +206,7 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 		return nil, err
 	}
 	defer v.Destroy(context.WithoutCancel(ctx))
-	r.ExecRTT, err = sample(o.Execs, func() (time.Duration, error) {
+	r.ExecRTT, err = sample(ctx, "exec round trip", o.Execs, func(ctx context.Context) (time.Duration, error) {
 		start := time.Now()
 		res, err := v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard)
 		if err != nil || res.ExitCode != 0 {
@@ -204,7 +217,7 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 	if err != nil {
 		return nil, err
 	}
-	r.HealthRTT, err = sample(o.Execs, func() (time.Duration, error) {
+	r.HealthRTT, err = sample(ctx, "agent call round trip", o.Execs, func(ctx context.Context) (time.Duration, error) {
 		start := time.Now()
 		_, err := v.Agent.Health(ctx)
 		return time.Since(start), err
@@ -214,7 +227,7 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 	}
 
 	say("forks (%d)", o.Forks)
-	r.Fork, err = sample(o.Forks, func() (time.Duration, error) {
+	r.Fork, err = sample(ctx, "fork", o.Forks, func(ctx context.Context) (time.Duration, error) {
 		dir, err := os.MkdirTemp(h.RunDir, "forkdata-")
 		if err != nil {
 			return 0, err
@@ -237,7 +250,7 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 			return 0, err
 		}
 		d := time.Since(start)
-		child.Destroy(ctx)
+		child.Destroy(context.WithoutCancel(ctx))
 		return d, nil
 	})
 	if err != nil {

@@ -143,8 +143,19 @@ func newEnv() (*env, error) {
 	if left := dirEntries(bakeRun); len(left) > 0 {
 		return nil, fmt.Errorf("template build left %v in its run dir", left)
 	}
+	if e.keys, err = createKeys(e.bin, e.stateDir); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "e2e: built binaries in %s, baked %s in %s\n",
+		buildDur.Round(time.Millisecond), templateName, bakeDur.Round(time.Millisecond))
+	return e, nil
+}
+
+// createKeys makes an API key for each test tenant in stateDir's store.
+func createKeys(bin, stateDir string) (map[string]string, error) {
+	keys := map[string]string{}
 	for _, tenant := range []string{tenantA, tenantB} {
-		out, err := exec.Command(e.bin, "key", "create", "--tenant", tenant, "--state-dir", e.stateDir, "--json").Output()
+		out, err := exec.Command(bin, "key", "create", "--tenant", tenant, "--state-dir", stateDir, "--json").Output()
 		if err != nil {
 			return nil, fmt.Errorf("airlock key create --tenant %s: %v: %s", tenant, err, stderrOf(err))
 		}
@@ -155,11 +166,30 @@ func newEnv() (*env, error) {
 		if err := json.Unmarshal(out, &k); err != nil || k.Key == "" || k.Tenant != tenant {
 			return nil, fmt.Errorf("airlock key create --json printed %q (%v)", out, err)
 		}
-		e.keys[tenant] = k.Key
+		keys[tenant] = k.Key
 	}
-	fmt.Fprintf(os.Stderr, "e2e: built binaries in %s, baked %s in %s\n",
-		buildDur.Round(time.Millisecond), templateName, bakeDur.Round(time.Millisecond))
-	return e, nil
+	return keys, nil
+}
+
+// withOwnState returns a copy of e with a state directory of its own (the
+// baked templates shared read-only through a symlink, fresh tenant keys),
+// for a second daemon running beside the first: a daemon owns its state
+// directory while it runs.
+func (e *env) withOwnState(tb testing.TB) *env {
+	tb.Helper()
+	dir, err := os.MkdirTemp("", "alk-e2e-state-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	removeAtExit(dir)
+	if err := os.Symlink(filepath.Join(e.stateDir, "templates"), filepath.Join(dir, "templates")); err != nil {
+		tb.Fatal(err)
+	}
+	keys, err := createKeys(e.bin, dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &env{root: e.root, bin: e.bin, stateDir: dir, keys: keys}
 }
 
 func stderrOf(err error) string {
