@@ -1,0 +1,142 @@
+package extract
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"os"
+	"time"
+)
+
+// Timings are how long extraction's phases took. They are not part of the
+// Document's JSON: the result envelope reports them as timings_ms.
+type Timings struct {
+	Probe time.Duration // pdfinfo, or reading image headers
+	Text  time.Duration // pdftotext
+	OCR   time.Duration // rasterising, deskewing and tesseract
+}
+
+// Extract reads the document at path into pages of lines and words. Every
+// failure the document can cause is a *docs.Error with a job error code;
+// other errors are environment problems (internal).
+func Extract(ctx context.Context, path string, opts Options) (*Document, error) {
+	o := opts.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, o.TotalTimeout)
+	defer cancel()
+	in, err := openInput(path, o)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(o.TempDir, "airlock-extract-")
+	if err != nil {
+		return nil, fmt.Errorf("scratch dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	x := &extraction{in: in, o: o, tmp: tmp, doc: &Document{}}
+	switch in.kind {
+	case kindPDF:
+		err = x.extractPDF(ctx)
+	case kindTIFF:
+		err = x.extractTIFF(ctx)
+	default:
+		err = x.extractImage(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return x.doc, nil
+}
+
+// extraction is the state of one Extract call.
+type extraction struct {
+	in  input
+	o   Options
+	tmp string
+	doc *Document
+}
+
+// extractPDF: limits from pdfinfo first, then the text layer, then OCR of
+// the pages whose text layer is too thin, each checked against the pixel
+// limit before the first one is rendered.
+func (x *extraction) extractPDF(ctx context.Context) error {
+	start := time.Now()
+	info, err := probePDF(ctx, x.in, x.o)
+	x.doc.Timings.Probe = time.Since(start)
+	if err != nil {
+		return err
+	}
+	pages, err := x.textPages(ctx, info)
+	if err != nil {
+		return err
+	}
+	var ocr []int
+	dpis := make([]int, len(pages))
+	for i := range pages {
+		if x.o.ForceOCR || textChars(pages[i]) < x.o.MinTextChars {
+			if dpis[i], err = pageDPI(i+1, info.sizes[i], x.o); err != nil {
+				return err
+			}
+			ocr = append(ocr, i)
+		}
+	}
+	x.doc.Pages = pages
+	for _, i := range ocr {
+		if err := x.ocrPDFPage(ctx, i, info.sizes[i], dpis[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// textPages is one Page per PDF page from the text layer (empty pages
+// where pdftotext gave none, or all empty under ForceOCR).
+func (x *extraction) textPages(ctx context.Context, info pdfInfo) ([]Page, error) {
+	pages := make([]Page, info.pages)
+	for i := range pages {
+		pages[i] = Page{Number: i + 1, Width: info.sizes[i].w, Height: info.sizes[i].h, Method: MethodText, OCRConfidence: -1}
+	}
+	if x.o.ForceOCR {
+		return pages, nil
+	}
+	start := time.Now()
+	text, err := readTextLayer(ctx, x.in.path, info.pages, x.o)
+	x.doc.Timings.Text = time.Since(start)
+	if err != nil {
+		return nil, err
+	}
+	for i := range min(len(text), len(pages)) {
+		text[i].Number = i + 1
+		pages[i] = text[i]
+	}
+	return pages, nil
+}
+
+func (x *extraction) ocrPDFPage(ctx context.Context, i int, s pageSize, dpi int) error {
+	if err := ctx.Err(); err != nil {
+		return interrupted(err, fmt.Sprintf("page %d", i+1))
+	}
+	start := time.Now()
+	defer func() { x.doc.Timings.OCR += time.Since(start) }()
+	img, err := renderPDFPage(ctx, x.in.path, i+1, s, dpi, x.o)
+	if err != nil {
+		return err
+	}
+	p, err := ocrGray(ctx, img, float64(dpi), i+1, x.tmp, x.o)
+	if err != nil {
+		return err
+	}
+	x.doc.Pages[i] = p
+	return nil
+}
+
+// ocrImage OCRs one decoded page image and appends it.
+func (x *extraction) ocrImage(ctx context.Context, img *image.Gray, dpi float64, n int) error {
+	start := time.Now()
+	defer func() { x.doc.Timings.OCR += time.Since(start) }()
+	p, err := ocrGray(ctx, img, dpi, n, x.tmp, x.o)
+	if err != nil {
+		return err
+	}
+	x.doc.Pages = append(x.doc.Pages, p)
+	return nil
+}
