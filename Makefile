@@ -1,13 +1,18 @@
-# airlock build. The agent is static (it is the guest's PID 1).
+# airlock build. The agent is static (it is the guest's PID 1), and so is
+# the document tool (it runs inside the guest).
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GO      ?= go
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
 .PHONY: build test test-short bench generate clean
 
+# The document tool is baked into templates by content hash: it is built
+# reproducibly (no version stamp, no VCS stamp), so a commit that does not
+# touch its code does not rebuild every document template.
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/airlock ./cmd/airlock
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/airlock-agent ./cmd/airlock-agent
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "-s -w" -o bin/airlock-docs ./cmd/airlock-docs
 
 test:
 	./scripts/test.sh

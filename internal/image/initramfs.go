@@ -23,20 +23,25 @@ const ModulesLoadOrder = "/lib/modules/load.order"
 
 // FindAgent locates the static airlock-agent binary: $AIRLOCK_AGENT, else
 // next to the running executable.
-func FindAgent() (string, error) {
-	if p := os.Getenv("AIRLOCK_AGENT"); p != "" {
+func FindAgent() (string, error) { return FindBinary("airlock-agent", "AIRLOCK_AGENT") }
+
+// FindBinary locates one of airlock's own binaries: the path in the
+// environment variable env if set, else the file name next to the running
+// executable (where `make build` puts them all).
+func FindBinary(name, env string) (string, error) {
+	if p := os.Getenv(env); p != "" {
 		if !exists(p) {
-			return "", fmt.Errorf("AIRLOCK_AGENT=%s does not exist", p)
+			return "", fmt.Errorf("%s=%s does not exist", env, p)
 		}
 		return p, nil
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return "", fmt.Errorf("locate airlock-agent: %w", err)
+		return "", fmt.Errorf("locate %s: %w", name, err)
 	}
-	p := filepath.Join(filepath.Dir(self), "airlock-agent")
+	p := filepath.Join(filepath.Dir(self), name)
 	if !exists(p) {
-		return "", fmt.Errorf("airlock-agent not found next to %s (build it with `make build`, or set AIRLOCK_AGENT)", self)
+		return "", fmt.Errorf("%s not found next to %s (build it with `make build`, or set %s)", name, self, env)
 	}
 	return p, nil
 }

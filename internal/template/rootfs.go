@@ -139,7 +139,7 @@ func BuildRootfs(ctx context.Context, spec *Spec, cacheDir string, progress imag
 	root := filepath.Join(tmp, "root")
 
 	st.next("bootstrap")
-	if err := bootstrap(ctx, spec.Suite, pkgs, root, st); err != nil {
+	if err := bootstrapCached(ctx, cacheDir, spec.Suite, pkgs, root, st); err != nil {
 		return "", err
 	}
 
@@ -318,6 +318,52 @@ func bootstrap(ctx context.Context, suite string, pkgs []string, root string, st
 			return errdefs.Unavailable("mmdebstrap could not download packages: %v\n%s", err, out)
 		}
 		return fmt.Errorf("mmdebstrap %s: %w\n%s", suite, err, out)
+	}
+	return nil
+}
+
+// bootstrapCached fills root with the trimmed bootstrap of suite + pkgs:
+// unpacked from cacheDir/rootfs/bootstrap-<key>.tar when an earlier build
+// made it, else built by mmdebstrap, trimmed, and archived for the next
+// build. Templates that differ only in copied files (the document tool
+// changes with every release) then skip the download and install, the
+// slow and network-dependent part, and only copy, trim and pack. The final
+// tree is the same either way: trimming is idempotent, and BuildRootfs
+// trims again after copying files.
+func bootstrapCached(ctx context.Context, cacheDir, suite string, pkgs []string, root string, st *steps) error {
+	sorted := append([]string(nil), pkgs...)
+	sort.Strings(sorted)
+	sum := sha256.Sum256([]byte(rootfsFormat + "\x00" + suite + "\x00" + strings.Join(sorted, ",")))
+	archive := filepath.Join(cacheDir, "rootfs", "bootstrap-"+hex.EncodeToString(sum[:])[:24]+".tar")
+	if _, err := os.Stat(archive); err == nil {
+		st.detail("unpacking the cached bootstrap %s", filepath.Base(archive))
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			return err
+		}
+		return runTar(ctx, "-xpf", archive, "-C", root)
+	}
+	if err := bootstrap(ctx, suite, pkgs, root, st); err != nil {
+		return err
+	}
+	if err := trimTree(root); err != nil {
+		return err
+	}
+	// Archive next to the final name, then rename: a crash never leaves a
+	// half archive under the name a later build trusts.
+	tmp := archive + ".part"
+	if err := runTar(ctx, "-cpf", tmp, "-C", root, "."); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, archive)
+}
+
+// runTar runs GNU tar with numeric owners and extended attributes kept, as
+// an image needs them.
+func runTar(ctx context.Context, args ...string) error {
+	cmd := exec.CommandContext(ctx, "tar", append([]string{"--numeric-owner", "--xattrs"}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("tar %s: %w: %s", args[0], err, bytes.TrimSpace(out))
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/image"
 )
 
 // Defaults and limits of a spec's scalar fields.
@@ -93,8 +94,20 @@ type File struct {
 	Mode fs.FileMode // permission bits (0644 by default)
 
 	dir    string // the directory Src is confined to (the declaring spec's Dir)
+	tool   string // for Src "airlock:<name>": the resolved path of airlock's own binary
 	origin origin // where the entry was declared, for errors found later
 }
+
+// ToolScheme prefixes a files[].src that names one of airlock's own
+// binaries instead of a file beside the spec ("airlock:airlock-docs"): the
+// binary built with the airlock that runs the build, so a template always
+// carries the tool that matches the host's job runner, and a changed tool
+// changes the image hash (its content is hashed like any file).
+const ToolScheme = "airlock:"
+
+// tools are the binaries ToolScheme may name, with the environment
+// variable that overrides where each is found.
+var tools = map[string]string{"airlock-docs": "AIRLOCK_DOCS"}
 
 // origin is where a list item was declared, so that an error found after
 // Resolve (an unknown package in a parent) still names the right file.
@@ -377,6 +390,18 @@ func (s *Spec) checkFile(i int, rf rawFile) (File, error) {
 	if rf.Src == "" {
 		return f, s.errf(field+".src", "is required")
 	}
+	if name, ok := strings.CutPrefix(rf.Src, ToolScheme); ok {
+		env, known := tools[name]
+		if !known {
+			return f, s.errf(field+".src", "%q: airlock has no tool %q (known: airlock-docs)", rf.Src, name)
+		}
+		p, err := image.FindBinary(name, env)
+		if err != nil {
+			return f, s.errf(field+".src", "%v", err)
+		}
+		f.tool = p
+		return s.checkDst(f, field, rf)
+	}
 	if filepath.IsAbs(rf.Src) {
 		return f, s.errf(field+".src", "%q must be relative to the spec's directory", rf.Src)
 	}
@@ -405,7 +430,11 @@ func (s *Spec) checkFile(i int, rf rawFile) (File, error) {
 	if !st.Mode().IsRegular() {
 		return f, s.errf(field+".src", "%q is not a regular file", rf.Src)
 	}
+	return s.checkDst(f, field, rf)
+}
 
+// checkDst validates a files[] entry's dst and mode.
+func (s *Spec) checkDst(f File, field string, rf rawFile) (File, error) {
 	switch {
 	case rf.Dst == "":
 		return f, s.errf(field+".dst", "is required")
@@ -699,7 +728,13 @@ func (s *Spec) fileDigests() ([]string, error) {
 // refuses symlinks that lead outside it), so a symlink swapped in after
 // validation still cannot reach outside.
 func (f File) open() (*os.File, error) {
-	r, err := os.OpenInRoot(f.dir, filepath.Clean(f.Src))
+	var r *os.File
+	var err error
+	if f.tool != "" {
+		r, err = os.Open(f.tool)
+	} else {
+		r, err = os.OpenInRoot(f.dir, filepath.Clean(f.Src))
+	}
 	if err != nil {
 		return nil, errdefs.InvalidArgument("%s: %v", f.Src, err)
 	}

@@ -426,12 +426,18 @@ func TestHashFollowsParent(t *testing.T) {
 // The templates shipped in the repository must load and resolve.
 func TestShippedTemplates(t *testing.T) {
 	dir := filepath.Join("..", "..", "templates")
+	tool := filepath.Join(t.TempDir(), "airlock-docs")
+	must(t, os.WriteFile(tool, []byte("a stand-in for the document tool"), 0o755))
+	t.Setenv("AIRLOCK_DOCS", tool)
+	docs := []string{"ca-certificates", "curl", "python3", "poppler-utils", "tesseract-ocr", "tesseract-ocr-eng", "ghostscript", "qpdf"}
 	want := map[string][]string{
 		"base":             {"ca-certificates", "curl", "python3"},
-		"legal-doc-review": {"ca-certificates", "curl", "python3", "poppler-utils"},
-		"invoice-ocr":      {"ca-certificates", "curl", "python3", "poppler-utils", "tesseract-ocr", "tesseract-ocr-eng"},
-		"pii-redact":       {"ca-certificates", "curl", "python3", "poppler-utils", "tesseract-ocr", "tesseract-ocr-eng", "qpdf", "ghostscript"},
+		"docs-base":        docs,
+		"legal-doc-review": docs,
+		"invoice-ocr":      docs,
+		"pii-redact":       docs,
 	}
+	images := map[string]bool{}
 	entries, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(entries) < len(want) {
 		t.Fatalf("templates: %v %v", entries, err)
@@ -458,6 +464,58 @@ func TestShippedTemplates(t *testing.T) {
 			t.Errorf("%s and %s hash the same", name, other)
 		}
 		hashes[h] = name
+		if _, isDocs := want[name]; isDocs && name != "base" {
+			ih, err := s.ImageHash()
+			if err != nil {
+				t.Fatal(err)
+			}
+			images[ih] = true
+			if len(s.Files) != 1 || s.Files[0].Dst != "/usr/local/bin/airlock-docs" {
+				t.Errorf("%s files = %+v, want the document tool", name, s.Files)
+			}
+		}
+	}
+	if len(images) != 1 {
+		t.Errorf("the document templates have %d root images, want one shared image", len(images))
+	}
+}
+
+// TestToolFiles: files[].src "airlock:airlock-docs" copies airlock's own
+// document tool (found through AIRLOCK_DOCS here), hashed like any file.
+func TestToolFiles(t *testing.T) {
+	dir := specDir(t)
+	tool := filepath.Join(t.TempDir(), "airlock-docs")
+	must(t, os.WriteFile(tool, []byte("tool v1"), 0o755))
+	t.Setenv("AIRLOCK_DOCS", tool)
+	body := "name: d\nfiles:\n  - {src: \"airlock:airlock-docs\", dst: /usr/local/bin/airlock-docs, mode: \"0755\"}\n"
+	imageHash := func() string {
+		t.Helper()
+		s, err := Parse([]byte(body), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := s.ImageHash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	h1 := imageHash()
+	must(t, os.WriteFile(tool, []byte("tool v2"), 0o755))
+	if imageHash() == h1 {
+		t.Error("a changed tool did not change the image hash")
+	}
+	for _, tc := range []struct{ body, want string }{
+		{strings.Replace(body, "airlock:airlock-docs", "airlock:rm", 1), `files[0].src: "airlock:rm": airlock has no tool "rm"`},
+		{strings.Replace(body, "/usr/local/bin/airlock-docs", "/job/tool", 1), "files[0].dst"},
+	} {
+		if _, err := Parse([]byte(tc.body), dir); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%q) = %v, want an error containing %q", tc.body, err, tc.want)
+		}
+	}
+	t.Setenv("AIRLOCK_DOCS", filepath.Join(t.TempDir(), "missing"))
+	if _, err := Parse([]byte(body), dir); err == nil || !strings.Contains(err.Error(), "files[0].src") {
+		t.Errorf("Parse with the tool missing = %v, want an error naming files[0].src", err)
 	}
 }
 
