@@ -61,6 +61,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		extractCommand(),
+		reviewCommand(),
 		versionCommand(),
 	}
 }

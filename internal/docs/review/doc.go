@@ -1,0 +1,35 @@
+// Package review is the analysis core of the contract-review job: it
+// takes a contract as paragraphs of text (reading order, running headers
+// and footers already stripped) and a playbook of standard clauses, and
+// says for each clause whether the contract has it verbatim (MATCH),
+// changed (DEVIATION, with numeric_change when a key term such as a
+// period, an amount, a percentage or a jurisdiction differs) or not at all
+// (MISSING), with the located text, the key terms and a word-level
+// redline.
+//
+// What it owns:
+//   - Playbook parsing (JSON or YAML, strict, with file:line errors) and
+//     the embedded default playbook (default_playbook.yaml).
+//   - Heading parsing into a section tree (numbered, "Section 7 -",
+//     "ARTICLE VII" with "Section 7.01", all caps, run-in headings).
+//   - Locating each clause by heading (title and synonyms, at any depth),
+//     falling back to the most similar text.
+//   - Comparison: normalisation, difflib similarity over word tokens,
+//     key-term extraction (numbers in digits and words, durations, money,
+//     percentages, multipliers, jurisdictions), the status rules and the
+//     redline.
+//
+// The output contract (Result, Finding, Decode, Validate) lives in the
+// stdlib-only sub-package result, and the HTML and Markdown renderers in
+// the sub-package report (stdlib and result only), so the host can check
+// and render a guest's output without importing this package; the types
+// are aliased here. The sub-package corpus generates contracts with known
+// results and scores the analysis on them.
+//
+// What it must never do: read files other than the playbook it is handed,
+// run tools, touch the network, or trust the document. Document text is
+// hostile: it is bounded before it goes into a result and never quoted in
+// an error. Package-level tables (number words, jurisdictions, common
+// words, OCR confusions) are built once from embedded files and only read
+// afterwards.
+package review

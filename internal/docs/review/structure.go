@@ -1,0 +1,203 @@
+package review
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/airlock-dev/airlock/internal/docs/review/result"
+)
+
+// unit is one paragraph of the document, with the heading it starts
+// with (if any) split off.
+type unit struct {
+	text  string   // cleaned paragraph, heading included
+	h     *heading // nil for body paragraphs and list items
+	body  string   // the text after the heading (all of text when h is nil)
+	pages []int
+}
+
+// section is a node of the section tree: a heading and the units up to
+// the next heading of the same or a higher level.
+type section struct {
+	h        *heading
+	first    int // index of the heading's unit (-1 for the root)
+	end      int // one past the last unit of the subtree
+	parent   *section
+	children []*section
+}
+
+// ownEnd is one past the last unit before the first subsection.
+func (s *section) ownEnd() int {
+	if len(s.children) > 0 {
+		return s.children[0].first
+	}
+	return s.end
+}
+
+// contains reports whether unit i is in the subtree.
+func (s *section) contains(i int) bool { return i >= max(s.first, 0) && i < s.end }
+
+type document struct {
+	units    []unit
+	root     *section
+	sections []*section // pre-order, root excluded
+}
+
+// buildDocument parses headings and builds the section tree. Levels come
+// from heading styles, the way a reader infers them: a heading of a style
+// already open closes that level and everything under it (a sibling); a
+// new style opens a level under the current one (a child). Numbers give
+// the style ("7." and "7.1" differ), so "8." after "7.1.2" closes both.
+func buildDocument(paras []Paragraph) *document {
+	d := &document{units: parseUnits(paras)}
+	d.root = &section{first: -1}
+	stack := []*section{d.root}
+	closeTo := func(n, at int) {
+		for _, s := range stack[n:] {
+			s.end = at
+		}
+		stack = stack[:n]
+	}
+	for i := range d.units {
+		u := &d.units[i]
+		if closesBody(u) {
+			closeTo(1, i) // the signature block or an exhibit is in no clause
+		}
+		if u.h == nil {
+			continue
+		}
+		pos := -1
+		for k := len(stack) - 1; k >= 1; k-- {
+			if stack[k].h.style == u.h.style {
+				pos = k
+				break
+			}
+		}
+		if u.h.title == "" && !plausibleNumber(u.h, stack, pos) {
+			u.h, u.body = nil, u.text // a numbered list item, not a section
+			continue
+		}
+		if pos >= 0 {
+			closeTo(pos, i)
+		}
+		parent := stack[len(stack)-1]
+		s := &section{h: u.h, first: i, parent: parent}
+		parent.children = append(parent.children, s)
+		d.sections = append(d.sections, s)
+		stack = append(stack, s)
+	}
+	closeTo(0, len(d.units))
+	return d
+}
+
+var (
+	reSignature  = regexp.MustCompile(`^(?i:in\s*witness\s*whereof|\[?signature page|\[?signatures? (?:page )?follows?|\[?remainder of (?:this )?page)`)
+	reAttachment = regexp.MustCompile(`^(?i:exhibit|schedule|annex|appendix|attachment)\b`)
+)
+
+// closesBody reports a paragraph that ends the body of the contract: the
+// signature block, or the heading of an exhibit or schedule. Without
+// this the last section would run on into them.
+func closesBody(u *unit) bool {
+	if reSignature.MatchString(u.text) {
+		return true
+	}
+	return u.h != nil && u.h.number == "" && reAttachment.MatchString(u.h.title)
+}
+
+// plausibleNumber decides whether an untitled numbered paragraph is a
+// section: it must continue the numbering of its style (7.2 after 7.1)
+// or start a new level at 1. "1. The Customer shall ..." inside section 7
+// is a list item.
+func plausibleNumber(h *heading, stack []*section, pos int) bool {
+	if pos >= 0 {
+		prev := stack[pos].h.last
+		return h.last == prev+1 || h.last == prev+2
+	}
+	return h.last == 1
+}
+
+// parseUnits cleans the paragraphs and splits off their headings. A
+// heading with a number and no title ("ARTICLE VII") takes the next
+// paragraph as its title when that is a heading line of its own.
+func parseUnits(paras []Paragraph) []unit {
+	units := make([]unit, 0, len(paras))
+	for i := 0; i < len(paras); i++ {
+		text := cleanText(paras[i].Text)
+		if text == "" {
+			continue
+		}
+		u := unit{text: text, pages: unionPages(nil, paras[i].Pages)}
+		u.h, u.body = parseHeading(text)
+		if u.h != nil && u.h.title == "" && u.body == "" && i+1 < len(paras) {
+			next := cleanText(paras[i+1].Text)
+			if nh, nb := unnumbered(next); nh != nil && nb == "" {
+				u.h.title = nh.title
+				u.h.text += " " + next
+				u.text += "\n" + next
+				u.pages = unionPages(u.pages, paras[i+1].Pages)
+				i++
+			}
+		}
+		units = append(units, u)
+	}
+	return units
+}
+
+// innermost returns the deepest section containing unit i (nil if none).
+func (d *document) innermost(i int) *section {
+	var best *section
+	for _, s := range d.sections {
+		if s.contains(i) {
+			best = s
+		}
+	}
+	return best
+}
+
+// span is a range of units [a, b) the analysis compares or reports.
+type span struct{ a, b int }
+
+// bodies returns the compared text of the span, one string per
+// non-empty paragraph: headings are left out, so "7.1 Exclusion." inside
+// a clause does not count as a difference.
+func (d *document) bodies(sp span) []string {
+	var out []string
+	for _, u := range d.units[sp.a:sp.b] {
+		if strings.TrimSpace(u.body) != "" {
+			out = append(out, u.body)
+		}
+	}
+	return out
+}
+
+// display returns the span as written, headings included.
+func (d *document) display(sp span) string {
+	parts := make([]string, 0, sp.b-sp.a)
+	for _, u := range d.units[sp.a:sp.b] {
+		parts = append(parts, u.text)
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func (d *document) pages(sp span) []int {
+	var out []int
+	for _, u := range d.units[sp.a:sp.b] {
+		out = unionPages(out, u.pages)
+	}
+	return out
+}
+
+// unionPages merges two page lists into one ascending list of valid pages.
+func unionPages(a, b []int) []int {
+	out := slices.Clone(a)
+	for _, p := range b {
+		if p > 0 && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	out = slices.DeleteFunc(out, func(p int) bool { return p <= 0 || p > result.MaxPageNumber })
+	slices.Sort(out)
+	return out
+}
