@@ -847,4 +847,3 @@ func (m *Manager) reaper() {
 		}
 	}
 }
-
