@@ -1,0 +1,13 @@
+// Package jobs is the host side of the document jobs: one runner for
+// every job (a fresh sandbox per document with egress denied and proven
+// closed, bounded concurrency, progress, per-phase timings, NDJSON lines
+// in input order, a summary) and, per job, the strict validation of what
+// comes back from the guest.
+//
+// It never opens a document: a document is bytes streamed from a file
+// into a sandbox (hashed on the way to name it in audit records). What
+// comes back is small JSON, size-limited and decoded strictly, and the
+// output files a job releases. Error lines carry classified codes
+// (docs.Code* from the guest, Code* here for the platform's own failures)
+// and never document content.
+package jobs

@@ -1,0 +1,241 @@
+package invoicecheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+)
+
+// Policy is a tenant's approval policy.
+type Policy struct {
+	// AsOf is the day invoices are judged on (past_due); zero = today UTC.
+	AsOf time.Time
+	// AutoApproveLimit is the largest total approved without review, per
+	// ISO 4217 currency. A currency without a limit is always high_value.
+	AutoApproveLimit map[string]decimal.Decimal
+	// MinConfidence is the lowest guest confidence accepted on money, bank
+	// and identity fields; 0 = 0.6.
+	MinConfidence float64
+	// AllowUncheckedInk accepts text pages whose hidden-text ink check did
+	// not run. Off by default: without it, white text cannot be ruled out.
+	AllowUncheckedInk bool
+}
+
+// Report is the host's verdict on one invoice.
+type Report struct {
+	TenantID string `json:"tenant_id"`
+	Decision string `json:"decision"` // approve | review
+	Flags    []Flag `json:"flags"`
+	VendorID string `json:"vendor_id"`
+	// MatchedBy is how the vendor was found: "tax_id", "name" or "".
+	MatchedBy string `json:"matched_by"`
+	// Fields are the guest's values after clamping: every non-null value
+	// here passed its schema.
+	Fields schema.Fields `json:"fields"`
+}
+
+// Codes returns the report's distinct flag codes in order.
+func (r *Report) Codes() []string {
+	var out []string
+	for _, f := range r.Flags {
+		if !contains(out, f.Code) {
+			out = append(out, f.Code)
+		}
+	}
+	return out
+}
+
+// Checker validates invoices for one tenant. Safe for concurrent use if
+// its History is.
+type Checker struct {
+	master  *Master
+	policy  Policy
+	history History
+	ref     *refData
+}
+
+// NewChecker returns a checker for master's tenant.
+func NewChecker(master *Master, policy Policy, history History) (*Checker, error) {
+	if master == nil || history == nil {
+		return nil, errors.New("invoicecheck: master and history are required")
+	}
+	ref, err := loadRefData()
+	if err != nil {
+		return nil, fmt.Errorf("invoicecheck reference data: %w", err)
+	}
+	if policy.MinConfidence == 0 {
+		policy.MinConfidence = 0.6
+	}
+	if policy.AsOf.IsZero() {
+		policy.AsOf = time.Now().UTC()
+	}
+	return &Checker{master: master, policy: policy, history: history, ref: ref}, nil
+}
+
+// CheckEnvelope judges the guest's whole result file. A failed job or a
+// refused envelope gives a review report with an unreadable flag; the
+// error is only for a History failure.
+func (c *Checker) CheckEnvelope(ctx context.Context, raw []byte) (*Report, error) {
+	res, code, err := DecodeEnvelope(raw)
+	switch {
+	case err != nil:
+		return c.refused(err), nil
+	case code != "":
+		r := c.refused(nil)
+		r.Flags[0].Detail = "the guest job failed: " + code
+		return r, nil
+	}
+	return c.check(ctx, res)
+}
+
+// CheckResult judges the invoice result alone (the envelope's "result").
+func (c *Checker) CheckResult(ctx context.Context, raw []byte) (*Report, error) {
+	res, err := DecodeResult(raw)
+	if err != nil {
+		return c.refused(err), nil
+	}
+	return c.check(ctx, res)
+}
+
+// CheckBatch judges envelopes in the order given, so the second copy of
+// an invoice in a batch is the duplicate.
+func (c *Checker) CheckBatch(ctx context.Context, raws [][]byte) ([]*Report, error) {
+	out := make([]*Report, 0, len(raws))
+	for i, raw := range raws {
+		r, err := c.CheckEnvelope(ctx, raw)
+		if err != nil {
+			return out, fmt.Errorf("invoice %d: %w", i, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (c *Checker) refused(err error) *Report {
+	d := "the guest result was refused"
+	if err != nil {
+		d = truncate(err.Error(), 150)
+	}
+	return &Report{TenantID: c.master.TenantID, Decision: DecisionReview,
+		Flags: []Flag{{Code: FlagUnreadable, Detail: d}}}
+}
+
+// check runs every check on a decoded result.
+func (c *Checker) check(ctx context.Context, res *schema.Result) (*Report, error) {
+	var fl flagger
+	f := res.Fields
+	c.clamp(&f, &fl)
+	c.checkRequired(&f, &fl)
+	c.checkScreens(res, &fl)
+	m := c.matchVendor(f.VendorName, f.VendorTaxID)
+	c.checkVendor(m, &f, &fl)
+	c.checkBank(m, &f, &fl)
+	c.checkArithmetic(&f, &fl)
+	c.checkLimit(&f, &fl)
+	c.checkDates(m, &f, &fl)
+	c.checkConfidence(res, &f, &fl)
+	if err := c.checkDuplicate(ctx, m, &f, &fl); err != nil {
+		return nil, err
+	}
+	r := &Report{TenantID: c.master.TenantID, Flags: fl.flags, Fields: f, Decision: DecisionApprove}
+	if m.vendor != nil {
+		r.VendorID, r.MatchedBy = m.vendor.VendorID, m.by
+	}
+	if len(r.Flags) > 0 {
+		r.Decision = DecisionReview
+	}
+	if r.Flags == nil {
+		r.Flags = []Flag{}
+	}
+	return r, nil
+}
+
+func (c *Checker) checkRequired(f *schema.Fields, fl *flagger) {
+	for _, name := range []string{schema.FieldInvoiceNumber, schema.FieldTotal, schema.FieldCurrency} {
+		if *f.Ptr(name) == nil {
+			fl.add(FlagUnreadable, name, "no %s", name)
+		}
+	}
+}
+
+// checkScreens turns the guest's hidden-text and injection findings into
+// flags. Hidden text with no known phrase is still flagged: text meant to
+// be read by software and not by people has no business on an invoice.
+func (c *Checker) checkScreens(res *schema.Result, fl *flagger) {
+	for _, in := range res.Injection {
+		where := "visible text"
+		if !in.Visible {
+			where = in.HiddenKind + " hidden text"
+		}
+		fl.add(FlagPromptInjection, "", "page %d: %q phrase in %s", in.Page, in.PhraseCode, where)
+	}
+	for _, h := range res.HiddenText {
+		fl.add(FlagPromptInjection, "", "page %d: %d characters of %s hidden text", h.Page, h.Chars, h.Kind)
+	}
+	for _, p := range res.Pages {
+		if p.InvisibleLayer {
+			fl.add(FlagLowConfidence, "", "page %d: its text layer draws no ink (a scan with an OCR layer?); fields were not read from what it shows", p.Number)
+		}
+		if p.Method == "text" && !p.InkChecked && !c.policy.AllowUncheckedInk {
+			fl.add(FlagLowConfidence, "", "page %d: the hidden-text ink check did not run", p.Number)
+		}
+	}
+}
+
+func (c *Checker) checkVendor(m vendorMatch, f *schema.Fields, fl *flagger) {
+	switch {
+	case m.vendor == nil && f.VendorName == nil && f.VendorTaxID == nil:
+		fl.add(FlagUnknownVendor, schema.FieldVendorName, "no vendor name or tax id on the invoice")
+	case m.vendor == nil:
+		fl.add(FlagUnknownVendor, schema.FieldVendorName, "no vendor in the master matches the invoice's name or tax id")
+	case m.taxConflict:
+		fl.add(FlagUnknownVendor, schema.FieldVendorTaxID, "name matches %s but the tax id %s is not the one on file", m.vendor.VendorID, mask(*f.VendorTaxID))
+	}
+}
+
+// checkBank validates the invoice's bank details and compares them with
+// the vendor's: any difference, any detail the master does not have, and
+// any number failing its checksum is a change.
+func (c *Checker) checkBank(m vendorMatch, f *schema.Fields, fl *flagger) {
+	if f.IBAN != nil {
+		if why := c.ref.ibanProblem(*f.IBAN); why != "" {
+			fl.add(FlagBankChanged, schema.FieldIBAN, "IBAN %s %s", mask(*f.IBAN), why)
+		}
+	}
+	if f.RoutingNumber != nil && !abaValid(*f.RoutingNumber) {
+		fl.add(FlagBankChanged, schema.FieldRoutingNumber, "routing number %s fails the ABA checksum", mask(*f.RoutingNumber))
+	}
+	if m.vendor == nil {
+		return
+	}
+	known := m.vendor.Bank
+	cmp := []struct {
+		field, label string
+		got          *string
+		want         string
+		same         func(a, b string) bool
+	}{
+		{schema.FieldIBAN, "IBAN", f.IBAN, known.IBAN, func(a, b string) bool { return normIBAN(a) == b }},
+		{schema.FieldBIC, "BIC", f.BIC, known.BIC, sameBIC},
+		{schema.FieldAccountNumber, "account number", f.AccountNumber, known.AccountNumber, func(a, b string) bool { return digitsOnly(a) == b }},
+		{schema.FieldRoutingNumber, "routing number", f.RoutingNumber, known.RoutingNumber, func(a, b string) bool { return digitsOnly(a) == b }},
+		{schema.FieldSortCode, "sort code", f.SortCode, known.SortCode, func(a, b string) bool { return digitsOnly(a) == b }},
+	}
+	for _, k := range cmp {
+		switch {
+		case k.got == nil:
+		case k.field == schema.FieldBIC && k.want == "":
+			// The account decides where money goes; a BIC the master
+			// lacks is routing detail, not a change.
+		case k.want == "":
+			fl.add(FlagBankChanged, k.field, "%s %s is not on file for %s", k.label, mask(*k.got), m.vendor.VendorID)
+		case !k.same(*k.got, k.want):
+			fl.add(FlagBankChanged, k.field, "%s %s differs from %s on file", k.label, mask(*k.got), mask(k.want))
+		}
+	}
+}

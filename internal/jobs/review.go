@@ -1,0 +1,192 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/docs"
+	"github.com/airlock-dev/airlock/internal/docs/review"
+	"github.com/airlock-dev/airlock/internal/docs/review/report"
+	"github.com/airlock-dev/airlock/internal/docs/review/result"
+)
+
+// ReviewTemplate is the template contract review runs in.
+const ReviewTemplate = "legal-doc-review"
+
+// Review reviews contracts against a playbook, one sandbox per contract.
+// The playbook is the operator's own configuration: it is checked on the
+// host before the batch starts (so a bad one is a usage error naming its
+// file, line and field) and parsed again by the tool in the guest.
+type Review struct {
+	Playbook     []byte // the playbook file's bytes ("" = the built-in playbook)
+	PlaybookName string // its base name, for the guest ("playbook.yaml" / ".json")
+	Template     string
+	Timeout      time.Duration
+	MaxPages     int
+	Metadata     map[string]string
+	// ReportDir, if set, receives an HTML report per document (named by
+	// the document's id) and index.html for the batch.
+	ReportDir string
+
+	mu    sync.Mutex
+	index []report.IndexEntry // guarded by mu; in input order once Finalize ran
+}
+
+// ReviewLine is the job's part of an NDJSON line.
+type ReviewLine struct {
+	Playbook *result.PlaybookRef `json:"playbook,omitempty"`
+	Summary  *result.Summary     `json:"summary,omitempty"`
+	Report   string              `json:"report,omitempty"`
+	Findings []result.Finding    `json:"findings"`
+}
+
+// CheckPlaybook validates a playbook file on the host.
+func CheckPlaybook(path string, data []byte) error {
+	_, err := review.ParsePlaybook(path, data)
+	return err
+}
+
+func (r *Review) Name() string         { return "review" }
+func (r *Review) Extensions() []string { return []string{".pdf"} }
+
+// Process implements Job.
+func (r *Review) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
+	run := ToolRun{Template: r.template(), Job: "review", Doc: doc, Timeout: r.Timeout, MaxPages: r.MaxPages,
+		MaxResult: result.MaxResultBytes + 64<<10, Metadata: docMetadata(r.Metadata, "review", doc)}
+	if len(r.Playbook) > 0 {
+		name := "playbook" + strings.ToLower(filepath.Ext(r.PlaybookName))
+		run.Inputs = []Input{{Name: name, Data: r.Playbook}}
+		run.Args = []string{"--playbook", guestInDir + "/" + name}
+	}
+	env, t, lerr := RunTool(ctx, sbxs, run)
+	o := Outcome{Timings: t, Fields: ReviewLine{Findings: []result.Finding{}}}
+	if env != nil {
+		o.Pages, o.OCRPages = env.Pages, env.OCRPages
+	}
+	if lerr != nil {
+		o.Err = lerr
+		return o
+	}
+	if env.Error != nil {
+		o.Err = &LineError{Code: env.Error.Code, Message: env.Error.Message}
+		return o
+	}
+	res, err := result.Decode(env.Result)
+	if err != nil {
+		o.Err = lineErr(CodeInvalidResult, "%v", err)
+		return o
+	}
+	line := ReviewLine{Playbook: &res.Playbook, Summary: &res.Summary, Findings: res.Findings}
+	if r.ReportDir != "" {
+		line.Report, err = r.writeReport(doc, res)
+		if err != nil {
+			o.Err = lineErr(docs.CodeInternal, "write the report: %v", err)
+			return o
+		}
+	}
+	o.Fields = line
+	o.Tally = map[string]int{"clauses " + result.StatusMatch: res.Summary.Match,
+		"clauses " + result.StatusDeviation: res.Summary.Deviation, "clauses " + result.StatusMissing: res.Summary.Missing,
+		"numeric changes": res.Summary.NumericChanges}
+	return o
+}
+
+// writeReport renders the validated result; the file is named by the
+// document's id, never by its (possibly sensitive) name.
+func (r *Review) writeReport(doc Doc, res *result.Result) (string, error) {
+	p := filepath.Join(r.ReportDir, doc.ID+".html")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", err
+	}
+	if err := report.RenderHTML(f, res, filepath.Base(doc.Path)); err != nil {
+		f.Close()
+		return "", err
+	}
+	return p, f.Close()
+}
+
+// Finalize implements Job: it collects the batch index.
+func (r *Review) Finalize(_ context.Context, doc Doc, o *Outcome) {
+	if r.ReportDir == "" {
+		return
+	}
+	e := report.IndexEntry{Document: filepath.Base(doc.Path)}
+	if o.Err != nil {
+		e.Error = o.Err.Code + ": " + o.Err.Message
+	} else if l, ok := o.Fields.(ReviewLine); ok {
+		e.Href = filepath.Base(l.Report)
+		e.Result = &result.Result{Findings: l.Findings, Summary: *l.Summary, Playbook: *l.Playbook}
+	}
+	r.mu.Lock()
+	r.index = append(r.index, e)
+	r.mu.Unlock()
+}
+
+// WriteIndex writes the batch's index.html into ReportDir.
+func (r *Review) WriteIndex(title string) (string, error) {
+	if r.ReportDir == "" {
+		return "", nil
+	}
+	p := filepath.Join(r.ReportDir, "index.html")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	entries := append([]report.IndexEntry(nil), r.index...)
+	r.mu.Unlock()
+	if err := report.RenderIndex(f, title, entries); err != nil {
+		f.Close()
+		return "", err
+	}
+	return p, f.Close()
+}
+
+// Human implements Job.
+func (r *Review) Human(doc Doc, o Outcome) string {
+	if o.Err != nil {
+		return fmt.Sprintf("%s  FAILED  %s: %s", doc.Path, o.Err.Code, o.Err.Message)
+	}
+	l := o.Fields.(ReviewLine)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  %d pages (%d OCR)  %d clauses: %d MATCH, %d DEVIATION (%d numeric), %d MISSING",
+		doc.Path, o.Pages, o.OCRPages, l.Summary.Clauses, l.Summary.Match, l.Summary.Deviation,
+		l.Summary.NumericChanges, l.Summary.Missing)
+	for _, f := range l.Findings {
+		if f.Status == result.StatusMatch {
+			continue
+		}
+		mark := f.Status
+		if f.NumericChange {
+			mark += " (numeric)"
+		}
+		fmt.Fprintf(&b, "\n    %-28s %-20s %s", f.Clause, mark, f.Heading)
+	}
+	return b.String()
+}
+
+func (r *Review) template() string {
+	if r.Template != "" {
+		return r.Template
+	}
+	return ReviewTemplate
+}
+
+// docMetadata is what a document's sandbox (and so every audit record about
+// it) is labelled with: the batch's own labels, the job and the document's
+// id. Never its name or content.
+func docMetadata(base map[string]string, job string, doc Doc) map[string]string {
+	md := make(map[string]string, len(base)+2)
+	for k, v := range base {
+		md[k] = v
+	}
+	md["job"] = job
+	md["doc_sha256"] = doc.ID
+	return md
+}
