@@ -16,8 +16,10 @@ type Policy struct {
 	// AsOf is the day invoices are judged on (past_due); zero = today UTC.
 	AsOf time.Time
 	// AutoApproveLimit is the largest total approved without review, per
-	// ISO 4217 currency. A currency without a limit is always high_value.
+	// ISO 4217 currency; DefaultLimit, when set, applies to currencies not
+	// listed. A currency with neither is always high_value.
 	AutoApproveLimit map[string]decimal.Decimal
+	DefaultLimit     *decimal.Decimal
 	// MinConfidence is the lowest guest confidence accepted on money, bank
 	// and identity fields; 0 = 0.6.
 	MinConfidence float64

@@ -74,6 +74,9 @@ func (c *Checker) checkLimit(f *schema.Fields, fl *flagger) {
 		return
 	}
 	limit, has := c.policy.AutoApproveLimit[*f.Currency]
+	if !has && c.policy.DefaultLimit != nil {
+		limit, has = *c.policy.DefaultLimit, true
+	}
 	switch {
 	case !has:
 		fl.add(FlagHighValue, schema.FieldTotal, "no auto-approve limit for %s", *f.Currency)

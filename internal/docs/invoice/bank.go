@@ -1,0 +1,183 @@
+package invoice
+
+import (
+	"math/big"
+	"strings"
+
+	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+)
+
+// parseIBAN reads an IBAN printed whole or in groups of four, cut at its
+// country's length, and checks mod-97. A failing IBAN is tried with OCR's
+// letter/digit confusions undone; if none passes it is reported as read
+// with checksum_failed, never "fixed" into some other valid number.
+func (x *run) parseIBAN(ws []word) (parsed, bool) {
+	for i, w := range ws {
+		t := strings.ToUpper(strings.Trim(w.text, ":.,;()"))
+		if len(t) < 4 || !isUpperAlpha(t[:2]) || !checkDigitsLike(t[2:4]) {
+			continue
+		}
+		s, used := t, []word{w}
+		want := x.lx.ibanLengths[t[:2]]
+		for j := i + 1; j < len(ws) && (want == 0 || len(s) < want); j++ {
+			g := strings.ToUpper(strings.Trim(ws[j].text, ":.,;()"))
+			// Groups of four; OCR may glue two together.
+			if g == "" || len(g) > 4 && want == 0 || !isUpperAlnum(g) {
+				break
+			}
+			s += g
+			used = append(used, ws[j])
+		}
+		if want > 0 && len(s) > want {
+			s = s[:want]
+		}
+		if len(s) < 15 || len(s) > 34 || !isUpperAlnum(s) {
+			continue
+		}
+		fixed, issues := repairIBAN(s, want, minConf(used) < 1)
+		return parsed{value: fixed, words: used, issues: issues}, true
+	}
+	return parsed{}, false
+}
+
+func repairIBAN(s string, want int, ocr bool) (string, []string) {
+	lenOK := func(c string) bool { return want == 0 || len(c) == want }
+	// Variants: digits everywhere after the country (DE, FR numeric BBANs),
+	// or only after a four-letter bank code (GB, NL), with OCR's digits in
+	// the bank code read back as letters.
+	var variants []string
+	for _, from := range []int{8, 2} {
+		v := []byte(s)
+		for k := 2; k < len(v); k++ {
+			switch {
+			case k >= from || k < 4:
+				if d, ok := ibanDigit(v[k]); ok {
+					v[k] = d
+				}
+			case from == 8 && k < 8:
+				v[k] = digitToLetter(v[k])
+			}
+		}
+		if c := string(v); c != s && lenOK(c) && ibanValid(c) {
+			variants = append(variants, c)
+		}
+	}
+	// An OCR'd IBAN with look-alike letters past the bank code is read
+	// with digits there even when the letters happen to pass mod-97 (one
+	// corrupted IBAN in 97 does).
+	if ocr && len(variants) > 0 && hasLookAlike(s, 8) {
+		return variants[0], []string{schema.IssueOCRCorrected}
+	}
+	if lenOK(s) && ibanValid(s) {
+		return s, nil
+	}
+	if len(variants) > 0 {
+		return variants[0], []string{schema.IssueOCRCorrected}
+	}
+	return s, []string{schema.IssueChecksumFailed}
+}
+
+func hasLookAlike(s string, from int) bool {
+	for k := from; k < len(s); k++ {
+		if _, ok := ibanDigit(s[k]); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ibanDigit is ocrDigit after upper-casing: a read "l" arrives as "L".
+func ibanDigit(b byte) (byte, bool) {
+	if b == 'L' {
+		return '1', true
+	}
+	d, ok := ocrDigit(rune(b))
+	return byte(d), ok
+}
+
+// checkDigitsLike: the two IBAN check digits, as digits or OCR's letters.
+func checkDigitsLike(s string) bool {
+	for _, r := range s {
+		if _, ok := ibanDigit(byte(r)); !ok && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func digitToLetter(b byte) byte {
+	switch b {
+	case '0':
+		return 'O'
+	case '1':
+		return 'I'
+	case '5':
+		return 'S'
+	case '8':
+		return 'B'
+	}
+	return b
+}
+
+// ibanValid is the ISO 13616 mod-97 check.
+func ibanValid(s string) bool {
+	if len(s) < 15 || !isUpperAlpha(s[:2]) || !isDigits(s[2:4]) {
+		return false
+	}
+	var b strings.Builder
+	for _, c := range s[4:] + s[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			b.WriteRune(c)
+		case c >= 'A' && c <= 'Z':
+			b.WriteString(big.NewInt(int64(c - 'A' + 10)).String())
+		default:
+			return false
+		}
+	}
+	n, ok := new(big.Int).SetString(b.String(), 10)
+	return ok && new(big.Int).Mod(n, big.NewInt(97)).Int64() == 1
+}
+
+// parseBIC reads an 8- or 11-character BIC, undoing OCR digits in its
+// six letter positions.
+func parseBIC(ws []word) (parsed, bool) {
+	for _, w := range ws {
+		t := strings.ToUpper(strings.Trim(w.text, ":.,;()"))
+		if len(t) != 8 && len(t) != 11 || !isUpperAlnum(t) {
+			continue
+		}
+		v := []byte(t)
+		var issues []string
+		for k := 0; k < 6; k++ {
+			if l := digitToLetter(v[k]); l != v[k] {
+				v[k] = l
+				issues = []string{schema.IssueOCRCorrected}
+			}
+		}
+		if !isUpperAlpha(string(v[:6])) {
+			continue
+		}
+		return parsed{value: string(v), words: []word{w}, issues: issues}, true
+	}
+	return parsed{}, false
+}
+
+func isUpperAlpha(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'A' || s[i] > 'Z' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isUpperAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -1,0 +1,201 @@
+package invoice
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/airlock-dev/airlock/internal/docs/extract"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
+)
+
+// word is one visible word as the field extractors see it.
+type word struct {
+	text string
+	box  extract.Box
+	conf float64 // 0..1; 1 for text-layer words
+	page int
+}
+
+func (w word) height() float64  { return w.box.YMax - w.box.YMin }
+func (w word) yCenter() float64 { return (w.box.YMin + w.box.YMax) / 2 }
+func (w word) xCenter() float64 { return (w.box.XMin + w.box.XMax) / 2 }
+
+// row is the words on one visual line of a page, left to right. Rows are
+// rebuilt from boxes, not taken from the extractor's lines: pdftotext puts
+// a label and a far-right value in different blocks.
+type row struct {
+	page   int
+	words  []word
+	box    extract.Box
+	height float64 // median word height
+
+	text   string // words joined by single spaces
+	starts []int  // byte offset of each word in text
+	folded string // textnorm.Fold(text)
+	fmap   []int  // folded byte -> text byte
+	// cellStarts are the folded offsets where a new cell begins (a gap
+	// wider than the text is tall): a label never spans two cells.
+	cellStarts []int
+	inTable    bool // consumed by a line-item table
+}
+
+// page is one page of rows.
+type page struct {
+	number        int
+	width, height float64
+	ocr           bool
+	rows          []*row
+}
+
+// buildRows groups words into rows by vertical overlap.
+func buildRows(pageNum int, ws []word) []*row {
+	sorted := append([]word(nil), ws...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].yCenter() < sorted[j].yCenter() })
+	var rows []*row
+	for _, w := range sorted {
+		if n := len(rows); n > 0 && sameRow(rows[n-1], w) {
+			r := rows[n-1]
+			r.words = append(r.words, w)
+			r.box = union(r.box, w.box)
+			continue
+		}
+		rows = append(rows, &row{page: pageNum, words: []word{w}, box: w.box})
+	}
+	for _, r := range rows {
+		r.finish()
+	}
+	return rows
+}
+
+// sameRow: the word's vertical centre lies inside the row's band and the
+// two overlap by at least half the smaller height.
+func sameRow(r *row, w word) bool {
+	c := w.yCenter()
+	if c < r.box.YMin || c > r.box.YMax {
+		return false
+	}
+	ov := min(r.box.YMax, w.box.YMax) - max(r.box.YMin, w.box.YMin)
+	return ov >= 0.5*min(r.box.YMax-r.box.YMin, w.height())
+}
+
+func union(a, b extract.Box) extract.Box {
+	return extract.Box{XMin: min(a.XMin, b.XMin), YMin: min(a.YMin, b.YMin), XMax: max(a.XMax, b.XMax), YMax: max(a.YMax, b.YMax)}
+}
+
+func (r *row) finish() {
+	sort.SliceStable(r.words, func(i, j int) bool { return r.words[i].box.XMin < r.words[j].box.XMin })
+	var b strings.Builder
+	r.starts = make([]int, len(r.words))
+	hs := make([]float64, len(r.words))
+	for i, w := range r.words {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		r.starts[i] = b.Len()
+		b.WriteString(w.text)
+		hs[i] = w.height()
+	}
+	r.text = b.String()
+	r.folded, r.fmap = textnorm.FoldMap(r.text)
+	sort.Float64s(hs)
+	r.height = hs[len(hs)/2]
+	r.cellStarts = []int{0}
+	for i := 1; i < len(r.words); i++ {
+		prev, w := r.words[i-1], r.words[i]
+		if w.box.XMin-prev.box.XMax > cellGap*max(prev.height(), w.height()) {
+			r.cellStarts = append(r.cellStarts, r.foldedOffset(r.starts[i]))
+		}
+	}
+}
+
+// cellGap is the gap, in text heights, that separates cells.
+const cellGap = 1.0
+
+// foldedOffset maps a text byte offset to the first folded byte at or
+// after it.
+func (r *row) foldedOffset(off int) int {
+	return sort.Search(len(r.fmap), func(i int) bool { return r.fmap[i] >= off })
+}
+
+// cellOf returns the folded range [start, end) of the cell holding folded
+// offset off.
+func (r *row) cellOf(off int) (int, int) {
+	k := sort.Search(len(r.cellStarts), func(i int) bool { return r.cellStarts[i] > off }) - 1
+	end := len(r.folded)
+	if k+1 < len(r.cellStarts) {
+		end = r.cellStarts[k+1]
+	}
+	return r.cellStarts[max(k, 0)], end
+}
+
+// slice returns the words covering text bytes [from, to), the first and
+// last cut to that range, so "Total:$12.00" yields "$12.00" after its label.
+func (r *row) slice(from, to int) []word {
+	var out []word
+	for i, w := range r.words {
+		ws, we := r.starts[i], r.starts[i]+len(w.text)
+		if we <= from || ws >= to {
+			continue
+		}
+		lo, hi := max(from, ws)-ws, min(to, we)-ws
+		t := strings.TrimSpace(w.text[lo:hi])
+		if t == "" {
+			continue
+		}
+		w.text = t
+		out = append(out, w)
+	}
+	return out
+}
+
+// cells splits words into runs separated by gaps wider than gapFactor x
+// height: table cells, or the parts of a two-column line.
+func cells(ws []word, gapFactor float64) [][]word {
+	if len(ws) == 0 {
+		return nil
+	}
+	out := [][]word{{ws[0]}}
+	for i := 1; i < len(ws); i++ {
+		prev := ws[i-1]
+		h := max(prev.height(), ws[i].height())
+		if ws[i].box.XMin-prev.box.XMax > gapFactor*h {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], ws[i])
+	}
+	return out
+}
+
+func joinWords(ws []word) string {
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = w.text
+	}
+	return strings.Join(parts, " ")
+}
+
+func boxOf(ws []word) extract.Box {
+	b := ws[0].box
+	for _, w := range ws[1:] {
+		b = union(b, w.box)
+	}
+	return b
+}
+
+// minConf is the weakest word confidence (1 for none).
+func minConf(ws []word) float64 {
+	c := 1.0
+	for _, w := range ws {
+		c = min(c, w.conf)
+	}
+	return c
+}
+
+// wordConf converts an extract.Word confidence (-1 for text, 0..100 for
+// OCR) to 0..1.
+func wordConf(c float64) float64 {
+	if c < 0 {
+		return 1
+	}
+	return min(max(c/100, 0), 1)
+}

@@ -1,0 +1,267 @@
+package invoice
+
+import (
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
+)
+
+// column is one column of a line-item table, spanning its header words.
+type column struct {
+	kind       string
+	xMin, xMax float64
+}
+
+// line is one line item as read.
+type line struct {
+	desc       []string
+	qty, unit  string
+	price, amt *amount
+	words      []word // all of the line's words
+	numWords   []word // its quantity, unit price and amount words
+	moneyWords []word // its unit price and amount words
+	issues     []string
+	top        float64
+}
+
+// headerColumns reads a row as a table header: at least a description and
+// an amount column and a quantity or unit price column, with header words
+// making up most of the row.
+func (x *run) headerColumns(r *row) ([]column, bool) {
+	var cols []column
+	matched := 0
+	for i := 0; i < len(r.words); {
+		n, col := x.headerAt(r.words, i)
+		if n == 0 {
+			n, col = 1, colOther
+		} else {
+			matched += n
+		}
+		b := boxOf(r.words[i : i+n])
+		cols = append(cols, column{kind: col, xMin: b.XMin, xMax: b.XMax})
+		i += n
+	}
+	has := map[string]bool{}
+	for _, c := range cols {
+		has[c.kind] = true
+	}
+	ok := has[colDescription] && has[colAmount] && (has[colQuantity] || has[colUnitPrice]) &&
+		float64(matched) >= 0.6*float64(len(r.words))
+	return cols, ok
+}
+
+// headerAt matches the longest header phrase starting at word i,
+// comparing without spaces ("UnitPrice" is "Unit Price" after OCR lost
+// the space).
+func (x *run) headerAt(ws []word, i int) (int, string) {
+	for n := min(3, len(ws)-i); n >= 1; n-- {
+		var b strings.Builder
+		for _, w := range ws[i : i+n] {
+			b.WriteString(textnorm.Compact(w.text))
+		}
+		got := b.String()
+		for _, h := range x.lx.headers {
+			if got == h.compact {
+				return n, h.col
+			}
+		}
+	}
+	return 0, ""
+}
+
+// tables reads every line-item table in the document, in order. A table
+// that runs to the bottom of a page without reaching its totals continues
+// on the next page, with or without a repeated header.
+func (x *run) tables() []line {
+	var out []line
+	var open []column
+	for _, pg := range x.pages {
+		start := 0
+		cols := open
+		for ri, r := range pg.rows {
+			if c, ok := x.headerColumns(r); ok {
+				cols, start = c, ri+1
+				r.inTable = true
+				break
+			}
+		}
+		if cols == nil {
+			continue
+		}
+		lines, stopped := x.tableRows(pg, start, cols)
+		out = append(out, lines...)
+		open = nil
+		if !stopped {
+			open = cols
+		}
+	}
+	return out
+}
+
+// tableRows reads the rows after a header until a totals row, another
+// header or a large gap. It reports whether the table was closed.
+func (x *run) tableRows(pg *page, start int, cols []column) ([]line, bool) {
+	var out []line
+	prevBottom := -1.0
+	if start > 0 {
+		prevBottom = pg.rows[start-1].box.YMax
+	}
+	for k := start; k < len(pg.rows); k++ {
+		r := pg.rows[k]
+		if _, isHeader := x.headerColumns(r); isHeader && k > start {
+			return out, true
+		}
+		if prevBottom >= 0 && r.box.YMin-prevBottom > 4*r.height && len(out) > 0 {
+			return out, true
+		}
+		ln, hasAmount := x.readLine(r, cols)
+		switch {
+		case x.isTotalsRow(r) && ln.qty == "" && ln.price == nil:
+			return out, true
+		case hasAmount && (len(ln.desc) > 0 || ln.qty != ""):
+			out = append(out, ln)
+		case len(out) > 0 && len(ln.desc) > 0 && ln.qty == "" && r.box.YMin-prevBottom < 1.6*r.height:
+			last := &out[len(out)-1]
+			last.desc = append(last.desc, ln.desc...)
+			last.words = append(last.words, ln.words...)
+		default:
+			continue // a row inside the table region that is not an item
+		}
+		r.inTable = true
+		prevBottom = r.box.YMax
+	}
+	return out, false
+}
+
+func (x *run) isTotalsRow(r *row) bool {
+	for _, h := range x.hits[r] {
+		switch h.lab.field {
+		case schema.FieldSubtotal, schema.FieldTax, schema.FieldShipping, schema.FieldTotal:
+			return true
+		}
+	}
+	return false
+}
+
+// readLine assigns a row's cells to columns and parses them.
+func (x *run) readLine(r *row, cols []column) (line, bool) {
+	byCol := map[string][]word{}
+	for _, c := range cells(r.words, 0.8) {
+		k := assignColumn(cols, c)
+		byCol[cols[k].kind] = append(byCol[cols[k].kind], c...)
+	}
+	ln := line{words: r.words, top: r.box.YMin}
+	if ws := byCol[colDescription]; len(ws) > 0 {
+		ln.desc = []string{joinWords(ws)}
+	}
+	ln.moneyWords = append(append(ln.moneyWords, byCol[colUnitPrice]...), byCol[colAmount]...)
+	ln.numWords = append(append(ln.numWords, byCol[colQuantity]...), ln.moneyWords...)
+	if ws := byCol[colQuantity]; len(ws) > 0 {
+		ln.qty, ln.unit = x.parseQty(ws, &ln.issues)
+	}
+	if ws := byCol[colUnit]; len(ws) > 0 {
+		ln.unit = joinWords(ws)
+	}
+	if ws := byCol[colUnitPrice]; len(ws) > 0 {
+		if a, _, ok := x.findAmount(ws, false); ok {
+			ln.price = &a
+			ln.issues = append(ln.issues, amountIssues(a)...)
+		}
+	}
+	ws := byCol[colAmount]
+	if len(ws) == 0 {
+		return ln, false
+	}
+	a, _, ok := x.findAmount(ws, false)
+	if !ok {
+		return ln, false
+	}
+	ln.amt = &a
+	ln.issues = append(ln.issues, amountIssues(a)...)
+	return ln, true
+}
+
+// assignColumn picks the column a cell overlaps most, else the nearest.
+func assignColumn(cols []column, c []word) int {
+	b := boxOf(c)
+	best, bestOv := -1, 0.0
+	for i, col := range cols {
+		ov := min(b.XMax, col.xMax+4) - max(b.XMin, col.xMin-4)
+		if ov > bestOv {
+			best, bestOv = i, ov
+		}
+	}
+	if best >= 0 {
+		return best
+	}
+	bestD := 0.0
+	for i, col := range cols {
+		d := max(col.xMin-b.XMax, b.XMin-col.xMax, 0)
+		if best < 0 || d < bestD {
+			best, bestD = i, d
+		}
+	}
+	return best
+}
+
+// parseQty reads "2", "1.5", "2,5" or "10 pcs" (unit after the number).
+// The column is numeric, so OCR's look-alikes are digits here even on
+// their own ("l" is 1).
+func (x *run) parseQty(ws []word, issues *[]string) (qty, unit string) {
+	first := strings.TrimSpace(ws[0].text)
+	num, rest := first, ""
+	if fixed, ok := fixColumnDigits(first); ok {
+		num = fixed
+		*issues = appendOnce(*issues, schema.IssueOCRCorrected)
+	} else if i := strings.IndexFunc(first, func(r rune) bool { return r > '9' }); i > 0 {
+		num, rest = first[:i], first[i:]
+	}
+	a, err := parseAmount(num, x.decHint, x.lx, false)
+	if err != nil || a.implausible || a.currency != "" {
+		return "", ""
+	}
+	units := []string{}
+	if rest != "" {
+		units = append(units, rest)
+	}
+	for _, w := range ws[1:] {
+		units = append(units, w.text)
+	}
+	return a.value.String(), strings.Join(units, " ")
+}
+
+// fixColumnDigits reads a token of digits, separators and look-alikes
+// in a numeric column as digits; it fails on anything else.
+func fixColumnDigits(s string) (string, bool) {
+	changed := false
+	out := []rune(s)
+	for i, r := range out {
+		switch d, ok := ocrDigit(r); {
+		case r >= '0' && r <= '9', r == '.', r == ',':
+		case ok:
+			out[i], changed = d, true
+		default:
+			return s, false
+		}
+	}
+	return string(out), changed
+}
+
+// checkLine compares quantity x unit price with the amount, allowing one
+// minor unit for rounding.
+func checkLine(ln *line) {
+	if ln.qty == "" || ln.price == nil || ln.amt == nil {
+		return
+	}
+	q, err := decimal.NewFromString(ln.qty)
+	if err != nil {
+		return
+	}
+	diff := q.Mul(ln.price.value).Sub(ln.amt.value).Abs()
+	if diff.GreaterThan(decimal.New(1, -2)) {
+		ln.issues = appendOnce(ln.issues, schema.IssueLineMismatch)
+	}
+}
