@@ -62,6 +62,7 @@ func commands() []command {
 	return []command{
 		extractCommand(),
 		reviewCommand(),
+		invoiceCommand(),
 		versionCommand(),
 	}
 }

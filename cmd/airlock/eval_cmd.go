@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	invcorpus "github.com/airlock-dev/airlock/internal/docs/invoice/corpus"
 	"github.com/airlock-dev/airlock/internal/docs/review/corpus"
 	"github.com/airlock-dev/airlock/internal/docs/review/result"
 	"github.com/airlock-dev/airlock/internal/docs/testdocs"
@@ -23,7 +26,7 @@ func newCorpusCmd() *cobra.Command {
 		Use:   "corpus",
 		Short: "Write synthetic documents with known answers, for airlock eval",
 	}
-	cmd.AddCommand(newCorpusReviewCmd())
+	cmd.AddCommand(newCorpusReviewCmd(), newCorpusInvoiceCmd())
 	return cmd
 }
 
@@ -61,7 +64,7 @@ func newEvalCmd(g *globalFlags) *cobra.Command {
 		Use:   "eval",
 		Short: "Run a job over a corpus through real sandboxes and score it against the known answers",
 	}
-	cmd.AddCommand(newEvalReviewCmd(g))
+	cmd.AddCommand(newEvalReviewCmd(g), newEvalInvoiceCmd(g))
 	return cmd
 }
 
@@ -158,3 +161,125 @@ func evalReviewGroup(cmd *cobra.Command, jf *jobFlags, kind string, ds []jobs.Do
 type devNull struct{}
 
 func (devNull) Write(p []byte) (int, error) { return len(p), nil }
+
+func newCorpusInvoiceCmd() *cobra.Command {
+	var n int
+	var seed int64
+	cmd := &cobra.Command{
+		Use:   "invoice DIR",
+		Short: "Write invoices (text PDFs, scans, photos, faxes) with planted traps and their truth, plus the vendor master",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := invcorpus.Generate(seed, n)
+			if err != nil {
+				return err
+			}
+			paths, err := invcorpus.WriteFiles(args[0], c)
+			if err != nil {
+				return err
+			}
+			modes := map[invcorpus.Mode]int{}
+			for _, cs := range c.Cases {
+				modes[cs.Render.Mode]++
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %d invoices to %s (%v) and vendors.json for tenant %s\n",
+				len(paths), args[0], modes, invcorpus.TenantID)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&n, "n", 42, "invoices")
+	cmd.Flags().Int64Var(&seed, "seed", 1, "generator seed (same seed, same corpus)")
+	return cmd
+}
+
+func newEvalInvoiceCmd(g *globalFlags) *cobra.Command {
+	jf := &jobFlags{}
+	cmd := &cobra.Command{
+		Use:   "invoice DIR",
+		Short: "Extract and judge every invoice of a corpus (airlock corpus invoice); print per-field accuracy and per-trap recall",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return evalInvoices(cmd, jf, args[0])
+		},
+	}
+	jf.register(cmd, g)
+	return cmd
+}
+
+// evalInvoices runs the corpus as one batch in corpus order (duplicates
+// follow their originals), with the corpus tenant's vendor master and a
+// fresh history (so a re-run does not see its own invoices as
+// duplicates), and scores text-layer and OCR documents apart.
+func evalInvoices(cmd *cobra.Command, jf *jobFlags, dir string) error {
+	job := &jobs.Invoice{}
+	ds, err := jobs.Expand([]string{dir}, job.Extensions())
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	hist, err := os.MkdirTemp("", "airlock-eval-history-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(hist)
+	f := &invoiceFlags{vendors: filepath.Join(dir, "vendors.json"), asOf: invcorpus.AsOf().Format("2006-01-02"),
+		approveLimit: []string{fmt.Sprint(invcorpus.AutoApproveLimit)}, history: filepath.Join(hist, "history.db")}
+	quiet := *jf
+	quiet.tenant, quiet.json = invcorpus.TenantID, true
+	j, closeHistory, err := f.job(&quiet)
+	if err != nil {
+		return err
+	}
+	defer closeHistory()
+	cases := map[bool][]invcorpus.Case{}
+	outs := map[bool][]invcorpus.Outcome{}
+	per := map[bool]time.Duration{}
+	var failures []string
+	collect := func(d jobs.Doc, o jobs.Outcome) {
+		t, err := invcorpus.ReadCaseTruth(d.Path)
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("%s: no truth: %v", d.Path, err))
+			return
+		}
+		ocr := t.Mode.OCR()
+		l := o.Fields.(jobs.InvoiceLine)
+		out := invcorpus.Outcome{Decision: l.Decision}
+		if l.Fields != nil {
+			out.Fields = *l.Fields
+		}
+		for _, fl := range l.Flags {
+			out.Flags = append(out.Flags, fl.Code)
+		}
+		if o.Err != nil {
+			failures = append(failures, fmt.Sprintf("%s: %s: %s", filepath.Base(d.Path), o.Err.Code, o.Err.Message))
+		}
+		cases[ocr] = append(cases[ocr], invcorpus.Case{ID: t.ID, Traps: t.Traps, Truth: t.Fields, Render: invcorpus.Render{Mode: t.Mode}})
+		outs[ocr] = append(outs[ocr], out)
+		per[ocr] += o.Timings.Sandbox() + o.Timings.Tool
+	}
+	out := cmd.OutOrStdout()
+	cmd.SetOut(devNull{})
+	sum, err := quiet.execute(cmd, j, ds, collect)
+	cmd.SetOut(out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "batch: %d invoices in %s, %.1f invoices/min overall (concurrency %d); sandbox share %.0f%%\n",
+		sum.Documents, sum.Elapsed.Round(time.Second), sum.DocsPerMinute(), jf.concurrency, 100*sum.SandboxShare())
+	for _, ocr := range []bool{false, true} {
+		name := map[bool]string{false: "text-layer PDFs", true: "scans, photos and faxes (OCR)"}[ocr]
+		if len(cases[ocr]) == 0 {
+			continue
+		}
+		s := invcorpus.Eval(name, cases[ocr], outs[ocr], func(c *invcorpus.Case) bool { return c.Render.Mode.OCR() })
+		fmt.Fprintln(out, s.Table())
+		mean := per[ocr] / time.Duration(len(cases[ocr]))
+		fmt.Fprintf(out, "mean time per invoice %s (%.1f invoices/min per sandbox slot)\n\n", mean.Round(time.Millisecond), time.Minute.Seconds()/mean.Seconds())
+	}
+	for _, f := range failures {
+		fmt.Fprintf(out, "  failed: %s\n", f)
+	}
+	if len(failures) > 0 {
+		return exitError{code: exitSomeFail}
+	}
+	return nil
+}

@@ -139,6 +139,15 @@ CREATE TRIGGER audit_head_forward_only BEFORE UPDATE ON audit_head
 WHEN NEW.id != OLD.id OR NEW.seq != OLD.seq + 1
 BEGIN SELECT RAISE(ABORT, 'audit head only moves forward by one'); END;
 `},
+	{name: "invoice history", sql: `
+-- Invoices a tenant has seen, for duplicate detection across batches. Only
+-- a SHA-256 of (tenant, vendor, normalised invoice number) is kept: the
+-- store learns nothing about the invoices themselves.
+CREATE TABLE invoice_history (
+	key_sha256 TEXT PRIMARY KEY,
+	seen_ms    INTEGER NOT NULL
+) WITHOUT ROWID;
+`},
 }
 
 // migrate applies the migrations the database has not seen yet. The version

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -63,8 +64,10 @@ func TestMigrationUpgradesOlderDatabase(t *testing.T) {
 	if v, _ := old.SchemaVersion(ctx); v != n-1 {
 		t.Fatalf("schema version = %d, want %d", v, n-1)
 	}
-	if tableExists(t, old, "audit_head") {
-		t.Fatal("audit_head exists before its migration ran")
+	// The table the newest migration adds.
+	const newest = "invoice_history"
+	if tableExists(t, old, newest) {
+		t.Fatalf("%s exists before its migration ran", newest)
 	}
 	if _, _, err := old.CreateKey(ctx, "firm-a", "ci"); err != nil {
 		t.Fatal(err)
@@ -81,8 +84,8 @@ func TestMigrationUpgradesOlderDatabase(t *testing.T) {
 	if v, _ := s.SchemaVersion(ctx); v != n {
 		t.Fatalf("schema version after upgrade = %d, want %d", v, n)
 	}
-	if !tableExists(t, s, "audit_head") {
-		t.Fatal("audit_head missing after upgrade")
+	if !tableExists(t, s, newest) {
+		t.Fatalf("%s missing after upgrade", newest)
 	}
 	if keys, err := s.ListKeys(ctx, ""); err != nil || len(keys) != 1 {
 		t.Fatalf("keys after upgrade = %v, %v; want the one created before", keys, err)
@@ -134,5 +137,26 @@ func TestFailedMigrationRollsBack(t *testing.T) {
 	}
 	if tableExists(t, s, "half") {
 		t.Error("a failed migration left part of its work behind")
+	}
+}
+
+func TestInvoiceHistory(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := context.Background()
+	if seen, err := s.InvoiceSeen(ctx, "acme", "v1", "inv42"); err != nil || seen {
+		t.Fatalf("fresh store: seen=%v err=%v", seen, err)
+	}
+	for range 2 { // recording twice is fine
+		if err := s.RecordInvoice(ctx, "acme", "v1", "inv42"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		tenant, vendor, number string
+		want                   bool
+	}{{"acme", "v1", "inv42", true}, {"globex", "v1", "inv42", false}, {"acme", "v2", "inv42", false}, {"acme", "v1", "inv43", false}} {
+		if seen, err := s.InvoiceSeen(ctx, tc.tenant, tc.vendor, tc.number); err != nil || seen != tc.want {
+			t.Errorf("InvoiceSeen(%s, %s, %s) = %v, %v; want %v", tc.tenant, tc.vendor, tc.number, seen, err, tc.want)
+		}
 	}
 }

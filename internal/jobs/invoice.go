@@ -1,0 +1,165 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/jobs/invoicecheck"
+	"github.com/airlock-dev/airlock/internal/store"
+)
+
+// InvoiceTemplate is the template invoice extraction runs in.
+const InvoiceTemplate = "invoice-ocr"
+
+// Invoice extracts invoices in sandboxes and judges each on the host:
+// what the guest returns is a claim, checked against the tenant's vendor
+// master, arithmetic, bank checksums, limits, dates and the tenant's
+// invoice history. An invoice is approved only with no flag at all; an
+// invoice that could not be read is never approved.
+type Invoice struct {
+	Checker  *invoicecheck.Checker
+	Template string
+	Timeout  time.Duration
+	MaxPages int
+	Metadata map[string]string
+	DayFirst bool // read ambiguous numeric dates as day/month
+}
+
+// maxInvoiceResult bounds an invoice result (fields, sources, hidden text).
+const maxInvoiceResult = 1 << 20
+
+// InvoiceLine is the job's part of an NDJSON line.
+type InvoiceLine struct {
+	Decision     string                        `json:"decision"`
+	Flags        []invoicecheck.Flag           `json:"flags"`
+	VendorID     string                        `json:"vendor_id"`
+	Fields       *schema.Fields                `json:"fields"`
+	FieldSources map[string]schema.FieldSource `json:"field_sources"`
+	HiddenText   []schema.HiddenText           `json:"hidden_text,omitempty"`
+	Injection    []schema.Injection            `json:"injection,omitempty"`
+}
+
+// pendingInvoice is what Process leaves for Finalize, which judges in
+// input order (so the second copy of an invoice in a batch is the
+// duplicate).
+type pendingInvoice struct {
+	result json.RawMessage
+}
+
+func (j *Invoice) Name() string { return "invoice" }
+func (j *Invoice) Extensions() []string {
+	return []string{".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff"}
+}
+
+// Process implements Job: extraction in a sandbox.
+func (j *Invoice) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
+	tmpl := j.Template
+	if tmpl == "" {
+		tmpl = InvoiceTemplate
+	}
+	run := ToolRun{Template: tmpl, Job: schema.Job, Doc: doc, Timeout: j.Timeout, MaxPages: j.MaxPages,
+		MaxResult: maxInvoiceResult, Metadata: docMetadata(j.Metadata, "invoice", doc)}
+	if j.DayFirst {
+		run.Args = []string{"--day-first"}
+	}
+	env, t, lerr := RunTool(ctx, sbxs, run)
+	o := Outcome{Timings: t}
+	if env != nil {
+		o.Pages, o.OCRPages = env.Pages, env.OCRPages
+	}
+	switch {
+	case lerr != nil:
+		o.Err = lerr
+	case env.Error != nil:
+		o.Err = &LineError{Code: env.Error.Code, Message: env.Error.Message}
+	default:
+		o.Fields = pendingInvoice{result: env.Result}
+	}
+	return o
+}
+
+// Finalize implements Job: the host's judgement, in input order.
+func (j *Invoice) Finalize(ctx context.Context, _ Doc, o *Outcome) {
+	line := InvoiceLine{Decision: invoicecheck.DecisionReview, FieldSources: map[string]schema.FieldSource{}}
+	defer func() {
+		o.Fields = line
+		o.Tally = map[string]int{"decision " + line.Decision: 1}
+		for _, c := range distinctFlags(line.Flags) {
+			o.Tally["flag "+c]++
+		}
+	}()
+	p, ok := o.Fields.(pendingInvoice)
+	if o.Err != nil || !ok {
+		// Never approve what could not be read.
+		line.Flags = []invoicecheck.Flag{{Code: invoicecheck.FlagUnreadable, Detail: "no result from the guest"}}
+		if o.Err != nil {
+			line.Flags[0].Detail = "the extraction failed: " + o.Err.Code
+		}
+		return
+	}
+	rep, err := j.Checker.CheckResult(ctx, p.result)
+	if err != nil {
+		o.Err = lineErr(CodeSandbox, "judge the invoice: %v", err)
+		line.Flags = []invoicecheck.Flag{{Code: invoicecheck.FlagUnreadable, Detail: "the history could not be checked"}}
+		return
+	}
+	line.Decision, line.Flags, line.VendorID, line.Fields = rep.Decision, rep.Flags, rep.VendorID, &rep.Fields
+	if res, err := invoicecheck.DecodeResult(p.result); err == nil {
+		line.FieldSources, line.HiddenText, line.Injection = res.FieldSources, res.HiddenText, res.Injection
+	}
+}
+
+func distinctFlags(fs []invoicecheck.Flag) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range fs {
+		if !seen[f.Code] {
+			seen[f.Code] = true
+			out = append(out, f.Code)
+		}
+	}
+	return out
+}
+
+// Human implements Job.
+func (j *Invoice) Human(doc Doc, o Outcome) string {
+	l, _ := o.Fields.(InvoiceLine)
+	if o.Err != nil {
+		return fmt.Sprintf("%s  FAILED  %s: %s  -> review", doc.Path, o.Err.Code, o.Err.Message)
+	}
+	total := "?"
+	if l.Fields != nil && l.Fields.Total != nil {
+		total = *l.Fields.Total
+		if l.Fields.Currency != nil {
+			total += " " + *l.Fields.Currency
+		}
+	}
+	vendor := l.VendorID
+	if vendor == "" {
+		vendor = "unknown vendor"
+	}
+	s := fmt.Sprintf("%s  %s  %s  total %s", doc.Path, strings.ToUpper(l.Decision), vendor, total)
+	if fl := distinctFlags(l.Flags); len(fl) > 0 {
+		s += "  flags: " + strings.Join(fl, ", ")
+	}
+	return s
+}
+
+// StoreHistory keeps a tenant's invoice history in the airlock store, so
+// duplicates are caught across batches; the store keeps only a digest of
+// each (tenant, vendor, number).
+type StoreHistory struct{ S *store.Store }
+
+// Seen implements invoicecheck.History.
+func (h StoreHistory) Seen(ctx context.Context, k invoicecheck.DupKey) (bool, error) {
+	return h.S.InvoiceSeen(ctx, k.TenantID, k.Vendor, k.Number)
+}
+
+// Record implements invoicecheck.History.
+func (h StoreHistory) Record(ctx context.Context, k invoicecheck.DupKey) error {
+	return h.S.RecordInvoice(ctx, k.TenantID, k.Vendor, k.Number)
+}
