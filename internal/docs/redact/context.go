@@ -1,0 +1,73 @@
+package redact
+
+import "sort"
+
+// Context outcomes for a candidate, from the labels before it.
+const (
+	ctxNone     = iota
+	ctxOwn      // the nearest label names the candidate's type
+	ctxOwnFar   // a label of its type is in reach, another is nearer
+	ctxNegative // the nearest label is a negative one (order, ISBN, ...)
+	ctxOther    // only labels of other types are in reach
+)
+
+// contextFor finds the labels before the span (within maxDist tokens and
+// at most two line breaks, so a form's label on the line above counts)
+// and, when there are none, right after it ("123-45-6789 (SSN)").
+func (w *window) contextFor(start, end int, typ Type, maxDist int) int {
+	spanTok := tokenAt(w.toks, start)
+	// Labels whose last token is before the span, nearest first.
+	k := sort.Search(len(w.labels), func(i int) bool { return w.labels[i].endTok > spanTok }) - 1
+	result := ctxNone
+	for ; k >= 0; k-- {
+		l := &w.labels[k]
+		if l.end > start {
+			continue
+		}
+		if spanTok-l.endTok > maxDist || countNewlines(w.text[l.end:start]) > 2 {
+			break
+		}
+		switch {
+		case l.has(typ):
+			if result == ctxNone {
+				return ctxOwn
+			}
+			return ctxOwnFar
+		case l.has(negativeLabel):
+			if result == ctxNone {
+				result = ctxNegative
+			}
+		case l.hasContextType():
+			if result == ctxNone {
+				result = ctxOther
+			}
+		}
+	}
+	if result != ctxNone {
+		return result
+	}
+	return w.contextAfter(end, typ)
+}
+
+func (w *window) contextAfter(end int, typ Type) int {
+	endTok := tokenAt(w.toks, end)
+	k := sort.Search(len(w.labels), func(i int) bool { return w.labels[i].firstTok >= endTok })
+	if k < len(w.labels) {
+		l := &w.labels[k]
+		if l.firstTok-endTok <= 1 && countNewlines(w.text[end:l.start]) == 0 && l.has(typ) {
+			return ctxOwnFar
+		}
+	}
+	return ctxNone
+}
+
+// hasContextType reports whether the label names an entity type (person
+// labels and openers do not compete with numeric context).
+func (l *label) hasContextType() bool {
+	for _, t := range l.types {
+		if knownType(t) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,277 @@
+package redact
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+var (
+	labelColon = regexp.MustCompile(`^[ \t]*[:：=\-–][ \t]*(?:\r?\n[ \t]*)?$`)
+	labelEOL   = regexp.MustCompile(`^[ \t]*\r?\n[ \t]*$`)
+	openerGap  = regexp.MustCompile(`^[ \t]+$`)
+	// Words before a month name that make it a month ("in April").
+	monthPreps = map[string]bool{"in": true, "on": true, "by": true, "since": true, "until": true,
+		"till": true, "from": true, "during": true, "of": true, "early": true, "late": true,
+		"mid": true, "through": true, "before": true, "after": true, "next": true, "last": true,
+		"this": true, "every": true, "each": true, "per": true, "until.": true, "between": true}
+	monthNamesAmb = map[string]bool{"april": true, "may": true, "june": true, "august": true,
+		"jan": true, "mar": true, "apr": true, "jun": true, "jul": true, "aug": true, "sep": true,
+		"oct": true, "nov": true, "dec": true}
+)
+
+// fromLabel: "Name: Иван Петров", "Patient: Grace Kim", "Dear Priya,".
+func (p *persons) fromLabel(l *label) {
+	kind := Type("")
+	for _, t := range []Type{nonPerson, personLabel, personRole, personOpener} {
+		if l.has(t) {
+			kind = t
+			break
+		}
+	}
+	j := l.endTok
+	if kind == "" || kind == nonPerson || j >= len(p.nt) || p.claimed[j] {
+		return
+	}
+	g := p.w.text[l.end:p.w.toks[j].start]
+	switch kind {
+	case personOpener:
+		if !openerGap.MatchString(g) || !p.nt[j].cap || p.nt[j].title {
+			return
+		}
+	default:
+		if !labelColon.MatchString(g) && !(labelEOL.MatchString(g) && p.lineStartsAt(l.start)) {
+			return
+		}
+	}
+	if p.nt[j].cjk {
+		p.cjkName(j, 0.85, "label_cjk")
+		return
+	}
+	to := p.extend(j, 5, kind == personLabel)
+	if to == j || allTitles(p.nt[j:to]) {
+		return
+	}
+	// "Name: Kim, Grace": a first name after a comma continues the name.
+	if to < len(p.nt) && (p.gap(to) == ", " || p.gap(to) == ",") && p.nt[to].cap && p.nt[to].first && !p.claimed[to] {
+		to = p.extend(to, 3, false)
+	}
+	switch kind {
+	case personLabel:
+		p.add(j, to, 0.85, "label")
+	case personRole:
+		if p.listBacked(j, to) {
+			p.add(j, to, 0.8, "role_label")
+		}
+	case personOpener:
+		// "Dear Siobhan," names one person even off the lists; longer
+		// runs ("Dear Hiring Manager,") need the lists.
+		single := to == j+1 && strings.HasPrefix(p.w.text[p.w.toks[j].end:], ",")
+		if p.listBacked(j, to) || single {
+			p.add(j, to, 0.75, "opener")
+		}
+	}
+}
+
+// allTitles: no token is more than a title or a non-name word ("Dear
+// Sir", "To: All").
+func allTitles(ns []ntok) bool {
+	for _, n := range ns {
+		if !n.title && !n.weakTitle && !(n.stop && !n.first && !n.sur) {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *persons) lineStartsAt(pos int) bool {
+	i := pos
+	for i > 0 && (p.w.text[i-1] == ' ' || p.w.text[i-1] == '\t') {
+		i--
+	}
+	return i == 0 || p.w.text[i-1] == '\n'
+}
+
+// cjkName takes a CJK run (and one more run after a space, "山田 太郎") as
+// a name, without a trailing honorific.
+func (p *persons) cjkName(j int, score float64, det string) {
+	to := j + 1
+	if to < len(p.nt) && p.nt[to].cjk && spaceGap(p.gap(to)) && !p.claimed[to] {
+		to++
+	}
+	start, end := p.w.toks[j].start, p.w.toks[to-1].end
+	run := p.w.text[start:end]
+	for _, suf := range p.w.lx.cjkSuffixes {
+		if strings.HasSuffix(run, suf) && utf8.RuneCountInString(run) > utf8.RuneCountInString(suf)+1 {
+			end -= len(suf)
+			break
+		}
+	}
+	if n := utf8.RuneCountInString(p.w.text[start:end]); n < 2 || n > 8 {
+		return
+	}
+	for k := j; k < to; k++ {
+		p.claimed[k] = true
+	}
+	p.out = append(p.out, span{start: start, end: end, typ: Person, score: score, detector: "person/" + det})
+}
+
+// title: "Dr. Okafor", "Ms Grace Kim"; weak titles ("General", "Judge")
+// only before listed names.
+func (p *persons) title(i int) (int, int, float64, string) {
+	n := &p.nt[i]
+	if !(n.title || n.weakTitle) || !n.cap || i+1 >= len(p.nt) || !p.nameGap(i+1) {
+		return 0, 0, 0, ""
+	}
+	to := p.extend(i+1, 4, false)
+	if to == i+1 || allTitles(p.nt[i+1:to]) {
+		return 0, 0, 0, ""
+	}
+	if n.title {
+		return i + 1, to, 0.9, "title"
+	}
+	if p.listBacked(i+1, to) {
+		return i + 1, to, 0.8, "weak_title"
+	}
+	return 0, 0, 0, ""
+}
+
+// lastFirst: "Kim, Grace", "KIM, Grace H.".
+func (p *persons) lastFirst(i int) (int, int, float64, string) {
+	n := &p.nt[i]
+	if !n.cap || !n.sur || n.stop || i+1 >= len(p.nt) {
+		return 0, 0, 0, ""
+	}
+	g := p.gap(i + 1)
+	f := &p.nt[i+1]
+	if !(g == ", " || g == ",") || !f.cap || !f.first || f.allCaps && !n.allCaps {
+		return 0, 0, 0, ""
+	}
+	to := i + 2
+	for to < len(p.nt) && to < i+4 && p.nameGap(to) && (p.nt[to].initial || p.nt[to].first && !p.nt[to].amb) && !p.claimed[to] {
+		to++
+	}
+	switch {
+	case !n.amb && !f.amb:
+		return i, to, 0.85, "last_first"
+	case !n.amb || !f.amb:
+		return i, to, 0.7, "last_first"
+	}
+	return i, to, 0.5, "last_first"
+}
+
+// firstLast: a listed first name and what follows it. An ambiguous first
+// name ("Grace", "Will", "April") needs a listed surname that is not an
+// ordinary word; a month name right after "in"/"by"/... or before a
+// number is a month.
+func (p *persons) firstLast(i int) (int, int, float64, string) {
+	n := &p.nt[i]
+	if !n.cap || !n.first || n.particle || n.stop && !n.amb || p.monthHere(i) {
+		return 0, 0, 0, ""
+	}
+	to, det := i+1, "first_last"
+	switch {
+	case i+1 < len(p.nt) && p.nameGap(i+1):
+		to = p.extend(i+1, 4, false)
+	case i+1 < len(p.nt) && labelEOL.MatchString(p.gap(i+1)) && !p.claimed[i+1] &&
+		p.nt[i+1].cap && p.nt[i+1].sur && !p.nt[i+1].amb && !p.nt[i+1].stop:
+		to, det = i+2, "first_last_wrapped" // a name wrapped in a narrow cell
+	}
+	if to == i+1 {
+		if !n.amb && !n.allCaps && utf8.RuneCountInString(n.fold) > 2 {
+			return i, i + 1, 0.6, "first_only"
+		}
+		return 0, 0, 0, ""
+	}
+	if n.amb && to-i >= 3 && p.nt[i+1].first && !p.nt[i+1].amb {
+		return 0, 0, 0, "" // "Will Grace Kim attend": the name starts at Grace
+	}
+	last := to - 1
+	for last > i+1 && p.nt[last].suffix {
+		last--
+	}
+	return p.scoreFirstLast(i, last, to, det)
+}
+
+func (p *persons) scoreFirstLast(i, last, to int, det string) (int, int, float64, string) {
+	n, l := &p.nt[i], &p.nt[last]
+	if n.allCaps {
+		for k := i; k < to; k++ {
+			if !p.nt[k].allCaps && !p.nt[k].initial {
+				return 0, 0, 0, ""
+			}
+		}
+		if l.sur && !n.amb {
+			return i, to, 0.75, det + "_caps"
+		}
+		return 0, 0, 0, ""
+	}
+	surKnown, surAmb := l.sur && !l.amb, l.sur && l.amb
+	switch {
+	case l.initial && !n.amb:
+		return i, to, 0.65, det
+	case l.initial:
+		return 0, 0, 0, ""
+	case !n.amb && surKnown:
+		return i, to, 0.9, det
+	case !n.amb && surAmb:
+		return i, to, 0.8, det
+	case !n.amb:
+		return i, to, 0.7, det
+	case surKnown:
+		return i, to, 0.85, det
+	case p.listBacked(i+1, last):
+		return i, to, 0.75, det
+	case surAmb:
+		return i, to, 0.55, det
+	}
+	return 0, 0, 0, ""
+}
+
+func (p *persons) monthHere(i int) bool {
+	n := &p.nt[i]
+	if !n.amb || !monthNamesAmb[n.fold] {
+		return false
+	}
+	if i > 0 && monthPreps[p.nt[i-1].fold] && spaceGap(p.gap(i)) {
+		return true
+	}
+	if i+1 < len(p.w.toks) && p.w.toks[i+1].digits && !p.w.toks[i+1].letters {
+		return true
+	}
+	return false
+}
+
+// unknownFirst: an unlisted capitalised word before a listed surname
+// that is not an ordinary word ("Oluchukwu Okafor"), when it does not
+// continue a longer capitalised phrase (organisations, places).
+func (p *persons) unknownFirst(i int) (int, int, float64, string) {
+	n := &p.nt[i]
+	if !n.cap || n.allCaps || n.first || n.sur || n.stop || n.amb || n.title || n.weakTitle || p.startsLabel(i) ||
+		utf8.RuneCountInString(n.fold) < 3 || i+1 >= len(p.nt) || !p.nameGap(i+1) || p.claimed[i+1] {
+		return 0, 0, 0, ""
+	}
+	s := &p.nt[i+1]
+	if !s.cap || s.allCaps || !s.sur || s.amb || s.stop || s.first || p.startsLabel(i+1) {
+		return 0, 0, 0, ""
+	}
+	if i > 0 && p.nt[i-1].cap && !p.nt[i-1].stop && spaceGap(p.gap(i)) {
+		return 0, 0, 0, ""
+	}
+	return i, i + 2, 0.55, "unknown_first"
+}
+
+// cjkSuffix: "王伟先生", "山田さん".
+func (p *persons) cjkSuffix(i int) (int, int, float64, string) {
+	if !p.nt[i].cjk {
+		return 0, 0, 0, ""
+	}
+	run := p.w.text[p.w.toks[i].start:p.w.toks[i].end]
+	for _, suf := range p.w.lx.cjkSuffixes {
+		if strings.HasSuffix(run, suf) && utf8.RuneCountInString(run) > utf8.RuneCountInString(suf)+1 {
+			p.cjkName(i, 0.8, "cjk_honorific")
+			break
+		}
+	}
+	return 0, 0, 0, ""
+}

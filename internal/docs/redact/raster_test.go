@@ -1,0 +1,106 @@
+package redact
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"math"
+	"testing"
+
+	"github.com/airlock-dev/airlock/internal/docs"
+	"github.com/airlock-dev/airlock/internal/docs/extract"
+	"github.com/airlock-dev/airlock/internal/docs/redact/contract"
+	"golang.org/x/image/tiff"
+)
+
+func whitePage(w, h int) *image.Gray {
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	for i := range img.Pix {
+		img.Pix[i] = 255
+	}
+	return img
+}
+
+// TestRedactImageFormats: a box at 72..144 pt on a 144 dpi image covers
+// pixels 144..288, in each format, which is kept.
+func TestRedactImageFormats(t *testing.T) {
+	src := whitePage(400, 400)
+	box := []contract.Box{{XMin: 72, YMin: 72, XMax: 144, YMax: 144}}
+	encoders := map[string]func(*bytes.Buffer) error{
+		FormatPNG:  func(b *bytes.Buffer) error { return png.Encode(b, src) },
+		FormatJPEG: func(b *bytes.Buffer) error { return jpeg.Encode(b, src, nil) },
+		FormatTIFF: func(b *bytes.Buffer) error { return tiff.Encode(b, src, nil) },
+	}
+	for format, enc := range encoders {
+		var in bytes.Buffer
+		if err := enc(&in); err != nil {
+			t.Fatal(err)
+		}
+		out, err := RedactImage(in.Bytes(), format, 144, box)
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		img, got, err := image.Decode(bytes.NewReader(out))
+		if err != nil || got != format {
+			t.Fatalf("%s: decoded as %q: %v", format, got, err)
+		}
+		if gray(img.At(200, 200)) > 40 || gray(img.At(100, 100)) < 200 || gray(img.At(300, 300)) < 200 {
+			t.Errorf("%s: box not where expected", format)
+		}
+	}
+	if _, err := RedactImage([]byte("not an image"), FormatPNG, 72, nil); err == nil {
+		t.Fatal("garbage decoded")
+	}
+	_, err := RedactImage(nil, "bmp", 72, nil)
+	var de *docs.Error
+	if err == nil || !errorsAs(err, &de) || de.Code != docs.CodeUnsupported {
+		t.Fatalf("bmp: %v", err)
+	}
+}
+
+func gray(c color.Color) uint8 { return color.GrayModel.Convert(c).(color.Gray).Y }
+
+// TestPagesBoxesAndSkew: a finding across two lines gets one padded box
+// per line; on a deskewed OCR page boxes are rotated back and widened.
+func TestPagesBoxesAndSkew(t *testing.T) {
+	r, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	word := func(s string, x, y float64) extract.Word {
+		return extract.Word{Text: s, Box: extract.Box{XMin: x, YMin: y, XMax: x + 40, YMax: y + 10}, Conf: 90}
+	}
+	page := extract.Page{Number: 1, Width: 612, Height: 792, Method: extract.MethodOCR, Lines: []extract.Line{
+		{Words: []extract.Word{word("Address:", 72, 100), word("12", 120, 100), word("Main", 165, 100), word("St", 210, 100)}},
+		{Words: []extract.Word{word("Springfield,", 120, 114), word("IL", 165, 114), word("62704", 210, 114)}},
+		{Words: []extract.Word{word("Total", 72, 140), word("42", 120, 140)}},
+	}}
+	fs := r.Pages(&extract.Document{Pages: []extract.Page{page}})
+	if len(fs) != 1 || fs[0].Type != "STREET_ADDRESS" || len(fs[0].Boxes) != 2 {
+		t.Fatalf("findings %+v", fs)
+	}
+	if b := fs[0].Boxes[0]; b.XMin != 118 || b.XMax != 252 || b.YMin != 98 || b.YMax != 112 {
+		t.Fatalf("first box %+v", b)
+	}
+	page.SkewDegrees = 2
+	fs = r.Pages(&extract.Document{Pages: []extract.Page{page}})
+	// The box's centre (185, 105) turned 2 degrees about the page centre
+	// (306, 396), and the box grown to hold the turned rectangle.
+	b := fs[0].Boxes[0]
+	rad := 2 * math.Pi / 180
+	wx := 306 + (185-306)*math.Cos(rad) - (105-396)*math.Sin(rad)
+	wy := 396 + (185-306)*math.Sin(rad) + (105-396)*math.Cos(rad)
+	if math.Abs((b.XMin+b.XMax)/2-wx) > 0.01 || math.Abs((b.YMin+b.YMax)/2-wy) > 0.01 || b.XMax-b.XMin <= 134 || b.YMax-b.YMin <= 14 {
+		t.Fatalf("skewed box %+v, want centre (%.2f, %.2f) and larger", b, wx, wy)
+	}
+}
+
+func errorsAs(err error, target **docs.Error) bool {
+	e, ok := err.(*docs.Error)
+	if ok {
+		*target = e
+	}
+	return ok
+}

@@ -1,0 +1,87 @@
+package verify
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/airlock-dev/airlock/internal/docs/verify/report"
+)
+
+// Canaries are strings planted in a batch's inputs (fake names, numbers)
+// that must never come out of redaction. A canary counts as found in any
+// common rendering: any case, Unicode form or accents, with spacing and
+// punctuation changed or removed, and, for one with four or more digits,
+// its digits alone in the same order anywhere in the document's digits
+// (a card or phone number reformatted).
+
+// MinCanaryLen is the shortest canary (letters and digits) accepted:
+// shorter ones would match by chance.
+const MinCanaryLen = 4
+
+// squash keeps letters and digits, lower-cased, with compatibility forms
+// folded and accents dropped ("José" and "JOSE" are one rendering).
+func squash(s string) string {
+	var b strings.Builder
+	for _, r := range norm.NFKD.String(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
+
+func digitsOf(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// FindCanaries returns the indexes of the canaries found in text.
+func FindCanaries(text string, canaries []string) []int {
+	flat, digits := squash(text), digitsOf(text)
+	var out []int
+	for i, c := range canaries {
+		sc, dc := squash(c), digitsOf(c)
+		switch {
+		case len(sc) >= MinCanaryLen && strings.Contains(flat, sc):
+			out = append(out, i)
+		case len(dc) >= MinCanaryLen && strings.Contains(digits, dc):
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// CheckCanaries validates a canary list.
+func CheckCanaries(canaries []string) error {
+	if len(canaries) > report.MaxCanaries {
+		return fmt.Errorf("%d canaries, at most %d", len(canaries), report.MaxCanaries)
+	}
+	for i, c := range canaries {
+		if len(squash(c)) < MinCanaryLen {
+			return fmt.Errorf("canary %d has fewer than %d letters and digits", i, MinCanaryLen)
+		}
+	}
+	return nil
+}
+
+// WithCanaries adds canary hits to a report, making it suspicious.
+func WithCanaries(r *report.Report, hits []int) *report.Report {
+	if len(hits) == 0 {
+		return r
+	}
+	r.Canaries = hits
+	r.Verdict = report.Suspicious
+	r.Reasons = append(r.Reasons, fmt.Sprintf("%d canary string(s) found", len(hits)))
+	if r.Findings == nil {
+		r.Findings = []report.Finding{}
+	}
+	return r
+}

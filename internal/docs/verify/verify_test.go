@@ -1,0 +1,20 @@
+package verify
+
+import (
+	"testing"
+
+	"github.com/airlock-dev/airlock/internal/docs/redact/corpus"
+	"github.com/airlock-dev/airlock/internal/docs/verify/report"
+)
+
+// TestCorpusUnredactedIsSuspicious: on every corpus document as written
+// (before redaction) the verifier must say suspicious.
+func TestCorpusUnredactedIsSuspicious(t *testing.T) {
+	docs := corpus.Generate(20240611, 40)
+	for _, d := range docs {
+		rep := Check(d.Text)
+		if rep.Verdict != report.Suspicious {
+			t.Errorf("%s: verdict %s on the unredacted document", d.Name, rep.Verdict)
+		}
+	}
+}
