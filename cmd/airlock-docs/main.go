@@ -63,6 +63,8 @@ func commands() []command {
 		extractCommand(),
 		reviewCommand(),
 		invoiceCommand(),
+		redactCommand(),
+		verifyCommand(),
 		versionCommand(),
 	}
 }

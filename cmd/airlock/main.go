@@ -56,7 +56,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.cacheDir, "cache-dir", "", "cache for kernels and images (env AIRLOCK_CACHE_DIR)")
 	root.PersistentFlags().StringVar(&g.runDir, "run-dir", "", "live VM state (env AIRLOCK_RUN_DIR)")
 	root.PersistentFlags().StringVar(&g.accel, "accel", envOr("AIRLOCK_ACCEL", "auto"), "acceleration: auto, kvm or tcg (env AIRLOCK_ACCEL)")
-	root.AddCommand(newVersionCmd(), newDoctorCmd(g), newRunCmd(g), newSandboxCmd(g), newKeyCmd(g), newAuditCmd(g), newTemplateCmd(g), newServeCmd(g), newBenchCmd(g), newReviewCmd(g), newInvoiceCmd(g), newCorpusCmd(), newEvalCmd(g))
+	root.AddCommand(newVersionCmd(), newDoctorCmd(g), newRunCmd(g), newSandboxCmd(g), newKeyCmd(g), newAuditCmd(g), newTemplateCmd(g), newServeCmd(g), newBenchCmd(g), newReviewCmd(g), newInvoiceCmd(g), newRedactCmd(g), newCorpusCmd(), newEvalCmd(g))
 	return root
 }
 
