@@ -25,7 +25,9 @@ type invoiceFlags struct {
 }
 
 func newInvoiceCmd(g *globalFlags) *cobra.Command {
-	jf := &jobFlags{}
+	// Invoices run to a few pages; a 200-page "invoice" is refused at once
+	// rather than OCRed for an hour.
+	jf := &jobFlags{pagesLimit: 50}
 	f := &invoiceFlags{}
 	cmd := &cobra.Command{
 		Use:   "invoice --tenant T --vendors FILE [--approve-limit AMOUNT] [--as-of DATE] [--json] PATH...",

@@ -45,6 +45,8 @@ type jobFlags struct {
 	timeout     time.Duration
 	maxPages    int
 	maxBytes    int64
+	// pagesLimit is the job's default for --max-pages (set before register).
+	pagesLimit int
 }
 
 func (f *jobFlags) register(cmd *cobra.Command, g *globalFlags) {
@@ -58,7 +60,10 @@ func (f *jobFlags) register(cmd *cobra.Command, g *globalFlags) {
 	fl.StringVar(&f.tenant, "tenant", "local", "tenant the sandboxes belong to when run in this process (a daemon takes it from the API key)")
 	fl.StringSliceVar(&f.meta, "meta", nil, "k=v metadata on every sandbox and audit record, e.g. --meta matter=M-17 (repeatable; ids only, never content)")
 	fl.DurationVar(&f.timeout, "timeout", 5*time.Minute, "time limit of the tool on one document")
-	fl.IntVar(&f.maxPages, "max-pages", 500, "refuse documents with more pages")
+	if f.pagesLimit == 0 {
+		f.pagesLimit = 500
+	}
+	fl.IntVar(&f.maxPages, "max-pages", f.pagesLimit, "refuse documents with more pages")
 	fl.Int64Var(&f.maxBytes, "max-bytes", 256<<20, "refuse larger documents before any sandbox is made")
 }
 
