@@ -170,3 +170,33 @@ func shortRunDir(t *testing.T) string {
 	t.Cleanup(func() { os.RemoveAll(d) })
 	return d
 }
+
+// TestReviewThroughDaemon runs the same job through a daemon's API (the
+// runner's other backend): the sandbox belongs to the key's tenant and is
+// gone afterwards.
+func TestReviewThroughDaemon(t *testing.T) {
+	e := getEnv(t)
+	docsTemplate(t, e, "legal-doc-review")
+	d := startDaemon(t, e)
+	dir := t.TempDir()
+	cs, err := corpus.Generate(corpus.Options{Seed: 43, Contracts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := corpus.WritePDFs(dir, cs, corpus.PDFOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := d.cli(t, tenantA, "review", "--json", dir)
+	if code != 0 {
+		t.Fatalf("airlock review --url: exit %d\n%s", code, stderr)
+	}
+	l := parseLines(t, out)[cs[0].Name+".pdf"]
+	if !l.OK {
+		t.Fatalf("review through the daemon: %+v", l)
+	}
+	checkAgainstTruth(t, cs[0], l)
+	left, err := d.client(t, tenantA).ListSandboxes(ctx(t), map[string]string{"job": "review"})
+	if err != nil || len(left) != 0 {
+		t.Errorf("sandboxes left running after the batch: %v, %v", ids(left), err)
+	}
+}
