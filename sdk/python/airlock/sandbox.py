@@ -238,11 +238,16 @@ class Sandbox:
     def create(cls, template: str, ttl_seconds: Optional[int] = None,
                metadata: Optional[Dict[str, str]] = None,
                egress: Optional[Dict[str, Any]] = None,
-               client: Optional[Client] = None) -> "Sandbox":
+               client: Optional[Client] = None, probe: bool = False) -> "Sandbox":
         """Restore a new sandbox from ``template``. ``egress`` is a policy
-        dict ({"default": "deny", "allow": [...]}); None denies everything."""
+        dict ({"default": "deny", "allow": [...]}); None denies everything.
+        ``probe=True`` runs the in-guest egress self-check before returning:
+        if anything gets out, the sandbox is killed and FailedPreconditionError
+        is raised, so no document is ever written into an open sandbox."""
         c = _client(client)
         body: Dict[str, Any] = {"template": template}
+        if probe:
+            body["probe"] = True
         if ttl_seconds is not None:
             body["ttl_seconds"] = ttl_seconds
         if metadata:

@@ -30,6 +30,7 @@ class FakeState:
         self.files = {}
         self.next = 0
         self.requests = []
+        self.create_bodies = []
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -89,6 +90,7 @@ class Handler(BaseHTTPRequestHandler):
             if len(parts) == 2 and method == "POST":
                 if body.get("ttl_seconds", 0) < 0:
                     return self.send_error_json(400, "invalid_argument", "ttl must not be negative")
+                st.create_bodies.append(body)
                 st.next += 1
                 info = {"id": "sbx-%d" % st.next, "tenant": "t", "template": body["template"],
                         "metadata": body.get("metadata", {}), "state": "running",
@@ -239,6 +241,12 @@ class SDKTest(unittest.TestCase):
             else:
                 os.environ[k] = v
         airlock.sandbox._default_client = None
+
+    def test_create_with_probe(self):
+        Sandbox.create(template="legal-doc-review").kill()
+        Sandbox.create(template="legal-doc-review", probe=True).kill()
+        self.assertNotIn("probe", self.state.create_bodies[0])
+        self.assertIs(self.state.create_bodies[1]["probe"], True)
 
     def test_parse_url(self):
         self.assertEqual(parse_url("unix:///run/airlock/airlock.sock"), ("unix", "/run/airlock/airlock.sock", ""))
