@@ -13,6 +13,7 @@ import (
 func newReviewCmd(g *globalFlags) *cobra.Command {
 	jf := &jobFlags{}
 	var playbook, outDir string
+	var markdown bool
 	cmd := &cobra.Command{
 		Use:   "review [--playbook FILE] [--out DIR] [--json] [--concurrency N] PATH...",
 		Short: "Review contract PDFs against a playbook, each in its own sandbox",
@@ -26,7 +27,7 @@ killed. Without --playbook the built-in playbook is used.
 Exit status: 0 when every document was reviewed, 1 when any failed, 2 on
 usage errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			job := &jobs.Review{Timeout: jf.timeout, MaxPages: jf.maxPages, ReportDir: outDir}
+			job := &jobs.Review{Timeout: jf.timeout, MaxPages: jf.maxPages, ReportDir: outDir, Markdown: markdown}
 			if playbook != "" {
 				data, err := os.ReadFile(playbook)
 				if err != nil {
@@ -59,5 +60,6 @@ usage errors.`,
 	jf.register(cmd, g)
 	cmd.Flags().StringVar(&playbook, "playbook", "", "playbook file, JSON or YAML (default: the built-in playbook)")
 	cmd.Flags().StringVar(&outDir, "out", "", "write an HTML report per document and index.html for the batch here")
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "print each document's full report (findings and redlines) as Markdown instead of a summary line")
 	return cmd
 }

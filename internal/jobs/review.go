@@ -32,6 +32,9 @@ type Review struct {
 	// ReportDir, if set, receives an HTML report per document (named by
 	// the document's id) and index.html for the batch.
 	ReportDir string
+	// Markdown renders each document's full report (findings, redlines)
+	// as Markdown in human output, instead of one summary line.
+	Markdown bool
 
 	mu    sync.Mutex
 	index []report.IndexEntry // guarded by mu; in input order once Finalize ran
@@ -155,6 +158,13 @@ func (r *Review) Human(doc Doc, o Outcome) string {
 	}
 	l := o.Fields.(ReviewLine)
 	var b strings.Builder
+	if r.Markdown {
+		res := &result.Result{Findings: l.Findings, Summary: *l.Summary, Playbook: *l.Playbook}
+		if err := report.RenderMarkdown(&b, res, filepath.Base(doc.Path)); err == nil {
+			return b.String()
+		}
+		b.Reset()
+	}
 	fmt.Fprintf(&b, "%s  %d pages (%d OCR)  %d clauses: %d MATCH, %d DEVIATION (%d numeric), %d MISSING",
 		doc.Path, o.Pages, o.OCRPages, l.Summary.Clauses, l.Summary.Match, l.Summary.Deviation,
 		l.Summary.NumericChanges, l.Summary.Missing)
