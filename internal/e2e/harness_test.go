@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -464,20 +463,6 @@ func (d *daemon) dumpLog(tb testing.TB) {
 		lines = append([]string{fmt.Sprintf("... %d earlier lines", len(lines)-keep)}, lines[len(lines)-keep:]...)
 	}
 	tb.Logf("daemon log (%s):\n%s", d.logPath, strings.Join(lines, "\n"))
-}
-
-// logLines returns the daemon's JSON log records.
-func (d *daemon) logLines() []map[string]any {
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(d.log()))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var m map[string]any
-		if json.Unmarshal(sc.Bytes(), &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 func (d *daemon) url() string { return "unix://" + d.sock }
