@@ -2,6 +2,7 @@ package invoice
 
 import (
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
@@ -13,14 +14,14 @@ import (
 // with checksum_failed, never "fixed" into some other valid number.
 func (x *run) parseIBAN(ws []word) (parsed, bool) {
 	for i, w := range ws {
-		t := strings.ToUpper(strings.Trim(w.text, ":.,;()"))
+		t := strings.ToUpper(strings.TrimLeft(ibanGroup(w.text), "-"))
 		if len(t) < 4 || !isUpperAlpha(t[:2]) || !checkDigitsLike(t[2:4]) {
 			continue
 		}
 		s, used := t, []word{w}
 		want := x.lx.ibanLengths[t[:2]]
 		for j := i + 1; j < len(ws) && (want == 0 || len(s) < want); j++ {
-			g := strings.ToUpper(strings.Trim(ws[j].text, ":.,;()"))
+			g := strings.ToUpper(ibanGroup(ws[j].text))
 			// Groups of four; OCR may glue two together.
 			if g == "" || len(g) > 4 && want == 0 || !isUpperAlnum(g) {
 				break
@@ -74,7 +75,99 @@ func repairIBAN(s string, want int, ocr bool) (string, []string) {
 	if len(variants) > 0 {
 		return variants[0], []string{schema.IssueOCRCorrected}
 	}
+	if ocr && lenOK(s) {
+		if fixed, ok := confusedDigit(s, 2, ibanValid); ok {
+			return fixed, []string{schema.IssueOCRCorrected}
+		}
+	}
 	return s, []string{schema.IssueChecksumFailed}
+}
+
+// ibanGroup is one printed group of an IBAN without the punctuation OCR
+// adds to it: edge marks, a speck read as '.' inside a group ("9268.19"),
+// a degree sign after the last ("31°").
+func ibanGroup(s string) string {
+	s = strings.Trim(s, ":.,;()'\"°_")
+	if strings.HasPrefix(s, "-") {
+		return "-" + strings.Map(ibanRune, s)
+	}
+	return strings.Map(ibanRune, s)
+}
+
+// ibanRune keeps letters and digits, reading '@' and '§' (never letters
+// in an IBAN) as the digits OCR took them for.
+func ibanRune(r rune) rune {
+	switch {
+	case r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z':
+		return r
+	case r == '@' || r == '§':
+		d, _ := ocrDigit(r)
+		return d
+	}
+	return -1
+}
+
+// digitConfusions are the digits tesseract reads for one another in
+// degraded print, likeliest first: a 0 read as 6, 8 or 9 (most of the
+// misread digits observed on scans, photos and faxes), then 5/6, 3/8 and
+// 1/7.
+var digitConfusions = []map[byte]string{
+	{'6': "0", '8': "0", '9': "0"},
+	{'0': "689", '6': "58", '8': "369", '9': "8", '5': "63", '3': "85", '1': "74", '7': "1", '4': "1"},
+}
+
+// confusedDigit repairs one digit of s (from byte from on) that OCR
+// confused with another, when exactly one repair of the likeliest kind
+// that has any passes valid. A check digit scheme catches every
+// single-digit error, so the printed number is among the candidates; if
+// another candidate of the same kind also passes, nothing is repaired:
+// never a guess between two valid numbers.
+func confusedDigit(s string, from int, valid func(string) bool) (string, bool) {
+	for _, tier := range digitConfusions {
+		var found []string
+		for k := from; k < len(s); k++ {
+			for _, alt := range []byte(tier[s[k]]) {
+				v := []byte(s)
+				v[k] = alt
+				if c := string(v); valid(c) && !slices.Contains(found, c) {
+					found = append(found, c)
+				}
+			}
+		}
+		switch len(found) {
+		case 1:
+			return found[0], true
+		case 0:
+			continue
+		}
+		return "", false
+	}
+	return "", false
+}
+
+// abaValid is the ABA routing number check (weights 3, 7, 1).
+func abaValid(s string) bool {
+	if len(s) != 9 || !isDigits(s) || s == "000000000" {
+		return false
+	}
+	d := func(i int) int { return int(s[i] - '0') }
+	return (3*(d(0)+d(3)+d(6))+7*(d(1)+d(4)+d(7))+d(2)+d(5)+d(8))%10 == 0
+}
+
+// parseRouting reads a routing number; an OCR'd one failing its check
+// digit is repaired when exactly one confused digit explains it, else
+// reported as read with checksum_failed.
+func parseRouting(ws []word) (parsed, bool) {
+	p, ok := parseDigits(ws, 9, 9)
+	if !ok || abaValid(p.value) || minConf(p.words) >= 1 {
+		return p, ok
+	}
+	if fixed, ok := confusedDigit(p.value, 0, abaValid); ok {
+		p.value, p.issues = fixed, appendOnce(p.issues, schema.IssueOCRCorrected)
+		return p, true
+	}
+	p.issues = appendOnce(p.issues, schema.IssueChecksumFailed)
+	return p, true
 }
 
 func hasLookAlike(s string, from int) bool {
@@ -143,12 +236,17 @@ func ibanValid(s string) bool {
 // six letter positions.
 func parseBIC(ws []word) (parsed, bool) {
 	for _, w := range ws {
-		t := strings.ToUpper(strings.Trim(w.text, ":.,;()"))
+		raw := strings.Trim(w.text, ":.,;()")
+		var issues []string
+		if len(raw) == 12 && w.conf < 1 && strings.HasSuffix(strings.ToUpper(raw), "XXXX") {
+			// "INGDDEFFXXxX": tesseract doubled the branch's X.
+			raw, issues = raw[:11], []string{schema.IssueOCRCorrected}
+		}
+		t := strings.ToUpper(raw)
 		if len(t) != 8 && len(t) != 11 || !isUpperAlnum(t) {
 			continue
 		}
 		v := []byte(t)
-		var issues []string
 		for k := 0; k < 6; k++ {
 			if l := digitToLetter(v[k]); l != v[k] {
 				v[k] = l

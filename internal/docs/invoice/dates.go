@@ -65,6 +65,11 @@ func (p *dateParser) parse(s string, order DateOrder) (parsedDate, error) {
 	if fixed, ok := fixOCRTokens(f); ok {
 		f, out.corrected = fixed, true
 	}
+	if fixed, ok := fixOCRYear(f); ok {
+		f, out.corrected = fixed, true
+	}
+	// "4 mars.2026": OCR closed up a month name and its year with a speck.
+	f = monthDot.ReplaceAllString(f, "$1 $2")
 	type try func(string, DateOrder) (time.Time, bool, bool)
 	for _, fn := range []try{p.tryYMD, p.tryNamed, p.tryNumeric} {
 		if t, amb, ok := fn(f, order); ok {
@@ -77,7 +82,19 @@ func (p *dateParser) parse(s string, order DateOrder) (parsedDate, error) {
 
 // ocrDateToken is a date-shaped token in folded (lower-case) text whose
 // digits may include OCR's letters.
-var ocrDateToken = regexp.MustCompile(`[0-9olisbz|]{1,4}[./-][0-9olisbz|]{1,2}[./-][0-9olisbz|]{2,4}`)
+var ocrDateToken = regexp.MustCompile(`[0-9olisbz|@§]{1,4}[./-][0-9olisbz|@§]{1,2}[./-][0-9olisbz|@§]{2,4}`)
+
+// ocrYear is a year of this century whose 0 OCR read as a 6, 8 or 9
+// ("2626-03-01", "15.03.2826"): no invoice is dated six centuries on.
+var ocrYear = regexp.MustCompile(`(^|[^0-9])2[689]([0-9]{2})($|[^0-9])`)
+
+var monthDot = regexp.MustCompile(`([a-z]{3,})\.([0-9]{4})`)
+
+// fixOCRYear repairs such years.
+func fixOCRYear(s string) (string, bool) {
+	out := ocrYear.ReplaceAllString(s, "${1}20${2}${3}")
+	return out, out != s
+}
 
 // fixOCRDate repairs letter/digit confusions inside date-shaped tokens
 // ("O3/l2/2O26"), leaving month names alone.

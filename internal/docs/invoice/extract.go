@@ -86,6 +86,7 @@ type run struct {
 	cands     map[string][]candidate
 	unread    map[string]int // bank field -> page of a label whose value could not be read
 	main      *page
+	cover     map[int]bool // fax cover sheets by page number
 }
 
 // Extract reads the fields of one invoice. Errors are classified docs
@@ -105,6 +106,7 @@ func (e *Extractor) Extract(doc *extract.Document, opts Options) (*Result, error
 		}
 	}
 	x.main = x.mainPage()
+	x.cover = x.coverPages()
 	tpl := e.pickTemplate(x, opts.Templates)
 	x.decideLocale(tpl, opts.DateOrder)
 	lines := x.tables()

@@ -153,7 +153,7 @@ func (x *run) labelCandidates(pg *page, pos *int) {
 		hits := x.hits[r]
 		for hi, h := range hits {
 			*pos++
-			if h.lab.field == "" || h.customer {
+			if h.lab.field == "" || h.customer || x.cover[pg.number] && !coverField(h.lab.field) {
 				continue
 			}
 			end := len(r.folded)

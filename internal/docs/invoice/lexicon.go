@@ -53,6 +53,7 @@ type lexiconFile struct {
 	CustomerPrefixes []string            `yaml:"customer_prefixes"`
 	Table            map[string][]string `yaml:"table"`
 	Titles           []string            `yaml:"titles"`
+	CoverTitles      []string            `yaml:"cover_titles"`
 	CustomerBlocks   []string            `yaml:"customer_blocks"`
 	DayFirstWords    []string            `yaml:"day_first_words"`
 	MonthFirstWords  []string            `yaml:"month_first_words"`
@@ -90,6 +91,7 @@ type lexicon struct {
 	customerPrefixes []string
 	headers          []header // longest first
 	titles           []string
+	coverTitles      []string
 	customerBlocks   []string
 	dayFirst         []string
 	monthFirst       []string
@@ -124,6 +126,7 @@ func parseLexicon(name string, b []byte) (*lexicon, error) {
 	}
 	lx.customerPrefixes = foldAll(f.CustomerPrefixes)
 	lx.titles = foldAll(f.Titles)
+	lx.coverTitles = foldAll(f.CoverTitles)
 	lx.legalSuffixes = foldAll(f.LegalSuffixes)
 	lx.customerBlocks = foldAll(f.CustomerBlocks)
 	lx.dayFirst = foldAll(f.DayFirstWords)
@@ -238,7 +241,8 @@ func compileLabel(field, kind, text string, weak bool) (*label, error) {
 	for _, r := range folded {
 		switch r {
 		case ' ':
-			b.WriteString(`\s*`)
+			// OCR bridges a space with a speck: "Account-No", "Account. Number".
+			b.WriteString(`[\s\-.~_]*`)
 		case '.':
 			b.WriteString(`\.?`)
 		case '-', '/':

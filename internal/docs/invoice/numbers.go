@@ -45,6 +45,10 @@ func ocrDigit(r rune) (rune, bool) {
 		return '8', true
 	case 'Z', 'z':
 		return '2', true
+	case '@': // a blurred or broken-stroke 0 (seen: "GB6@ BARC", "@11000015")
+		return '0', true
+	case '§': // a broken 5 (seen: "-§ 503,42 €")
+		return '5', true
 	}
 	return r, false
 }

@@ -26,6 +26,7 @@ func (x *run) reconcile(picked map[string]*candidate, lines []line) {
 	for i := range lines {
 		repairLine(&lines[i], frac)
 		repairQty(&lines[i], decimal.New(1, int32(-frac)))
+		inferQty(&lines[i], decimal.New(1, int32(-frac)))
 	}
 	sum, haveSum := sumLines(lines)
 	get := func(f string) (decimal.Decimal, bool) {

@@ -88,6 +88,16 @@ func pageMethod(p *extract.Page) string {
 
 func classifyPage(cfg hidden.Config, p *extract.Page, num int, ocr bool, r *hidden.Render) []sword {
 	var out []sword
+	if ocr {
+		// OCR pages are read from pixels: what OCR sees is visible, bar
+		// the specks it reads as punctuation.
+		for _, w := range uprightOCRWords(p) {
+			if t := cleanText(w.Text); t != "" && !ocrNoise(t) {
+				out = append(out, sword{word: word{text: t, box: w.Box, conf: wordConf(w.Conf), page: num}})
+			}
+		}
+		return out
+	}
 	for _, l := range p.Lines {
 		for _, w := range l.Words {
 			t := cleanText(w.Text)
@@ -95,11 +105,8 @@ func classifyPage(cfg hidden.Config, p *extract.Page, num int, ocr bool, r *hidd
 				continue
 			}
 			sw := sword{word: word{text: t, box: w.Box, conf: wordConf(w.Conf), page: num}}
-			if !ocr {
-				// OCR pages are read from pixels: what OCR sees is visible.
-				if v := hidden.Classify(cfg, p.Width, p.Height, w.Box, r); !v.Visible {
-					sw.kind = v.Kind
-				}
+			if v := hidden.Classify(cfg, p.Width, p.Height, w.Box, r); !v.Visible {
+				sw.kind = v.Kind
 			}
 			out = append(out, sw)
 		}

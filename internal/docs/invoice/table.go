@@ -2,6 +2,7 @@ package invoice
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/shopspring/decimal"
 
@@ -92,6 +93,9 @@ func (x *run) tables() []line {
 			continue
 		}
 		lines, stopped := x.tableRows(pg, start, cols)
+		if pg.ocr {
+			harmonizeUnits(lines)
+		}
 		out = append(out, lines...)
 		open = nil
 		if !stopped {
@@ -155,7 +159,9 @@ func (x *run) readLine(r *row, cols []column) (line, bool) {
 	}
 	ln := line{words: r.words, top: r.box.YMin}
 	if ws := byCol[colDescription]; len(ws) > 0 {
-		ln.desc = []string{joinWords(ws)}
+		if d := trimOCRJunk(joinWords(ws), r.words[0].conf < 1); d != "" {
+			ln.desc = []string{d}
+		}
 	}
 	ln.moneyWords = append(append(ln.moneyWords, byCol[colUnitPrice]...), byCol[colAmount]...)
 	ln.numWords = append(append(ln.numWords, byCol[colQuantity]...), ln.moneyWords...)
@@ -233,6 +239,52 @@ func (x *run) parseQty(ws []word, issues *[]string) (qty, unit string) {
 	return a.value.String(), strings.Join(units, " ")
 }
 
+// harmonizeUnits repairs units OCR read with a speck or a stray digit in
+// front ("om", "=m", "4h", "ohrs") when what follows is a unit the same
+// table prints on at least two other lines: a table uses few units.
+func harmonizeUnits(lines []line) {
+	count := map[string]int{}
+	for _, ln := range lines {
+		count[strings.ToLower(ln.unit)]++
+	}
+	for i := range lines {
+		u := strings.ToLower(lines[i].unit)
+		if u == "" || count[u] >= 2 {
+			continue
+		}
+		for cut := 1; cut <= 2 && cut < len(u); cut++ {
+			tail := u[cut:]
+			if count[tail] >= 2 && !strings.ContainsFunc(tail, unicode.IsDigit) {
+				lines[i].unit = commonSpelling(lines, tail)
+				lines[i].issues = appendOnce(lines[i].issues, schema.IssueOCRCorrected)
+				break
+			}
+		}
+	}
+}
+
+// commonSpelling is how the table prints unit u (any case).
+func commonSpelling(lines []line, u string) string {
+	for _, ln := range lines {
+		if strings.ToLower(ln.unit) == u {
+			return ln.unit
+		}
+	}
+	return u
+}
+
+// trimOCRJunk drops the specks OCR reads at the edges of a text cell
+// ("‘Schrauben", "__Dichtungssatz", "Montagearbeiten:", "visit.");
+// brackets that close or open a word stay. Text-layer cells are kept as
+// printed.
+func trimOCRJunk(s string, ocr bool) string {
+	if !ocr {
+		return s
+	}
+	s = strings.TrimLeftFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '(' })
+	return strings.TrimRightFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != ')' })
+}
+
 // fixColumnDigits reads a token of digits, separators and look-alikes
 // in a numeric column as digits; it fails on anything else.
 func fixColumnDigits(s string) (string, bool) {
@@ -248,6 +300,27 @@ func fixColumnDigits(s string) (string, bool) {
 		}
 	}
 	return string(out), changed
+}
+
+// inferQty fills the quantity of a line whose quantity OCR lost (a
+// lone digit is the word tesseract drops most) from its amount and unit
+// price, when the quotient is a quantity as invoices print them (at most
+// two decimals, the fewest that fit) and multiplies back to the amount
+// within one minor unit. Only money read as printed anchors it; the line
+// is marked as repaired.
+func inferQty(ln *line, cent decimal.Decimal) {
+	if ln.qty != "" || ln.price == nil || ln.amt == nil || suspect(ln.price) || suspect(ln.amt) ||
+		ln.price.value.LessThan(decimal.NewFromInt(1)) || !ln.amt.value.IsPositive() {
+		return
+	}
+	for places := int32(0); places <= 2; places++ {
+		q := ln.amt.value.DivRound(ln.price.value, places+2).Round(places)
+		if q.IsPositive() && q.Mul(ln.price.value).Sub(ln.amt.value).Abs().LessThanOrEqual(cent) {
+			ln.qty = q.String()
+			ln.issues = appendOnce(ln.issues, schema.IssueOCRCorrected)
+			return
+		}
+	}
 }
 
 // checkLine compares quantity x unit price with the amount, allowing one

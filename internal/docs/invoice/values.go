@@ -42,7 +42,7 @@ func (x *run) parseValue(kind string, ws []word) (parsed, bool) {
 	case kindAccount:
 		return parseDigits(ws, 4, 17)
 	case kindRouting:
-		return parseDigits(ws, 9, 9)
+		return parseRouting(ws)
 	case kindSortCode:
 		return parseSortCode(ws)
 	case kindTaxID:
@@ -182,6 +182,8 @@ func digitWords(ws []word) []word {
 	return out
 }
 
+var idDashes = strings.NewReplacer("~", "-", "—", "-", "–", "-")
+
 var idChars = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9\-/._#]{0,39}$`)
 
 // parseID takes the first word with a digit: invoice and PO numbers. On
@@ -191,10 +193,20 @@ func parseID(ws []word) (parsed, bool) {
 	for _, w := range ws {
 		t := strings.TrimLeft(w.text, "#:№")
 		t = strings.TrimRight(t, ".,;:)")
+		if w.conf < 1 {
+			t = strings.Trim(t, "“”‘’'\"") // "Invoice #: “INV-1010"
+		}
+		var issues []string
+		if w.conf < 1 {
+			// OCR reads a hyphen as a tilde or a dash ("INV~1042").
+			if d := idDashes.Replace(t); d != t {
+				t, issues = d, []string{schema.IssueOCRCorrected}
+			}
+		}
 		if !strings.ContainsFunc(t, unicode.IsDigit) || !idChars.MatchString(t) {
 			continue
 		}
-		p := parsed{value: t, words: []word{w}}
+		p := parsed{value: t, words: []word{w}, issues: issues}
 		if w.conf < 1 {
 			if fixed, ok := fixDigitRuns(t); ok {
 				p.value, p.issues = fixed, []string{schema.IssueOCRCorrected}
@@ -286,12 +298,16 @@ func parseDigits(ws []word, minLen, maxLen int) (parsed, bool) {
 	return parsed{value: b.String(), words: used, issues: issues}, true
 }
 
-var sortCodeRe = regexp.MustCompile(`(\d{2})[-\s]?(\d{2})[-\s]?(\d{2})`)
+var (
+	sortCodeRe   = regexp.MustCompile(`(\d{2})[-\s]?(\d{2})[-\s]?(\d{2})`)
+	sortCodeSeps = regexp.MustCompile(`[-\s]+`)
+)
 
 func parseSortCode(ws []word) (parsed, bool) {
 	n := min(len(ws), 3)
-	t := joinWords(ws[:n])
-	fixed, ok := fixOCRNumber(strings.ReplaceAll(t, " ", "-"))
+	// "20-00- 00": OCR splits a group off, leaving its hyphen behind.
+	t := sortCodeSeps.ReplaceAllString(joinWords(ws[:n]), "-")
+	fixed, ok := fixOCRNumber(t)
 	var issues []string
 	if ok {
 		t = fixed
@@ -312,6 +328,9 @@ func parseSortCode(ws []word) (parsed, bool) {
 func (x *run) parseTaxID(ws []word) (parsed, bool) {
 	for i, w := range ws {
 		t := strings.Trim(w.text, ":,;()")
+		if w.conf < 1 {
+			t = strings.TrimRight(t, "._-'") // specks after the id: "DE811234567_"
+		}
 		if countDigits(t) == 0 {
 			continue
 		}
@@ -359,7 +378,7 @@ func (x *run) repairTaxID(raw string, ocr bool) (string, []string) {
 		}
 	}
 	if len(at) == 0 || len(at) > 8 {
-		return up, nil
+		return x.lettersForDigits(up)
 	}
 	// Fewest changes first.
 	masks := make([]int, 0, 1<<len(at))
@@ -376,6 +395,26 @@ func (x *run) repairTaxID(raw string, ocr bool) (string, []string) {
 		}
 		if c := strings.ToUpper(string(v)); x.fitsTaxFormat(c) {
 			return c, []string{schema.IssueOCRCorrected}
+		}
+	}
+	return x.lettersForDigits(up)
+}
+
+// taxLetters are the letters OCR reads as digits in a tax id's letter
+// positions (seen: "NL123456789801" for NL...B01, "0E811234567" for DE...).
+var taxLetters = map[byte]string{'8': "B", '0': "DO", '5': "S", '1': "I", '2': "Z", '6': "G"}
+
+// lettersForDigits tries reading one digit of an OCR'd id that fits no
+// format as the letter it may have been; the first variant, in reading
+// order, that fits a format wins.
+func (x *run) lettersForDigits(up string) (string, []string) {
+	for i := 0; i < len(up); i++ {
+		for _, l := range []byte(taxLetters[up[i]]) {
+			v := []byte(up)
+			v[i] = l
+			if x.fitsTaxFormat(string(v)) {
+				return string(v), []string{schema.IssueOCRCorrected}
+			}
 		}
 	}
 	return up, nil

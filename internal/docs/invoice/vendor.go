@@ -1,6 +1,7 @@
 package invoice
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -29,6 +30,28 @@ func (x *run) mainPage() *page {
 	}
 	return best
 }
+
+// coverPages marks fax cover sheets: pages before the main page whose
+// first rows carry a cover title ("FAX", "Fax cover sheet").
+func (x *run) coverPages() map[int]bool {
+	out := map[int]bool{}
+	for _, pg := range x.pages {
+		if pg.number >= x.main.number {
+			break
+		}
+		for _, r := range pg.rows[:min(3, len(pg.rows))] {
+			f := strings.Trim(textnorm.Fold(joinWords(cells(r.words, 1.0)[0])), " :.-")
+			if slices.Contains(x.lx.coverTitles, f) {
+				out[pg.number] = true
+			}
+		}
+	}
+	return out
+}
+
+// coverField: the fields a fax cover sheet may give, its sender and the
+// invoice it names.
+func coverField(f string) bool { return f == schema.FieldVendorName || f == schema.FieldInvoiceNumber }
 
 // inferVendor takes the letterhead: the most prominent cell in the top
 // third of the main page that is not a title, a label, a value or the
@@ -61,11 +84,27 @@ func (x *run) inferVendor() {
 	}
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].score > cs[j].score })
 	best := cs[0].ws
-	x.add(schema.FieldVendorName, candidate{value: strings.TrimSpace(joinWords(best)), method: schema.MethodInferred, words: best})
+	name := strings.TrimSpace(joinWords(best))
+	if pg.ocr {
+		name = strings.TrimRight(trimOCRJunk(name, true)+keepDot(name), " ")
+	}
+	x.add(schema.FieldVendorName, candidate{value: name, method: schema.MethodInferred, words: best})
+}
+
+// keepDot restores the full stop of a name ending in an abbreviation
+// ("Northwind Traders Inc."), which trimOCRJunk takes off.
+func keepDot(name string) string {
+	if strings.HasSuffix(name, ".") && !strings.HasSuffix(name, "..") {
+		return "."
+	}
+	return ""
 }
 
 func (x *run) vendorLike(r *row, c []word) bool {
 	t := joinWords(c)
+	if len(c) == 1 && strings.HasSuffix(t, ":") {
+		return false // a label OCR misspelled ("Rechnungsempfinger:"), never a name
+	}
 	f := strings.Trim(textnorm.Fold(t), " :.,")
 	for _, title := range x.lx.titles {
 		if f == title || strings.HasPrefix(f, title+" ") && len(strings.Fields(f)) <= 3 {

@@ -141,8 +141,10 @@ func TestDuplicatesWithinBatchInOrder(t *testing.T) {
 type schemaResult = schema.Result
 
 func TestNormalizeInvoiceNumber(t *testing.T) {
-	same := [][2]string{{"INV-0042", "inv 42"}, {"INV-0042", "INV42"}, {"2026/001", "2026-1"}}
-	diff := [][2]string{{"1-23", "12-3"}, {"INV-42", "INV-420"}, {"A42", "B42"}}
+	same := [][2]string{{"INV-0042", "inv 42"}, {"INV-0042", "INV42"}, {"2026/001", "2026-1"},
+		// OCR read a digit as a letter, or the other way round.
+		{"VD1018", "v01018"}, {"INV-1O42", "INV-1042"}, {"S-2026-118", "5-2026-118"}, {"INV-0l7", "INV-017"}}
+	diff := [][2]string{{"1-23", "12-3"}, {"INV-42", "INV-420"}, {"A42", "C42"}, {"VD1018", "VD1019"}, {"INV-1042", "INV-1043"}}
 	for _, p := range same {
 		if NormalizeInvoiceNumber(p[0]) != NormalizeInvoiceNumber(p[1]) {
 			t.Errorf("%q and %q should be one number", p[0], p[1])

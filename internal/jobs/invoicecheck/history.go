@@ -27,10 +27,18 @@ type History interface {
 }
 
 // NormalizeInvoiceNumber folds the ways one number gets printed: case,
-// separators and spacing, and leading zeros of each digit run ("INV-0042",
-// "inv 42" and "INV42" are one number). Runs stay apart, so "1-23" and
-// "12-3" remain two numbers.
+// separators and spacing, leading zeros of each digit run ("INV-0042",
+// "inv 42" and "INV42" are one number), and the letters OCR reads for
+// digits and back (O D Q as 0, I L as 1, Z as 2, S as 5, G as 6, B as 8:
+// "VD1018" scanned and "V01018" typed are one number). Runs stay apart, so
+// "1-23" and "12-3" remain two numbers.
+//
+// The confusion fold can make two different numbers one ("INV-B42" and
+// "INV-842"): then the second is flagged as a duplicate and reviewed, the
+// safe side. Missing a duplicate because a scan misread one character
+// would approve it.
 func NormalizeInvoiceNumber(s string) string {
+	s = strings.Map(foldConfusable, strings.ToUpper(s))
 	var parts []string
 	var cur []rune
 	kind := 0 // 1 letters, 2 digits
@@ -48,7 +56,7 @@ func NormalizeInvoiceNumber(s string) string {
 		parts = append(parts, p)
 		cur = cur[:0]
 	}
-	for _, r := range strings.ToUpper(s) {
+	for _, r := range s {
 		k := 0
 		switch {
 		case unicode.IsDigit(r):
@@ -91,4 +99,23 @@ func (h *MemoryHistory) Record(_ context.Context, k DupKey) error {
 	defer h.mu.Unlock()
 	h.seen[k] = true
 	return nil
+}
+
+// foldConfusable maps a letter OCR confuses with a digit to that digit.
+func foldConfusable(r rune) rune {
+	switch r {
+	case 'O', 'D', 'Q':
+		return '0'
+	case 'I', 'L', '|':
+		return '1'
+	case 'Z':
+		return '2'
+	case 'S':
+		return '5'
+	case 'G':
+		return '6'
+	case 'B':
+		return '8'
+	}
+	return r
 }
