@@ -18,6 +18,7 @@ import (
 func invoiceCommand() command {
 	var o extract.Options
 	var dayFirst bool
+	var modelURL, model string
 	return command{
 		name:    "invoice",
 		summary: "extract an invoice (PDF, PNG, JPEG, TIFF) into fields with sources and confidence",
@@ -25,6 +26,8 @@ func invoiceCommand() command {
 		flags: func(fs *flag.FlagSet) {
 			fs.BoolVar(&o.ForceOCR, "force-ocr", false, "OCR every page, ignoring any text layer")
 			fs.BoolVar(&dayFirst, "day-first", false, "read ambiguous dates as day/month (European vendors)")
+			fs.StringVar(&modelURL, "model-url", "", "OpenAI-compatible API root for a second reading, e.g. http://llm.internal/v1 (reached through the egress proxy; no key here)")
+			fs.StringVar(&model, "model", "", "model name for --model-url")
 		},
 		run: func(ctx context.Context, inv *invocation) *docs.Envelope {
 			doc, env := extractDocument(ctx, inv, o)
@@ -42,11 +45,21 @@ func invoiceCommand() command {
 			}
 			env.TimingsMS["ink"] = time.Since(start).Milliseconds()
 			start = time.Now()
-			res, err := invoice.Extract(doc, opts)
+			ex, err := invoice.New()
+			if err != nil {
+				env.Error = docs.AsError(err)
+				return env
+			}
+			res, err := ex.Extract(doc, opts)
 			env.TimingsMS["analyse"] = time.Since(start).Milliseconds()
 			if err != nil {
 				env.Error = docs.AsError(err)
 				return env
+			}
+			if modelURL != "" {
+				start = time.Now()
+				askModel(ctx, newModelClient(modelURL, model), ex.VisibleText(doc, opts), res)
+				env.TimingsMS["model"] = time.Since(start).Milliseconds()
 			}
 			return withResult(env, res)
 		},

@@ -22,6 +22,8 @@ type invoiceFlags struct {
 	asOf         string
 	dayFirst     bool
 	history      string
+	modelHost    string
+	modelName    string
 }
 
 func newInvoiceCmd(g *globalFlags) *cobra.Command {
@@ -60,6 +62,8 @@ review), 1 when any could not be, 2 on usage errors.`,
 	fl.StringVar(&f.asOf, "as-of", "", "judge due dates as of this day, YYYY-MM-DD (default today, UTC)")
 	fl.BoolVar(&f.dayFirst, "day-first", false, "read ambiguous numeric dates (03/04/2026) as day/month")
 	fl.StringVar(&f.history, "history", "", "store holding the tenant's invoice history (default: airlock.db in --state-dir)")
+	fl.StringVar(&f.modelHost, "model", "", "also ask an OpenAI-compatible model, reached through this credential route host (e.g. llm.internal); needs a daemon with --net and the route for the tenant")
+	fl.StringVar(&f.modelName, "model-name", "gpt-4o-mini", "model name sent to the endpoint")
 	return cmd
 }
 
@@ -112,7 +116,12 @@ func (f *invoiceFlags) job(jf *jobFlags) (*jobs.Invoice, func(), error) {
 		return nil, nil, usageErr("%v", err)
 	}
 	md["tenant_id"] = jf.tenant
-	job := &jobs.Invoice{Checker: checker, Timeout: jf.timeout, MaxPages: jf.maxPages, Metadata: md, DayFirst: f.dayFirst}
+	job := &jobs.Invoice{Checker: checker, Timeout: jf.timeout, MaxPages: jf.maxPages, Metadata: md, DayFirst: f.dayFirst,
+		ModelHost: f.modelHost, ModelName: f.modelName}
+	if f.modelHost != "" && jf.url == "" {
+		st.Close()
+		return nil, nil, usageErr("--model needs a daemon with networking (--url): the guest reaches the model only through its egress proxy")
+	}
 	return job, func() { st.Close() }, nil
 }
 

@@ -236,6 +236,7 @@ type daemon struct {
 	runDir  string   // immutable
 	sock    string   // immutable
 	args    []string // serve's arguments; immutable
+	extEnv  []string // extra environment (KEY=VALUE); set before start
 	logPath string   // its stderr (JSON logs), appended across restarts
 
 	cmd    *exec.Cmd
@@ -248,11 +249,17 @@ type daemon struct {
 // that no QEMU process or VM state directory outlived it.
 func startDaemon(tb testing.TB, e *env, extra ...string) *daemon {
 	tb.Helper()
+	return startDaemonEnv(tb, e, nil, extra...)
+}
+
+// startDaemonEnv is startDaemon with extra environment variables.
+func startDaemonEnv(tb testing.TB, e *env, extEnv []string, extra ...string) *daemon {
+	tb.Helper()
 	runDir, err := os.MkdirTemp("/run", "alk-e2e-")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	d := &daemon{env: e, runDir: runDir, sock: filepath.Join(runDir, "api.sock")}
+	d := &daemon{env: e, runDir: runDir, sock: filepath.Join(runDir, "api.sock"), extEnv: extEnv}
 	d.args = append([]string{"serve", "--state-dir", e.stateDir, "--run-dir", runDir, "--socket", d.sock,
 		"--warm-pool", "1", "--kill-on-exit"}, extra...)
 	logf, err := os.CreateTemp("", "alk-e2e-daemon-*.log")
@@ -284,6 +291,7 @@ func (d *daemon) start(tb testing.TB) {
 	defer logf.Close()
 	fmt.Fprintf(logf, "=== airlock %s\n", strings.Join(d.args, " "))
 	d.cmd = exec.Command(d.env.bin, d.args...)
+	d.cmd.Env = append(os.Environ(), d.extEnv...)
 	d.cmd.Stdout, d.cmd.Stderr = logf, logf
 	// Its own process group, so a ^C of `go test` reaches it only through
 	// the test's teardown.

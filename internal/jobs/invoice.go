@@ -27,6 +27,12 @@ type Invoice struct {
 	MaxPages int
 	Metadata map[string]string
 	DayFirst bool // read ambiguous numeric dates as day/month
+	// ModelHost, when set, is a credential route's in-guest host (e.g.
+	// "llm.internal") through which the guest may ask an OpenAI-compatible
+	// model for a second reading; the sandbox may reach that name and
+	// nothing else, and the key stays in the egress proxy. Needs a daemon
+	// with networking and the route configured for the tenant.
+	ModelHost, ModelName string
 }
 
 // maxInvoiceResult bounds an invoice result (fields, sources, hidden text).
@@ -65,6 +71,10 @@ func (j *Invoice) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome 
 		MaxResult: maxInvoiceResult, Metadata: docMetadata(j.Metadata, "invoice", doc)}
 	if j.DayFirst {
 		run.Args = []string{"--day-first"}
+	}
+	if j.ModelHost != "" {
+		run.Domains = []string{j.ModelHost}
+		run.Args = append(run.Args, "--model-url", "http://"+j.ModelHost+"/v1", "--model", j.ModelName)
 	}
 	env, t, lerr := RunTool(ctx, sbxs, run)
 	o := Outcome{Timings: t}

@@ -10,6 +10,7 @@ import (
 	"github.com/airlock-dev/airlock/client"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
+	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 )
 
@@ -28,6 +29,19 @@ type CreateOptions struct {
 	Template string
 	TTL      time.Duration
 	Metadata map[string]string // ids only, never content: they are audited
+	// Domains are the only names the sandbox may reach, through the egress
+	// proxy (each an exact domain rule; a credential route's in-guest host
+	// when the job calls a model). Empty: everything is denied.
+	Domains []string
+}
+
+// allowRules names one domain rule per allowed domain.
+func allowRules(domains []string) []struct{ name, domain string } {
+	out := make([]struct{ name, domain string }, len(domains))
+	for i, d := range domains {
+		out[i].name, out[i].domain = fmt.Sprintf("job-%d", i+1), d
+	}
+	return out
 }
 
 // Sandbox is one job sandbox.
@@ -63,9 +77,12 @@ type Daemon struct{ C *client.Client }
 
 // Create implements Sandboxes.
 func (d Daemon) Create(ctx context.Context, o CreateOptions) (Sandbox, error) {
-	deny := client.DenyAll()
+	pol := client.DenyAll()
+	for _, r := range allowRules(o.Domains) {
+		pol.Allow = append(pol.Allow, client.EgressRule{Name: r.name, Domain: r.domain})
+	}
 	s, err := d.C.CreateSandbox(ctx, client.CreateOptions{Template: o.Template, TTLSeconds: int(o.TTL / time.Second),
-		Metadata: o.Metadata, Egress: &deny, Probe: true})
+		Metadata: o.Metadata, Egress: &pol, Probe: true})
 	if err != nil {
 		return nil, err
 	}
@@ -134,8 +151,12 @@ type Local struct {
 
 // Create implements Sandboxes.
 func (l Local) Create(ctx context.Context, o CreateOptions) (Sandbox, error) {
+	pol := netpool.DenyAll()
+	for _, r := range allowRules(o.Domains) {
+		pol.Allow = append(pol.Allow, netpool.Rule{Name: r.name, Domain: r.domain})
+	}
 	info, err := l.M.Create(ctx, sandbox.CreateRequest{Tenant: l.Tenant, Template: o.Template, TTL: o.TTL,
-		Metadata: o.Metadata, Probe: true})
+		Metadata: o.Metadata, Egress: &pol, Probe: true})
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,7 @@ type ToolRun struct {
 	MaxResult int
 	Outputs   []Output
 	Metadata  map[string]string
+	Domains   []string // see CreateOptions.Domains
 }
 
 // Timings are the phases of a document's trip through a sandbox.
@@ -115,7 +116,7 @@ const toolExecMargin = 30 * time.Second
 func RunTool(ctx context.Context, sbxs Sandboxes, r ToolRun) (*docs.Envelope, Timings, *LineError) {
 	var t Timings
 	began := time.Now()
-	sbx, err := sbxs.Create(ctx, CreateOptions{Template: r.Template, Metadata: r.Metadata,
+	sbx, err := sbxs.Create(ctx, CreateOptions{Template: r.Template, Metadata: r.Metadata, Domains: r.Domains,
 		TTL: r.Timeout + toolExecMargin + 5*time.Minute})
 	t.Create = time.Since(began)
 	if err != nil {

@@ -142,6 +142,8 @@ func (c *Checker) checkConfidence(res *schema.Result, f *schema.Fields, fl *flag
 			fl.add(FlagLowConfidence, name, "%s: checksum failed as read", name)
 		case hasIssue(src, schema.IssueLowOCRConfidence):
 			fl.add(FlagLowConfidence, name, "%s: printed too faintly or damaged to read with confidence", name)
+		case hasIssue(src, schema.IssueModelDisagrees):
+			fl.add(FlagLowConfidence, name, "%s: the rules and the model read it differently", name)
 		case src.Confidence < c.policy.MinConfidence:
 			fl.add(FlagLowConfidence, name, "%s: confidence %.2f below %.2f (%s)", name, src.Confidence, c.policy.MinConfidence, src.Method)
 		}

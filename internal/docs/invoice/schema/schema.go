@@ -47,11 +47,15 @@ const (
 	MethodLabel    = "label"    // a label next to or above the value
 	MethodTable    = "table"    // a line-item table's columns
 	MethodInferred = "inferred" // derived (currency from symbols, vendor from the letterhead, a repaired amount)
+	// MethodModel: read by the tenant's model (through the egress proxy)
+	// where the rules found nothing. Its confidence is below what the host
+	// approves on its own: a model's reading is a suggestion for a person.
+	MethodModel = "model"
 )
 
 // Methods lists the valid Method values.
 func Methods() []string {
-	return []string{MethodTemplate, MethodLabel, MethodTable, MethodInferred}
+	return []string{MethodTemplate, MethodLabel, MethodTable, MethodInferred, MethodModel}
 }
 
 // Issues a field source may carry. They explain a lowered confidence; the
@@ -68,12 +72,15 @@ const (
 	// whose value could not be read: its source has no value beside it,
 	// so the host knows bank details were printed and not checked.
 	IssueValueUnreadable = "value_unreadable"
+	// IssueModelDisagrees: the model read the field differently from the
+	// rules. Two independent readings that differ need a person.
+	IssueModelDisagrees = "model_disagrees"
 )
 
 // Issues lists the valid issue codes.
 func Issues() []string {
 	return []string{IssueOCRCorrected, IssueImplausibleSeparators, IssueAmbiguousDate,
-		IssueChecksumFailed, IssueLineMismatch, IssueLowOCRConfidence, IssueValueUnreadable}
+		IssueChecksumFailed, IssueLineMismatch, IssueLowOCRConfidence, IssueValueUnreadable, IssueModelDisagrees}
 }
 
 // Hidden-text kinds: why text in the text layer is not visible.
