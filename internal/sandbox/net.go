@@ -16,6 +16,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/store"
+	"github.com/airlock-dev/airlock/internal/vm"
 )
 
 // Networking (Config.Net set). Every sandbox, including the warm pool's
@@ -180,7 +181,7 @@ const probeTimeout = 1
 // Debian-based template has them; test-tiny has nothing more).
 type probeSpec struct{ name, target, script string }
 
-func (m *Manager) probeSpecs(slot *netpool.Slot) []probeSpec {
+func probeSpecs(slot *netpool.Slot) []probeSpec {
 	tcp := func(name, ip string, port int) probeSpec {
 		return probeSpec{name, fmt.Sprintf("%s:%d", ip, port),
 			fmt.Sprintf("timeout %d bash -c '</dev/tcp/%s/%d'", probeTimeout, ip, port)}
@@ -207,7 +208,13 @@ func (m *Manager) probeSpecs(slot *netpool.Slot) []probeSpec {
 // the whole check takes about one probe timeout) and reads back one line
 // per probe: "<index> <exit code> <stderr, one line>".
 func (m *Manager) runProbes(ctx context.Context, l *live) ([]ProbeResult, error) {
-	specs := m.probeSpecs(l.slot)
+	return probeVM(ctx, l.vm, l.slot)
+}
+
+// probeVM runs the self-check in v, whose NIC is attached to slot (nil:
+// no networking).
+func probeVM(ctx context.Context, v *vm.VM, slot *netpool.Slot) ([]ProbeResult, error) {
+	specs := probeSpecs(slot)
 	var sh strings.Builder
 	sh.WriteString("d=$(mktemp -d)\n")
 	for i, p := range specs {
@@ -222,7 +229,7 @@ func (m *Manager) runProbes(ctx context.Context, l *live) ([]ProbeResult, error)
 	}
 	sh.WriteString("rm -rf \"$d\"\n")
 	var out, errb bytes.Buffer
-	res, err := l.vm.Agent.Exec(ctx, guest.ExecOptions{Shell: sh.String(), Timeout: 30 * time.Second, Cwd: "/"}, &out, &errb)
+	res, err := v.Agent.Exec(ctx, guest.ExecOptions{Shell: sh.String(), Timeout: 30 * time.Second, Cwd: "/"}, &out, &errb)
 	if err != nil {
 		return nil, fmt.Errorf("egress self-check: %w", err)
 	}

@@ -60,6 +60,11 @@ func newWarmPools(h *vm.Host, net *netpool.Pool, size int, log *slog.Logger) *wa
 type clone struct {
 	vm   *vm.VM
 	slot *netpool.Slot // nil without networking
+	// probedDenyAll is set when the egress self-check passed in this clone
+	// while warming, under the slot's deny-all policy, which nothing has
+	// changed since (a pooled clone's slot is never touched until Create).
+	// A create that asks for deny-all and a probe may then rely on it.
+	probedDenyAll bool
 }
 
 // destroy ends the VM, then releases its slot (the tap goes with the
@@ -153,7 +158,8 @@ func restoreClone(ctx context.Context, h *vm.Host, net *netpool.Pool, tmpl *temp
 	return &clone{vm: v, slot: slot}, nil
 }
 
-// warm restores a clone and runs the agent's hot paths once.
+// warm restores a clone, runs the agent's hot paths once, and runs the
+// egress self-check, so a create needs neither on its own path.
 func warm(ctx context.Context, h *vm.Host, net *netpool.Pool, tmpl *template.Template) (*clone, error) {
 	c, err := restoreClone(ctx, h, net, tmpl)
 	if err != nil {
@@ -163,6 +169,12 @@ func warm(ctx context.Context, h *vm.Host, net *netpool.Pool, tmpl *template.Tem
 	err = v.Prepare(ctx, v.ID)
 	if err == nil {
 		_, err = v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard)
+	}
+	if err == nil && (c.slot == nil || isDenyAll(c.slot.Policy())) {
+		var results []ProbeResult
+		if results, err = probeVM(ctx, v, c.slot); err == nil {
+			c.probedDenyAll = probeError(results) == nil
+		}
 	}
 	if err != nil {
 		c.destroy(context.WithoutCancel(ctx), net)
