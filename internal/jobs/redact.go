@@ -178,7 +178,7 @@ func (j *Redact) checkOutput(ctx context.Context, sbxs Sandboxes, doc Doc, stage
 	}
 	// Reading and rewriting cannot go faster than this, even for a file
 	// with nothing to redact; a tool that did is not the tool we think.
-	if floor := time.Duration(doc.Size/(100<<20)) * time.Second; o.Timings.Tool < floor {
+	if floor := time.Duration(float64(doc.Size) / (100 << 20) * float64(time.Second)); o.Timings.Tool < floor {
 		reasons = append(reasons, fmt.Sprintf("%s: %d bytes redacted in %s", holdTooFast, doc.Size, o.Timings.Tool))
 	}
 	if hits := j.hostCanaries(staged, res.Output.Format); len(hits) > 0 {

@@ -1,7 +1,7 @@
 package invoice
 
 import (
-	"math/big"
+	"github.com/airlock-dev/airlock/internal/checksum"
 	"slices"
 	"strings"
 
@@ -146,13 +146,7 @@ func confusedDigit(s string, from int, valid func(string) bool) (string, bool) {
 }
 
 // abaValid is the ABA routing number check (weights 3, 7, 1).
-func abaValid(s string) bool {
-	if len(s) != 9 || !isDigits(s) || s == "000000000" {
-		return false
-	}
-	d := func(i int) int { return int(s[i] - '0') }
-	return (3*(d(0)+d(3)+d(6))+7*(d(1)+d(4)+d(7))+d(2)+d(5)+d(8))%10 == 0
-}
+func abaValid(s string) bool { return checksum.ABA(s) }
 
 // parseRouting reads a routing number; an OCR'd one failing its check
 // digit is repaired when exactly one confused digit explains it, else
@@ -212,24 +206,9 @@ func digitToLetter(b byte) byte {
 	return b
 }
 
-// ibanValid is the ISO 13616 mod-97 check.
+// ibanValid is the ISO 13616 shape and mod-97 check.
 func ibanValid(s string) bool {
-	if len(s) < 15 || !isUpperAlpha(s[:2]) || !isDigits(s[2:4]) {
-		return false
-	}
-	var b strings.Builder
-	for _, c := range s[4:] + s[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			b.WriteRune(c)
-		case c >= 'A' && c <= 'Z':
-			b.WriteString(big.NewInt(int64(c - 'A' + 10)).String())
-		default:
-			return false
-		}
-	}
-	n, ok := new(big.Int).SetString(b.String(), 10)
-	return ok && new(big.Int).Mod(n, big.NewInt(97)).Int64() == 1
+	return len(s) >= 15 && isUpperAlpha(s[:2]) && isDigits(s[2:4]) && checksum.IBANMod97(s)
 }
 
 // parseBIC reads an 8- or 11-character BIC, undoing OCR digits in its

@@ -1,7 +1,7 @@
 package invoicecheck
 
 import (
-	"math/big"
+	"github.com/airlock-dev/airlock/internal/checksum"
 	"strings"
 )
 
@@ -38,32 +38,11 @@ func (r *refData) ibanProblem(iban string) string {
 	return ""
 }
 
-func mod97(iban string) bool {
-	var b strings.Builder
-	for _, c := range iban[4:] + iban[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			b.WriteRune(c)
-		case c >= 'A' && c <= 'Z':
-			b.WriteString(big.NewInt(int64(c - 'A' + 10)).String())
-		default:
-			return false
-		}
-	}
-	n, ok := new(big.Int).SetString(b.String(), 10)
-	return ok && new(big.Int).Mod(n, big.NewInt(97)).Int64() == 1
-}
+func mod97(iban string) bool { return checksum.IBANMod97(iban) }
 
 // abaValid is the ABA routing number checksum:
 // 3(d1+d4+d7) + 7(d2+d5+d8) + (d3+d6+d9) = 0 mod 10.
-func abaValid(s string) bool {
-	if !routingRe.MatchString(s) {
-		return false
-	}
-	d := func(i int) int { return int(s[i] - '0') }
-	sum := 3*(d(0)+d(3)+d(6)) + 7*(d(1)+d(4)+d(7)) + d(2) + d(5) + d(8)
-	return sum%10 == 0 && s != "000000000"
-}
+func abaValid(s string) bool { return checksum.ABA(s) }
 
 // bicProblem checks a BIC's shape; its country letters must be a country
 // that has one (any two letters; the registry is not shipped).
