@@ -3,9 +3,6 @@ package extract
 import (
 	"image"
 	"math"
-
-	"golang.org/x/image/draw"
-	"golang.org/x/image/math/f64"
 )
 
 // Skew is estimated from the horizontal projection profile: project the
@@ -134,16 +131,61 @@ func profileScore(pts [][2]float64, deg float64, bins []int, offset int) float64
 
 // rotate turns img by deg clockwise about its centre on a white
 // background, keeping its size (so box coordinates stay page coordinates).
+// Each output pixel is the bilinear blend of the four source pixels around
+// where it came from, stepped along the row in 16.16 fixed point: a
+// general image transform costs about a second on a 300 dpi page, this a
+// few tens of milliseconds. Bilinear rather than nearest-neighbour: on a
+// 150-200 dpi scan the staircase edges of nearest-neighbour cost tesseract
+// more words than the slight softening does.
 func rotate(img *image.Gray, deg float64) *image.Gray {
 	b := img.Bounds()
-	dst := image.NewGray(b)
-	for i := range dst.Pix {
-		dst.Pix[i] = 0xFF
-	}
+	w, h := b.Dx(), b.Dy()
+	dst := image.NewGray(image.Rect(0, 0, w, h))
 	th := deg * math.Pi / 180
 	c, s := math.Cos(th), math.Sin(th)
-	cx, cy := float64(b.Dx())/2, float64(b.Dy())/2
-	m := f64.Aff3{c, -s, cx - c*cx + s*cy, s, c, cy - s*cx - c*cy}
-	draw.BiLinear.Transform(dst, m, img, b, draw.Src, nil)
+	cx, cy := float64(w)/2, float64(h)/2
+	const one = 1 << 16
+	stepX, stepY := int64(math.Round(c*one)), int64(math.Round(-s*one))
+	for y := range h {
+		// The source of pixel centre (x+0.5, y+0.5), turned back by deg,
+		// as a position between pixel centres (hence the -0.5).
+		dy := float64(y) + 0.5 - cy
+		sx := int64(math.Round((c*(0.5-cx) + s*dy + cx - 0.5) * one))
+		sy := int64(math.Round((-s*(0.5-cx) + c*dy + cy - 0.5) * one))
+		row := dst.Pix[y*dst.Stride : y*dst.Stride+w]
+		for x := range row {
+			row[x] = bilinear(img, sx, sy)
+			sx += stepX
+			sy += stepY
+		}
+	}
+	if b.Min != (image.Point{}) {
+		dst.Rect = b
+	}
 	return dst
+}
+
+// bilinear samples img at the 16.16 fixed-point position (fx, fy), in
+// pixel-centre coordinates relative to the image's origin; outside the
+// image is white paper.
+func bilinear(img *image.Gray, fx, fy int64) uint8 {
+	x0, y0 := int(fx>>16), int(fy>>16)
+	wx, wy := int32(fx&0xffff)>>8, int32(fy&0xffff)>>8 // 0..255
+	at := func(x, y int) int32 {
+		if x < 0 || y < 0 || x >= img.Rect.Dx() || y >= img.Rect.Dy() {
+			return 0xff
+		}
+		return int32(img.Pix[y*img.Stride+x])
+	}
+	var p00, p10, p01, p11 int32
+	if x0 >= 0 && y0 >= 0 && x0+1 < img.Rect.Dx() && y0+1 < img.Rect.Dy() {
+		i := y0*img.Stride + x0
+		p00, p10 = int32(img.Pix[i]), int32(img.Pix[i+1])
+		p01, p11 = int32(img.Pix[i+img.Stride]), int32(img.Pix[i+img.Stride+1])
+	} else {
+		p00, p10, p01, p11 = at(x0, y0), at(x0+1, y0), at(x0, y0+1), at(x0+1, y0+1)
+	}
+	top := p00*(256-wx) + p10*wx
+	bot := p01*(256-wx) + p11*wx
+	return uint8((top*(256-wy) + bot*wy + 1<<15) >> 16)
 }

@@ -70,14 +70,14 @@ func (x *extraction) extractPDF(ctx context.Context) error {
 		return err
 	}
 	var ocr []int
-	dpis := make([]int, len(pages))
 	for i := range pages {
 		if x.o.ForceOCR || textChars(pages[i]) < x.o.MinTextChars {
-			if dpis[i], err = pageDPI(i+1, info.sizes[i], x.o); err != nil {
-				return err
-			}
 			ocr = append(ocr, i)
 		}
+	}
+	dpis, err := x.ocrDPIs(ctx, info, ocr)
+	if err != nil {
+		return err
 	}
 	x.doc.Pages = pages
 	for _, i := range ocr {
@@ -109,6 +109,32 @@ func (x *extraction) textPages(ctx context.Context, info pdfInfo) ([]Page, error
 		pages[i] = text[i]
 	}
 	return pages, nil
+}
+
+// ocrDPIs picks the resolution of each page to OCR (indexed like the
+// pages): a scanned page's own, others the configured DPI, each lowered to
+// the pixel limit. Every page is checked before the first is rendered.
+func (x *extraction) ocrDPIs(ctx context.Context, info pdfInfo, ocr []int) ([]int, error) {
+	dpis := make([]int, info.pages)
+	if len(ocr) == 0 {
+		return dpis, nil
+	}
+	start := time.Now()
+	native, err := scanDPIs(ctx, x.in.path, info, x.o)
+	x.doc.Timings.Probe += time.Since(start)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range ocr {
+		o := x.o
+		if d, ok := native[i]; ok {
+			o.DPI = d
+		}
+		if dpis[i], err = pageDPI(i+1, info.sizes[i], o); err != nil {
+			return nil, err
+		}
+	}
+	return dpis, nil
 }
 
 func (x *extraction) ocrPDFPage(ctx context.Context, i int, s pageSize, dpi int) error {

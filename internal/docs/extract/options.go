@@ -17,9 +17,12 @@ type Options struct {
 	// MaxPixelsPerPage caps the pixels of one page handed to OCR (and of
 	// any image decoded). Default 40e6.
 	MaxPixelsPerPage int64
-	// DPI is the resolution pages are rasterised at for OCR. A page that
-	// would exceed MaxPixelsPerPage is rasterised at a lower DPI, down to
-	// MinDPI; below that it is too_large. Defaults 300 and 150.
+	// DPI is the resolution pages are rasterised at for OCR; a scanned
+	// page (one page-sized image) is rasterised at its image's own
+	// resolution instead, when that is lower, but not below 150 or MinDPI.
+	// A page that would exceed MaxPixelsPerPage is rasterised at a lower
+	// DPI, down to MinDPI; below that it is too_large. Defaults 300 and
+	// 150.
 	DPI, MinDPI int
 	// MinTextChars: a PDF page whose text layer has fewer non-space
 	// characters is OCRed instead. Default 20.

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -73,15 +74,31 @@ func Reflow(doc *Document, o ReflowOptions) *Body {
 	kinds := findFurniture(doc, o)
 	body := &Body{}
 	var lines []flowLine
+	boxes := make([][]Box, len(doc.Pages))
+	pitches := make([][]float64, len(doc.Pages))
 	for pi, p := range doc.Pages {
-		st := pageStats(p, kinds[pi])
+		boxes[pi] = layoutBoxes(p)
+		pitches[pi] = linePitches(boxes[pi], kinds[pi])
+	}
+	stats := make([]*layoutStats, len(doc.Pages))
+	var heights []float64
+	for pi, p := range doc.Pages {
+		stats[pi] = pageStats(p, boxes[pi], kinds[pi])
+		if stats[pi].height > 0 {
+			heights = append(heights, stats[pi].height)
+		}
+	}
+	docPitch, docHeight := quantile(slices.Concat(pitches...), 0.25), quantile(heights, 0.5)
+	for pi, p := range doc.Pages {
+		st := stats[pi]
+		st.pitch = pagePitch(pitches[pi], docPitch, st.height, docHeight)
 		for li, l := range p.Lines {
 			ref := LineRef{Page: pi + 1, Line: li}
 			if k := kinds[pi][li]; k != "" {
 				body.Furniture = append(body.Furniture, Furniture{LineRef: ref, Kind: k, Text: l.Text})
 				continue
 			}
-			lines = append(lines, flowLine{ref: ref, line: l, stats: st})
+			lines = append(lines, flowLine{ref: ref, line: l, box: boxes[pi][li], stats: st})
 		}
 	}
 	body.Paragraphs = paragraphs(lines, vocabulary(doc))
@@ -92,6 +109,7 @@ func Reflow(doc *Document, o ReflowOptions) *Body {
 type flowLine struct {
 	ref   LineRef
 	line  Line
+	box   Box // where the line was set (see layoutBoxes)
 	stats *layoutStats
 }
 
@@ -99,33 +117,117 @@ type flowLine struct {
 // full line is, how tall a line is and how far apart lines are.
 type layoutStats struct {
 	left, width, height, pitch float64
+	// larger is how much taller than the median a line must be to be set
+	// in a larger type: on OCR pages boxes follow the letters (capitals,
+	// brackets and descenders stand taller), so more is needed.
+	larger float64
 }
 
-func pageStats(p Page, kinds []string) *layoutStats {
-	var lefts, widths, heights, pitches []float64
-	var prev *Line
-	for i := range p.Lines {
-		if kinds[i] != "" {
-			continue
-		}
-		l := &p.Lines[i]
-		lefts = append(lefts, l.Box.XMin)
-		heights = append(heights, l.Box.YMax-l.Box.YMin)
-		if prev != nil {
-			if d := l.Box.YMin - prev.Box.YMin; d > 0 {
-				pitches = append(pitches, d)
-			}
-		}
-		prev = l
-	}
-	st := &layoutStats{left: quantile(lefts, 0.1), height: quantile(heights, 0.5), pitch: quantile(pitches, 0.5)}
-	for i := range p.Lines {
+// pageStats measures a page's body lines; the caller sets pitch.
+func pageStats(p Page, boxes []Box, kinds []string) *layoutStats {
+	var lefts, widths, heights []float64
+	for i, b := range boxes {
 		if kinds[i] == "" {
-			widths = append(widths, p.Lines[i].Box.XMax-st.left)
+			lefts = append(lefts, b.XMin)
+			heights = append(heights, b.YMax-b.YMin)
+		}
+	}
+	st := &layoutStats{left: quantile(lefts, 0.1), height: quantile(heights, 0.5), larger: 1.15}
+	if p.Method == MethodOCR {
+		st.larger = 1.3
+	}
+	for i, b := range boxes {
+		if kinds[i] == "" {
+			widths = append(widths, b.XMax-st.left)
 		}
 	}
 	st.width = quantile(widths, 0.9)
 	return st
+}
+
+// layoutBoxes are the page's line boxes as the lines were set: for an OCR
+// page read deskewed, turned back straight. Its OCR boxes are mapped onto
+// the page as it is, turned, which moves a line's ends up or down by their
+// distance from the centre times the skew and makes a long line's box
+// taller by its length times the skew: read as they are, a short last
+// line seems to stand apart from its paragraph and a long body line to be
+// set in a larger type than a short heading.
+func layoutBoxes(p Page) []Box {
+	out := make([]Box, len(p.Lines))
+	for i, l := range p.Lines {
+		out[i] = l.Box
+		if p.SkewDegrees != 0 {
+			out[i] = straighten(l.Box, p.SkewDegrees, p.Width/2, p.Height/2)
+		}
+	}
+	return out
+}
+
+// straighten undoes turnBox for a box that was the upright bounding box
+// of a w x h box turned deg clockwise about (cx, cy): its centre turned
+// back, its size solved from W = w cos + h sin, H = w sin + h cos.
+func straighten(b Box, deg, cx, cy float64) Box {
+	th := deg * math.Pi / 180
+	c, s := math.Cos(th), math.Abs(math.Sin(th))
+	bw, bh := b.XMax-b.XMin, b.YMax-b.YMin
+	w, h := (bw*c-bh*s)/(c*c-s*s), (bh*c-bw*s)/(c*c-s*s)
+	if w <= 0 || h <= 0 {
+		w, h = bw, bh // a speck, or a box no turn made: leave its size
+	}
+	dx, dy := (b.XMin+b.XMax)/2-cx, (b.YMin+b.YMax)/2-cy
+	sn := math.Sin(th)
+	x, y := cx+c*dx+sn*dy, cy-sn*dx+c*dy
+	return Box{XMin: x - w/2, YMin: y - h/2, XMax: x + w/2, YMax: y + h/2}
+}
+
+// midY is the middle of a line's box. Lines are spaced by their middles:
+// an OCR box follows the letters, so a line with no ascenders ("expense.")
+// has its top a few points lower than its neighbours', and measured by
+// tops it would seem to stand after a blank line.
+func midY(b Box) float64 { return (b.YMin + b.YMax) / 2 }
+
+// linePitches are the distances from each body line to the next.
+func linePitches(boxes []Box, kinds []string) []float64 {
+	var out []float64
+	prev := -1
+	for i, b := range boxes {
+		if kinds[i] != "" {
+			continue
+		}
+		if prev >= 0 {
+			if d := midY(b) - midY(boxes[prev]); d > 0 {
+				out = append(out, d)
+			}
+		}
+		prev = i
+	}
+	return out
+}
+
+// pagePitch is the distance between the lines of one paragraph on a page.
+// The page's median says it when most of its lines run on in paragraphs;
+// on a page of one-line paragraphs (a signature block, a list, a page cut
+// short by a page break) the median is the paragraph spacing, and every
+// blank gap would read as a line feed. Then the document's pitch (a low
+// quantile over all pages: most lines of a contract are inside
+// paragraphs) is taken, when the page is set no larger than the rest (OCR
+// boxes of short lines are often lower than the document's median) or has
+// lines that close up to it; a page in a larger type (a cover page) keeps
+// its own.
+func pagePitch(pitches []float64, docPitch, height, docHeight float64) float64 {
+	own := quantile(pitches, 0.5)
+	if docPitch <= 0 || own <= 1.15*docPitch {
+		return own
+	}
+	if docHeight > 0 && height <= 1.15*docHeight {
+		return docPitch
+	}
+	for _, d := range pitches {
+		if math.Abs(d-docPitch) <= 0.1*docPitch {
+			return docPitch
+		}
+	}
+	return own
 }
 
 func quantile(v []float64, q float64) float64 {
@@ -145,7 +247,7 @@ var (
 
 func endsSentence(s string) bool { return sentenceEndRE.MatchString(s) }
 
-func width(l flowLine) float64 { return l.line.Box.XMax - l.stats.left }
+func width(l flowLine) float64 { return l.box.XMax - l.stats.left }
 
 // full says a line reaches (nearly) the right edge of the text: the next
 // word would not have fitted, so the paragraph continues.
@@ -157,11 +259,11 @@ func breakBefore(l, n flowLine) bool {
 		return breakAcrossPages(l, n)
 	}
 	st := n.stats
-	lb, nb := l.line.Box, n.line.Box
+	lb, nb := l.box, n.box
 	switch {
-	case st.pitch > 0 && nb.YMin-lb.YMin > 1.25*st.pitch: // a blank gap
+	case st.pitch > 0 && midY(nb)-midY(lb) > 1.25*st.pitch: // a blank gap
 		return true
-	case nb.YMin < lb.YMin-0.5*st.height: // moved up: next column or region
+	case midY(nb) < midY(lb)-0.5*st.height: // moved up: next column or region
 		return true
 	case nb.XMin > lb.XMin+0.8*st.height && lb.XMin < st.left+0.5*st.height: // first-line indent
 		return true
@@ -174,7 +276,7 @@ func breakBefore(l, n flowLine) bool {
 }
 
 func breakAcrossPages(l, n flowLine) bool {
-	if !full(l) || n.line.Box.XMin > n.stats.left+0.8*n.stats.height {
+	if !full(l) || n.box.XMin > n.stats.left+0.8*n.stats.height {
 		return true
 	}
 	if hyphenated(l.line.Text) {
@@ -192,13 +294,30 @@ func isHeading(l flowLine, startsPara bool, next *flowLine) bool {
 	if !startsPara || next == nil {
 		return false
 	}
-	if l.stats.height > 0 && l.line.Box.YMax-l.line.Box.YMin > 1.15*l.stats.height && len(l.line.Words) <= 12 {
+	if l.stats.height > 0 && l.box.YMax-l.box.YMin > l.stats.larger*l.stats.height && len(l.line.Words) <= 12 {
 		return true
 	}
-	if width(l) >= 0.6*l.stats.width {
+	caps := isAllCaps(l.line.Text)
+	if caps && !endsSentence(l.line.Text) && !full(l) && len(l.line.Words) <= 12 {
+		// "SECTION 12. HANDLING DISAGREEMENTS": wide, but a paragraph of
+		// capitals would fill its first line.
+		return true
+	}
+	if width(l) >= 0.6*l.stats.width && !centred(l) {
 		return false
 	}
-	return numberedRE.MatchString(l.line.Text) || !endsSentence(l.line.Text) || isAllCaps(l.line.Text)
+	return numberedRE.MatchString(l.line.Text) || !endsSentence(l.line.Text) || caps
+}
+
+// centred: a line set in the middle of the text column, well in from
+// both margins and about as far from each, as titles are. It is short
+// however far right it ends; and on a scan a title in capitals is hardly
+// taller than body text (OCR boxes follow the letters), so its size does
+// not tell it either.
+func centred(l flowLine) bool {
+	left := l.box.XMin - l.stats.left
+	right := l.stats.left + l.stats.width - l.box.XMax
+	return min(left, right) > 2*l.stats.height && math.Abs(left-right) < 0.1*l.stats.width
 }
 
 func isAllCaps(s string) bool {

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,8 +99,12 @@ func checkProvenance(t *testing.T, doc *Document, body *Body) {
 }
 
 func TestIsPageNumber(t *testing.T) {
-	yes := []string{"3", "12", "- 3 -", "— 12 —", "Page 3", "page 3 of 10", "PAGE 3 OF 10", "3 / 10", "3/10", "iii", "XIV", "p. 4", "Page iv"}
-	no := []string{"3 Parties", "Section 3", "Total", "2024-01-01", "iiii", "Page three", "12345", "", "Article IV applies"}
+	yes := []string{"3", "12", "- 3 -", "— 12 —", "Page 3", "page 3 of 10", "PAGE 3 OF 10", "3 / 10", "3/10", "iii", "XIV", "p. 4", "Page iv",
+		// As OCR reads them: a speck beside it, 1 as l, 5 as S, a space lost.
+		"Page 1 of 6.", "Page lof S", "Page 4 ofS", "Page 2 of S", "~ 7", "l2 of 3O", "Page l"}
+	no := []string{"3 Parties", "Section 3", "Total", "2024-01-01", "iiii", "Page three", "12345", "", "Article IV applies",
+		// Letters that could be digits, with nothing to say they are.
+		"Is", "So", "lo", "Solo", "Page of", "Section 5.", "Page is of", "ISO 9001 applies"}
 	for _, s := range yes {
 		if !isPageNumber(s) {
 			t.Errorf("isPageNumber(%q) = false", s)
@@ -109,6 +114,52 @@ func TestIsPageNumber(t *testing.T) {
 		if isPageNumber(s) {
 			t.Errorf("isPageNumber(%q) = true", s)
 		}
+	}
+}
+
+func TestSimilarKeys(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"confidential", "confidentiat", true},
+		{"master services agreement", "master servces agreernent", true},
+		{"page # of #", "page # of s", true},
+		{"confidential", "confidential draft", false}, // another line
+		{"draft", "drafts", false},                    // short: must be equal
+		{"#", "s", false},
+		{"master services agreement", "statement of work", false},
+	}
+	for _, tc := range tests {
+		if got := similarKeys(tc.a, tc.b); got != tc.want {
+			t.Errorf("similarKeys(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestFurnitureToleratesOCRNoise(t *testing.T) {
+	mk := func(head, foot string) Page {
+		return synthetic(
+			[4]any{72.0, 30.0, 100.0, head},
+			[4]any{72.0, 100.0, 468.0, "Body text that runs the full width of the page and continues"},
+			[4]any{72.0, 115.0, 200.0, "on the next line."},
+			[4]any{280.0, 750.0, 50.0, foot},
+		)
+	}
+	doc := &Document{Pages: []Page{
+		mk("Confidential", "Page lof S"), mk("Confidentiat", "Page 2 of S"),
+		mk("~ Confidential", "Page 3 of 5."), mk("Confidential", "Page 4 ofS"), mk("Draft", "Page 5 of 5"),
+	}}
+	body := Reflow(doc, ReflowOptions{})
+	kinds := map[string]int{}
+	for _, f := range body.Furniture {
+		kinds[f.Kind]++
+	}
+	if kinds[FurnitureHeader] != 4 || kinds[FurniturePageNumber] != 5 || len(body.Furniture) != 9 {
+		t.Errorf("furniture %+v", body.Furniture)
+	}
+	if !strings.Contains(body.Text(), "Draft") {
+		t.Error("a one-off head unlike the others was removed")
 	}
 }
 
@@ -203,5 +254,164 @@ func TestReflowNeedsRepetitionForRunningHeads(t *testing.T) {
 	}
 	if !strings.Contains(body.Text(), "Annex heading") {
 		t.Error("a one-off top line was removed")
+	}
+}
+
+func TestPagePitch(t *testing.T) {
+	para := []float64{14.8, 14.9, 21.5, 14.8, 14.8, 21.4, 14.9} // lines run on in paragraphs
+	sig := []float64{21.5, 21.4, 21.5, 21.5}                    // one-line paragraphs only
+	mixed := []float64{21.5, 14.8, 21.5, 21.4, 21.5, 14.9}      // mostly one-liners, some wrap
+	tests := []struct {
+		name             string
+		pitches          []float64
+		docPitch, height float64
+		docHeight, want  float64
+	}{
+		{"paragraph page keeps its own", para, 14.8, 12, 12, 14.9},
+		{"one-line paragraphs take the document's", sig, 14.8, 12, 12, 14.8},
+		{"short OCR lines are no larger type", sig, 14.8, 9, 12, 14.8},
+		{"some lines close up to the document's", mixed, 14.8, 20, 12, 14.8},
+		{"a cover page in a larger type keeps its own", []float64{30, 31, 30}, 14.8, 20, 12, 30},
+		{"no document pitch", sig, 0, 12, 12, 21.5},
+	}
+	for _, tc := range tests {
+		if got := pagePitch(tc.pitches, tc.docPitch, tc.height, tc.docHeight); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestReflowOneLineParagraphs: a page of one-line paragraphs (the
+// signature page) is split at its blank lines like any other, and a
+// paragraph that wraps on such a page still runs on.
+func TestReflowOneLineParagraphs(t *testing.T) {
+	body := synthetic(
+		[4]any{72.0, 100.0, 468.0, "Body text that runs the full width of the page and continues"},
+		[4]any{72.0, 115.0, 200.0, "on the next line."},
+		[4]any{72.0, 136.0, 468.0, "Another paragraph that runs the full width of the page and then"},
+		[4]any{72.0, 151.0, 200.0, "ends here."},
+	)
+	sig := synthetic(
+		[4]any{72.0, 100.0, 468.0, "IN WITNESS WHEREOF, the parties have executed this Agreement as of the Effective"},
+		[4]any{72.0, 115.0, 40.0, "Date."},
+		[4]any{72.0, 136.0, 120.0, "ACME CORPORATION"},
+		[4]any{72.0, 157.0, 100.0, "Name: Sam Patel"},
+		[4]any{72.0, 178.0, 120.0, "Title: General Counsel"},
+	)
+	sig.Number = 2
+	got := Reflow(&Document{Pages: []Page{body, body, sig}}, ReflowOptions{}).Text()
+	for _, want := range []string{
+		"IN WITNESS WHEREOF, the parties have executed this Agreement as of the Effective Date.\n\nACME CORPORATION",
+		"ACME CORPORATION\n\nName: Sam Patel\n\nTitle: General Counsel",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in\n%s", want, got)
+		}
+	}
+}
+
+func TestStraightenUndoesTurnBox(t *testing.T) {
+	boxes := []Box{
+		{XMin: 72, YMin: 100, XMax: 540, YMax: 112}, // a full line
+		{XMin: 72, YMin: 400, XMax: 110, YMax: 409}, // a short line far from the centre
+		{XMin: 250, YMin: 36, XMax: 360, YMax: 50},  // a title at the top
+	}
+	for _, skew := range []float64{0.8, -1.5, 3.5} {
+		for _, b := range boxes {
+			got := straighten(turnBox(b, skew, 306, 396), skew, 306, 396)
+			for i, d := range []float64{got.XMin - b.XMin, got.YMin - b.YMin, got.XMax - b.XMax, got.YMax - b.YMax} {
+				if d > 0.05 || d < -0.05 {
+					t.Errorf("skew %v: %+v came back as %+v (side %d off by %.3f)", skew, b, got, i, d)
+				}
+			}
+		}
+	}
+	// A box that no turn made (a speck smaller than the turn adds) keeps
+	// its size rather than going negative.
+	speck := Box{XMin: 100, YMin: 100, XMax: 101, YMax: 140}
+	if got := straighten(speck, 3, 306, 396); got.XMax-got.XMin <= 0 || got.YMax-got.YMin <= 0 {
+		t.Errorf("speck straightened to %+v", got)
+	}
+}
+
+// TestReflowReadsSkewedScansLikeStraightPages: the paragraph rules give the
+// same paragraphs when an OCR page's boxes were mapped back onto a page
+// turned by a few degrees.
+func TestReflowReadsSkewedScansLikeStraightPages(t *testing.T) {
+	straight := synthetic(
+		[4]any{72.0, 100.0, 468.0, "Customer shall give Provider written notice of the claim within"},
+		[4]any{72.0, 115.0, 468.0, "ten (10) business days after receiving it, sole control of its"},
+		[4]any{72.0, 130.0, 468.0, "defense and settlement, and reasonable cooperation at Provider's"},
+		[4]any{72.0, 145.0, 44.0, "expense."},
+		[4]any{72.0, 166.0, 468.0, "Data Protection. Provider shall process personal data only on"},
+		[4]any{72.0, 181.0, 200.0, "Customer's documented instructions."},
+		[4]any{186.0, 202.0, 240.0, "MASTER SERVICES AGREEMENT"},
+		[4]any{72.0, 223.0, 300.0, "The parties agree as follows:"},
+	)
+	want := Reflow(&Document{Pages: []Page{straight}}, ReflowOptions{})
+	for _, skew := range []float64{0.8, -2, 3.5} {
+		p := straight
+		p.Method, p.SkewDegrees = MethodOCR, skew
+		p.Lines = slices.Clone(straight.Lines)
+		for i := range p.Lines {
+			p.Lines[i].Box = turnBox(p.Lines[i].Box, skew, p.Width/2, p.Height/2)
+		}
+		got := Reflow(&Document{Pages: []Page{p}}, ReflowOptions{})
+		if got.Text() != want.Text() || len(got.Paragraphs) != len(want.Paragraphs) {
+			t.Errorf("skew %v:\n%s\nwant\n%s", skew, got.Text(), want.Text())
+			continue
+		}
+		for i := range got.Paragraphs {
+			if got.Paragraphs[i].Heading != want.Paragraphs[i].Heading {
+				t.Errorf("skew %v: paragraph %d heading %v, want %v", skew, i, got.Paragraphs[i].Heading, want.Paragraphs[i].Heading)
+			}
+		}
+	}
+}
+
+func TestIsHeadingByLayout(t *testing.T) {
+	st := &layoutStats{left: 72, width: 468, height: 12, pitch: 15, larger: 1.15}
+	line := func(x, w, h float64, text string) flowLine {
+		return flowLine{line: Line{Text: text, Words: make([]Word, len(strings.Fields(text)))},
+			box: Box{XMin: x, YMin: 100, XMax: x + w, YMax: 100 + h}, stats: st}
+	}
+	next := line(72, 468, 12, "Body text follows.")
+	tests := []struct {
+		name string
+		l    flowLine
+		want bool
+	}{
+		{"centred title wider than a short line", line(158, 306, 12, "MASTER SERVICES AGREEMENT"), true},
+		{"wide caps heading", line(72, 330, 12, "SECTION 12. HANDLING DISAGREEMENTS"), true},
+		{"larger type", line(72, 400, 16, "Limitation of Liability and Indemnities Generally"), true},
+		{"short numbered heading", line(72, 120, 12, "7. Notices"), true},
+		// Near misses.
+		{"caps body paragraph fills its first line", line(72, 466, 12, "IN NO EVENT SHALL EITHER PARTY BE LIABLE TO THE OTHER FOR"), false},
+		{"indented first line is not centred", line(100, 440, 12, "Risk passes on delivery, and title passes on payment in full of the"), false},
+		{"wide sentence off centre", line(72, 330, 12, "The parties agree as follows, in full."), false},
+		{"caps sentence", line(72, 330, 12, "THE PARTIES AGREE AS FOLLOWS, IN FULL."), false},
+	}
+	for _, tc := range tests {
+		if got := isHeading(tc.l, true, &next); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkFurnitureLongDocument is the fuzzy repetition's worst case: as
+// many pages as keeps the edge lines, all different, within maxFuzzyKeys.
+func BenchmarkFurnitureLongDocument(b *testing.B) {
+	var pages []Page
+	for i := range maxFuzzyKeys / 3 {
+		pages = append(pages, synthetic(
+			[4]any{72.0, 30.0, 400.0, fmt.Sprintf("Clause %d: a body line that sits at the top edge", i)},
+			[4]any{72.0, 45.0, 400.0, fmt.Sprintf("and another one numbered %d at the edge too", i*7)},
+			[4]any{72.0, 400.0, 468.0, "Body text that runs the full width of the page and continues"},
+			[4]any{72.0, 750.0, 400.0, fmt.Sprintf("a footer line that is different on page %d", i*13)},
+		))
+	}
+	doc := &Document{Pages: pages}
+	for b.Loop() {
+		findFurniture(doc, ReflowOptions{RepeatRatio: 0.5, Band: 0.1})
 	}
 }

@@ -21,8 +21,10 @@ type heading struct {
 }
 
 var (
-	reArticle = regexp.MustCompile(`^(?i:article|art\.)\s+([IVXLCDMivxlcdm]+|\d{1,3})\b\.?\s*(?:[-:.]\s*)?(.*)$`)
-	reSection = regexp.MustCompile(`^(?i:section|sec\.|§)\s*(\d{1,3}(?:\.\d{1,3})*)\b\.?\s*(?:[-:]\s*)?(.*)$`)
+	// The separator after the number may be doubled or misread by OCR
+	// ("Section 6 -- Notices", "Section 6 ~ Notices").
+	reArticle = regexp.MustCompile(`^(?i:article|art\.)\s+([IVXLCDMivxlcdm]+|\d{1,3})\b\.?\s*(?:[-:.~]+\s*)?(.*)$`)
+	reSection = regexp.MustCompile(`^(?i:section|sec\.|§)\s*(\d{1,3}(?:\.\d{1,3})*)\b\.?\s*(?:[-:~]+\s*)?(.*)$`)
 	reDotted  = regexp.MustCompile(`^(\d{1,3}(?:\.\d{1,3})*)([.):,]?)(?:\s+(.*)|$)`)
 	reRoman   = regexp.MustCompile(`^([IVXL]{1,6})\.\s+(.*)$`)
 	reAlpha   = regexp.MustCompile(`^([A-Z])\.\s+(.*)$`)
@@ -31,6 +33,9 @@ var (
 	reMarkerGlued = regexp.MustCompile(`^(\d{1,3}(?:\.\d{1,3})*\.)(\p{Lu})`)
 	// reMarkerOCR is a leading number OCR may have garbled (l2. for 12.).
 	reMarkerOCR = regexp.MustCompile(`^[0-9lIoO|]{1,3}(?:\.[0-9lIoO|]{1,3})*[.)]?\s`)
+	// reLeadSpeck is dust OCR read in the margin before a section number
+	// or keyword ("_5. Export Compliance", "~Section 6").
+	reLeadSpeck = regexp.MustCompile(`^[_~'\x60.,:;*]{1,2}([0-9]|(?i:section|article)\b)`)
 )
 
 // parseHeading splits a cleaned paragraph into its heading, if it starts
@@ -38,6 +43,44 @@ var (
 // title is returned as an untitled heading (the caller decides from the
 // numbering around it whether it is a section or a list item).
 func parseHeading(s string) (*heading, string) {
+	h, body := parseMarked(s)
+	if h != nil {
+		return h, body
+	}
+	// Dust OCR read before a heading ("'INTELLECTUAL PROPERTY", "_ Assignment.
+	// Neither party ..."): the heading without it, if it has a title.
+	if rest, ok := cutLeadSpecks(s); ok {
+		if h2, body2 := parseMarked(rest); h2 != nil && h2.title != "" {
+			return h2, body2
+		}
+	}
+	return h, body
+}
+
+// leadSpecks are characters OCR makes of dust in the margin.
+const leadSpecks = "_~'`\".,:;*"
+
+// cutLeadSpecks removes one or two speck characters (and a space) from
+// the start of s when a capital, digit or parenthesis follows.
+func cutLeadSpecks(s string) (string, bool) {
+	rest := strings.TrimLeft(s, leadSpecks)
+	if n := len(s) - len(rest); n == 0 || n > 2 {
+		return s, false
+	}
+	rest = strings.TrimPrefix(rest, " ")
+	if rest == "" {
+		return s, false
+	}
+	first := []rune(rest)[0]
+	return rest, unicode.IsUpper(first) || unicode.IsDigit(first) || first == '('
+}
+
+// parseMarked is parseHeading without the dust removal.
+func parseMarked(s string) (*heading, string) {
+	if m := reLeadSpeck.FindStringSubmatchIndex(s); m != nil {
+		s = s[m[2]:]
+	}
+	s = fixParenSymbol(s)
 	s = reMarkerGlued.ReplaceAllString(fixMarkerOCR(fixKeywordOCR(s)), "$1 $2")
 	if m := reArticle.FindStringSubmatch(s); m != nil {
 		return numbered("article", m[1], m[2], s, false)
@@ -82,6 +125,17 @@ func fixKeywordOCR(s string) string {
 		}
 		if len(second) <= 3 && t.ocrEqual(foldWord(first+second), foldWord(kw)) {
 			return kw + " " + rest2 // "Sectio n 4.02"
+		}
+	}
+	return s
+}
+
+// fixParenSymbol reads a leading "(©)" as the list marker "(c)" and
+// "(®)" as "(r)", which OCR took for the copyright and registered signs.
+func fixParenSymbol(s string) string {
+	for _, p := range [][2]string{{"(©)", "(c)"}, {"(®)", "(r)"}} {
+		if rest, ok := strings.CutPrefix(s, p[0]); ok {
+			return p[1] + rest
 		}
 	}
 	return s
@@ -173,10 +227,38 @@ func unnumbered(s string) (*heading, string) {
 	if title, ok := standaloneTitle(s, false); ok && len(strings.Fields(title)) <= 10 {
 		return &heading{style: caseStyle(title, ""), title: title, text: s}, ""
 	}
+	if t := trimTrailingSpecks(s); t != s && strings.ToUpper(t) == t {
+		// "DATA PROTECTION . c .": dust after a heading in capitals.
+		if title, ok := standaloneTitle(t, false); ok && len(strings.Fields(title)) <= 10 {
+			return &heading{style: caseStyle(title, ""), title: title, text: s}, ""
+		}
+	}
 	if title, body, ok := runInTitle(s, 6, false); ok {
 		return &heading{style: caseStyle(title, "-runin"), title: title, text: strings.TrimSpace(strings.TrimSuffix(s, body))}, body
 	}
 	return nil, s
+}
+
+// trimTrailingSpecks drops the words at the end of s that are only
+// punctuation or one lower-case letter: what OCR reads of dust after a
+// line. A capital after a title ("Schedule A") is part of it and stays.
+func trimTrailingSpecks(s string) string {
+	f := strings.Fields(s)
+	n := len(f)
+	for n > 1 {
+		w := []rune(f[n-1])
+		letters := 0
+		for _, r := range w {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				letters++
+			}
+		}
+		if letters > 1 || letters == 1 && (len(w) > 1 || !unicode.IsLower(w[0])) {
+			break
+		}
+		n--
+	}
+	return strings.Join(f[:n], " ")
 }
 
 func caseStyle(title, suffix string) string {

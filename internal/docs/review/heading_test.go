@@ -38,6 +38,17 @@ func TestParseHeading(t *testing.T) {
 		{"7.Intellectual Property", "dotted-1", "7", "Intellectual Property", ""},
 		{"Notices.All notices must be in writing.", "title-runin", "", "Notices", "All notices must be in writing."},
 		{"Insuran ce. Provider shall maintain insurance.", "title-runin", "", "Insuran ce", "Provider shall maintain insurance."},
+		{"Section 6 -- Notices.", "section-1", "6", "Notices", ""},
+		{"Section 6 ~ Notices.", "section-1", "6", "Notices", ""},
+		{"Article 5 -- THE SERVICES", "article", "5", "THE SERVICES", ""},
+		{"_5. Export Compliance", "dotted-1", "5", "Export Compliance", ""},
+		{"~Section 6 - Notices.", "section-1", "6", "Notices", ""},
+		{"(©) Limitation of Liability. In no event shall either party be liable.", "paren", "c", "Limitation of Liability", "In no event shall either party be liable."},
+		{"'INTELLECTUAL PROPERTY", "caps", "", "INTELLECTUAL PROPERTY", ""},
+		{"_ Assignment; Change of Control. Neither party may assign it.", "title-runin", "", "Assignment; Change of Control", "Neither party may assign it."},
+		{"\" SECTION 16. DURATION OF CONFIDENTIALITY OBLIGATIONS", "section-1", "16", "DURATION OF CONFIDENTIALITY OBLIGATIONS", ""},
+		{"DATA PROTECTION . c .", "caps", "", "DATA PROTECTION", ""},
+		{"SCHEDULE A", "caps", "", "SCHEDULE A", ""},
 		// Near misses: none of these is a heading.
 		{"30 days after the Effective Date, the parties shall meet.", "", "", "", ""},
 		{"(a) any breach of confidentiality;", "", "", "", ""},
@@ -52,6 +63,14 @@ func TestParseHeading(t *testing.T) {
 		{"Customer shall pay each invoice within thirty (30) days.", "", "", "", ""},
 		{"1.5x the fees paid.", "", "", "", ""},
 		{"2024 Annual Plan", "", "", "", ""},
+		{"_ _ _ Signature", "", "", "", ""},
+		{"'5 days' notice applies.", "", "", "", ""},
+		{"Section 5 -- see above for the fees.", "", "", "", ""},
+		{"© 2025 Acme Corp. All rights reserved.", "", "", "", ""},
+		{"\"Services\" means the services described in each statement of work.", "", "", "", ""},
+		{"\"1. the categories of personal data are described in the addendum;", "", "", "", ""},
+		{"_ the parties agree as follows", "", "", "", ""},
+		{"Data protection . c .", "", "", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

@@ -88,8 +88,12 @@ func (sc *termScanner) numberTerm(i int) (term, int, bool) {
 		return term{}, 0, false
 	}
 	for range 3 {
-		if !q.hasParen && sc.sym(j, "(") {
-			if k, ok := sc.paren(j, &q); ok {
+		if !q.hasParen && (sc.sym(j, "(") || sc.speck(j) && sc.sym(j+1, "(")) {
+			at := j
+			if sc.speck(j) {
+				at++
+			}
+			if k, ok := sc.paren(at, &q); ok {
 				j = k
 				continue
 			}
@@ -112,12 +116,18 @@ func (sc *termScanner) finish(i, j int, q *quantity) (term, int, bool) {
 	if q.kind == "" && q.cur != "" {
 		q.kind = KindMoney
 	}
-	if (q.kind == KindMoney || q.kind == KindPercent) && sc.word(j, "per") {
-		for _, w := range perWords {
-			if sc.word(j+1, w) || sc.looseWord(j+1, w) {
-				q.per = w
-				j += 2
-				break
+	if q.kind == KindMoney || q.kind == KindPercent {
+		at := j
+		if sc.speck(j) {
+			at++
+		}
+		if sc.word(at, "per") {
+			for _, w := range perWords {
+				if sc.word(at+1, w) || sc.looseWord(at+1, w) {
+					q.per = w
+					j = at + 2
+					break
+				}
 			}
 		}
 	}
@@ -128,6 +138,22 @@ func (sc *termScanner) finish(i, j int, q *quantity) (term, int, bool) {
 		q.kind = KindNumber
 	}
 	return term{Kind: q.kind, Value: q.canonical(), Text: sc.span(i, j)}, j, true
+}
+
+// speck reports a '.' or ',' at lexeme j that OCR made of dust: glued to
+// the amount before it, and followed either by a restatement glued to it
+// ("thirty.(30) days") or by a lower-case word, which no sentence starts
+// with ("$1,000,000. per occurrence"). A real full stop is followed by a
+// space and a capital.
+func (sc *termScanner) speck(j int) bool {
+	if !sc.sym(j, ".,") || j == 0 || j+1 >= len(sc.lx) || sc.lx[j].start != sc.lx[j-1].end {
+		return false
+	}
+	next := sc.lx[j+1]
+	if next.kind == 's' {
+		return next.text == "(" && next.start == sc.lx[j].end
+	}
+	return sc.lx[j].text == "." && next.kind == 'w' && !next.upper
 }
 
 // restatedOnly parses "(30) days", "(1%)" or "(2x)" at a parenthesis,

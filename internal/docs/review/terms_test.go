@@ -46,6 +46,9 @@ func TestExtractTerms(t *testing.T) {
 		{"ten (10) busines s days", "duration=10 business day"},
 		{"Ncw York", "jurisdiction=new york"},
 		{"thirty (30) days'prior", "duration=30 day"},
+		{"within thirty.(30) days", "duration=30 day"},
+		{"within thirty,(30) days", "duration=30 day"},
+		{"$1,000,000. per occurrence", "money=USD 1000000 per occurrence"},
 		// Near misses: no key term.
 		{"as set out in Section 7.2 and Article 3", ""},
 		{"clauses (1) and (2)", ""},
@@ -57,6 +60,9 @@ func TestExtractTerms(t *testing.T) {
 		{"Jersey cows", ""},
 		{"new york style", ""},
 		{"in 2025", ""},
+		// A real full stop ends the term: the next sentence is not its unit.
+		{"fees up to $1,000,000. Per occurrence limits apply.", "money=USD 1000000"},
+		{"within thirty. (30) days", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
