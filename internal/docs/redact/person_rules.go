@@ -8,8 +8,13 @@ import (
 
 var (
 	labelColon = regexp.MustCompile(`^[ \t]*[:：=\-–][ \t]*(?:\r?\n[ \t]*)?$`)
+	// closingGap: a letter's closing and the signature under it
+	// ("Sincerely,\n\nAma Owusu").
+	closingGap = regexp.MustCompile(`^,?[ \t]*(?:\r?\n[ \t]*){1,3}$`)
 	labelEOL   = regexp.MustCompile(`^[ \t]*\r?\n[ \t]*$`)
 	openerGap  = regexp.MustCompile(`^[ \t]+$`)
+	// cueGap: a cue may end a wrapped line ("your case officer\nAma Owusu").
+	cueGap = regexp.MustCompile(`^[ \t]+$|^[ \t]*\r?\n[ \t]*$`)
 	// Words before a month name that make it a month ("in April").
 	monthPreps = map[string]bool{"in": true, "on": true, "by": true, "since": true, "until": true,
 		"till": true, "from": true, "during": true, "of": true, "early": true, "late": true,
@@ -20,57 +25,173 @@ var (
 		"oct": true, "nov": true, "dec": true}
 )
 
-// fromLabel: "Name: Иван Петров", "Patient: Grace Kim", "Dear Priya,".
+// fromLabel: "Name: Иван Петров", "Patient: Grace Kim", "Dear Priya,",
+// "your case officer Tavi Rennick". A label may be of several kinds
+// ("contact" is a role label before a colon and a cue in running text);
+// each is tried in turn.
 func (p *persons) fromLabel(l *label) {
-	kind := Type("")
-	for _, t := range []Type{nonPerson, personLabel, personRole, personOpener} {
-		if l.has(t) {
-			kind = t
-			break
-		}
-	}
-	j := l.endTok
-	if kind == "" || kind == nonPerson || j >= len(p.nt) || p.claimed[j] {
+	if l.has(nonPerson) {
 		return
 	}
+	for _, kind := range []Type{personLabel, personRole, personOpener, personCue} {
+		if l.has(kind) && p.labelName(l, kind) {
+			return
+		}
+	}
+}
+
+// labelName takes the name after l, read as a label of the given kind,
+// and reports whether it found one.
+func (p *persons) labelName(l *label, kind Type) bool {
+	j := l.endTok
+	if j >= len(p.nt) || p.claimed[j] {
+		return false
+	}
 	g := p.w.text[l.end:p.w.toks[j].start]
+	if kind == personOpener && closingGap.MatchString(g) {
+		return p.signature(j)
+	}
 	switch kind {
 	case personOpener:
 		if !openerGap.MatchString(g) || !p.nt[j].cap || p.nt[j].title {
-			return
+			return false
+		}
+	case personCue:
+		if !cueGap.MatchString(g) || !p.nt[j].cap || p.nt[j].title {
+			return false
 		}
 	default:
-		if !labelColon.MatchString(g) && !(labelEOL.MatchString(g) && p.lineStartsAt(l.start)) {
-			return
+		if !labelColon.MatchString(g) && !(labelEOL.MatchString(g) && lineStart(p.w.text, l.start)) {
+			return false
 		}
 	}
 	if p.nt[j].cjk {
 		p.cjkName(j, 0.85, "label_cjk")
-		return
+		return true
 	}
 	to := p.extend(j, 5, kind == personLabel)
 	if to == j || allTitles(p.nt[j:to]) {
-		return
+		return false
 	}
-	// "Name: Kim, Grace": a first name after a comma continues the name.
-	if to < len(p.nt) && (p.gap(to) == ", " || p.gap(to) == ",") && p.nt[to].cap && p.nt[to].first && !p.claimed[to] {
-		to = p.extend(to, 3, false)
+	to = p.nameTail(j, to, kind != personOpener && kind != personCue)
+	from, to, score, det := p.scoreLabelName(j, to, kind)
+	if score == 0 {
+		return false
 	}
+	p.add(from, to, score, det)
+	return true
+}
+
+// nameTail continues a name found after a label: "Kim, Grace" (a listed
+// first name after a comma, or after a colon label any name-shaped word
+// that ends the line), and a two-part name wrapped onto the next line
+// ("officer Tavi\nRennick", a narrow table cell).
+func (p *persons) nameTail(j, to int, colon bool) int {
+	if to < len(p.nt) && (p.gap(to) == ", " || p.gap(to) == ",") && !p.claimed[to] && p.nt[to].cap {
+		switch {
+		case p.nt[to].first:
+			return p.extend(to, 3, false)
+		case colon && to == j+1 && p.shaped(to, p.nt[j].allCaps) && p.endsLine(to+1):
+			return to + 1
+		}
+	}
+	if to == j+1 && to < len(p.nt) && labelEOL.MatchString(p.gap(to)) && !p.claimed[to] && p.shaped(to, p.nt[j].allCaps) {
+		return p.extend(to, 3, false)
+	}
+	return to
+}
+
+// signature: the line under a closing ("Sincerely,") is a name when it
+// holds nothing else and the lists back it or it is name-shaped.
+func (p *persons) signature(j int) bool {
+	if p.claimed[j] || !p.nt[j].cap {
+		return false
+	}
+	to := p.extend(j, 4, false)
+	if to == j || !p.endsLine(to) || !(p.listBacked(j, to) || p.unlisted(j, to, false)) {
+		return false
+	}
+	p.add(j, to, 0.7, "signature")
+	return true
+}
+
+// endsLine reports whether token k starts a new line or is past the end
+// (what follows a name that ends its line).
+func (p *persons) endsLine(k int) bool {
+	return k >= len(p.nt) || strings.Contains(p.gap(k), "\n")
+}
+
+// scoreLabelName decides whether tokens [j, to) after a label of kind
+// are a name, and how surely.
+func (p *persons) scoreLabelName(j, to int, kind Type) (int, int, float64, string) {
 	switch kind {
 	case personLabel:
-		p.add(j, to, 0.85, "label")
+		return j, to, 0.85, "label"
 	case personRole:
 		if p.listBacked(j, to) {
-			p.add(j, to, 0.8, "role_label")
+			return j, to, 0.8, "role_label"
+		}
+		if p.unlisted(j, to, true) {
+			return j, to, 0.7, "role_label_shape"
 		}
 	case personOpener:
 		// "Dear Siobhan," names one person even off the lists; longer
 		// runs ("Dear Hiring Manager,") need the lists.
 		single := to == j+1 && strings.HasPrefix(p.w.text[p.w.toks[j].end:], ",")
 		if p.listBacked(j, to) || single {
-			p.add(j, to, 0.75, "opener")
+			return j, to, 0.75, "opener"
+		}
+	case personCue:
+		if to < len(p.nt) && p.nt[to].cap && !p.nt[to].allCaps && spaceGap(p.gap(to)) {
+			break // the run goes on: a title or an organisation
+		}
+		if p.unlisted(j, to, false) {
+			return j, to, 0.65, "cue"
 		}
 	}
+	return 0, 0, 0, ""
+}
+
+// unlisted reports whether tokens [from, to) read as a name no list
+// knows: two or more name-shaped words (or one and an initial), nothing
+// else but particles and suffixes; in capitals only after a colon label
+// ("PATIENT: TAVI RENNICK").
+func (p *persons) unlisted(from, to int, caps bool) bool {
+	shaped, initials := 0, 0
+	for k := from; k < to; k++ {
+		n := &p.nt[k]
+		switch {
+		case p.shaped(k, caps && p.nt[from].allCaps):
+			shaped++
+		case n.initial:
+			initials++
+		case n.particle || n.suffix:
+		default:
+			return false
+		}
+	}
+	return shaped >= 2 || shaped == 1 && initials > 0
+}
+
+// shaped reports whether token k looks like a name by itself: a
+// capitalised word (all capitals only when caps) of two or more letters
+// with a vowel, that is no stop word, title or label, nor the plural of
+// a stop word ("Managers").
+func (p *persons) shaped(k int, caps bool) bool {
+	n := &p.nt[k]
+	if !n.word || !(n.cap || n.uncased) || n.stop || n.title || n.weakTitle || n.initial || p.startsLabel(k) {
+		return false
+	}
+	if n.allCaps && !caps {
+		return false
+	}
+	if strings.HasSuffix(n.fold, "s") && p.w.lx.stop[strings.TrimSuffix(n.fold, "s")] {
+		return false
+	}
+	if n.uncased {
+		return true
+	}
+	return utf8.RuneCountInString(n.fold) >= 2 && strings.ContainsAny(n.fold, "aeiouy")
 }
 
 // allTitles: no token is more than a title or a non-name word ("Dear
@@ -82,14 +203,6 @@ func allTitles(ns []ntok) bool {
 		}
 	}
 	return true
-}
-
-func (p *persons) lineStartsAt(pos int) bool {
-	i := pos
-	for i > 0 && (p.w.text[i-1] == ' ' || p.w.text[i-1] == '\t') {
-		i--
-	}
-	return i == 0 || p.w.text[i-1] == '\n'
 }
 
 // cjkName takes a CJK run (and one more run after a space, "山田 太郎") as

@@ -128,18 +128,23 @@ func (l *label) has(t Type) bool {
 }
 
 // softGap reports whether two tokens of one phrase may be separated by
-// text: spaces, or one of . / - ' (as in "d.o.b", "a/c"); never a line
-// break or a colon, which end a label.
+// text: spaces, or one of . / - ' (as in "d.o.b", "a/c"), or one line
+// break where a paragraph wrapped ("Social\nSecurity number"); never a
+// colon, which ends a label.
 func softGap(g string) bool {
 	if len(g) > 4 {
 		return false
 	}
+	nl := 0
 	for _, r := range g {
-		if !(r == ' ' || r == '\t' || r == '.' || r == '/' || r == '-' || r == '\'' || r == '’' || r == 0xA0) {
+		switch {
+		case r == '\n':
+			nl++
+		case !(r == ' ' || r == '\t' || r == '\r' || r == '.' || r == '/' || r == '-' || r == '\'' || r == '’' || r == 0xA0):
 			return false
 		}
 	}
-	return true
+	return nl <= 1
 }
 
 // findLabels returns the longest context phrase starting at each token,

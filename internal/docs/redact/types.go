@@ -24,6 +24,7 @@ const (
 	personLabel   Type = "person_label"    // "Name:", any name-ish words follow
 	personRole    Type = "person_role"     // "Patient:", list-backed names follow
 	personOpener  Type = "person_opener"   // "Dear", capitalised names follow
+	personCue     Type = "person_cue"      // "please contact", "case officer": name-shaped words follow
 	nonPerson     Type = "non_person_name" // "Company Name:", nothing follows
 )
 

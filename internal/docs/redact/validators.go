@@ -354,7 +354,7 @@ func validateEmail(lx *lexicon, s string) []vmatch {
 	if at <= start {
 		return nil
 	}
-	local := s[start:at]
+	local := strings.TrimRightFunc(s[start:at], unicode.IsSpace)
 	domain := strings.Join(strings.Fields(s[at+1:]), "")
 	if len(local) > 64 || strings.Contains(local, "..") || strings.HasSuffix(local, ".") {
 		return nil

@@ -45,6 +45,7 @@ func digitsOf(s string) string {
 
 // FindCanaries returns the indexes of the canaries found in text.
 func FindCanaries(text string, canaries []string) []int {
+	text = asText(text)
 	flat, digits := squash(text), digitsOf(text)
 	var out []int
 	for i, c := range canaries {

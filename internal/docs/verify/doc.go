@@ -9,9 +9,14 @@
 // group and serial rules, ABA checksums next to bank words, IBAN mod-97
 // with arbitrary precision), its own e-mail scanner, phone numbers through
 // libphonenumber, IP addresses through the standard library, and name,
-// birth-date and address heuristics of its own (titles, labels, street
-// words). It returns findings (type, offsets, page, rule; never values)
-// and a verdict: clean or suspicious with reasons.
+// birth-date and address heuristics of its own (titles, labels, role
+// labels followed by what reads like a name, cue words, street words,
+// CSV columns by their header). Pages read by OCR are also checked with
+// digit look-alikes read as digits and for e-mail addresses and IBANs
+// OCR bent; short words OCR read with low confidence (a black box's
+// edge) are left out. Text files with a UTF-16 byte-order mark are
+// decoded first. It returns findings (type, offsets, page, rule; never
+// values) and a verdict: clean or suspicious with reasons.
 //
 // What it must never do: import internal/docs/redact or share its
 // patterns, lists or logic (a bug shared by both would let the same leak

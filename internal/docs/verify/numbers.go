@@ -96,6 +96,9 @@ func numberRuns(sub *subject) []hit {
 // more digits inside joined by one kind of separator (a line break may
 // stand for it, as in a narrow cell).
 func cards(sub *subject, r *run) []hit {
+	if ibanBody(sub.s, r) {
+		return nil
+	}
 	var out []hit
 	for a := 0; a < len(r.groups); a++ {
 		for b := a + 1; b <= len(r.groups); b++ {
@@ -109,6 +112,16 @@ func cards(sub *subject, r *run) []hit {
 		}
 	}
 	return out
+}
+
+// ibanBody: the run's first group is two digits right after two capital
+// letters ("DE94 3653 8528 ..."): the check digits and body of an
+// IBAN-shaped string, which the IBAN rule judges (by mod 97); a card
+// number window inside it would be a chance Luhn pass.
+func ibanBody(s string, r *run) bool {
+	g := r.groups[0]
+	return g[1]-g[0] == 2 && g[0] >= 2 && s[g[0]-1] >= 'A' && s[g[0]-1] <= 'Z' && s[g[0]-2] >= 'A' && s[g[0]-2] <= 'Z' &&
+		(g[0] == 2 || !isLetter(s[g[0]-3]))
 }
 
 func cardShaped(s string, gs [][2]int) bool {
@@ -175,7 +188,8 @@ func ssns(sub *subject, r *run) []hit {
 }
 
 // bankNumbers: nine digits with a valid ABA checksum after routing words;
-// long digit groups after account words.
+// long digit groups after account words; identity document numbers (see
+// idNumbers).
 func bankNumbers(sub *subject, r *run) []hit {
 	var out []hit
 	for _, g := range r.groups {
@@ -186,8 +200,29 @@ func bankNumbers(sub *subject, r *run) []hit {
 		if len(d) >= 6 && len(d) <= 17 && sub.near(g[0], 25, "account", "acct", "a/c", "checking", "savings") {
 			out = append(out, hit{"US_BANK_ACCOUNT", "account-context", g[0], g[1]})
 		}
+		out = append(out, idNumbers(sub, g)...)
 	}
 	return out
+}
+
+// idNumbers: a passport number (eight or nine digits, perhaps after one
+// letter) after passport words; a driver's licence number (five to
+// fourteen digits, perhaps after letters) after licence words.
+func idNumbers(sub *subject, g [2]int) []hit {
+	a, n := g[0], g[1]-g[0]
+	for a > 0 && a > g[0]-2 && sub.s[a-1] >= 'A' && sub.s[a-1] <= 'Z' {
+		a--
+	}
+	if a > 0 && isAlnumAt(sub.s, a-1) {
+		return nil
+	}
+	switch {
+	case n >= 8 && n <= 9 && g[0]-a <= 1 && sub.near(a, 30, "passport", "passport no", "passport number"):
+		return []hit{{"US_PASSPORT", "passport-context", a, g[1]}}
+	case n >= 5 && n <= 14 && sub.near(a, 30, "license", "licence", "dl", "dln", "driver's license"):
+		return []hit{{"US_DRIVER_LICENSE", "license-context", a, g[1]}}
+	}
+	return nil
 }
 
 func abaOK(d string) bool {

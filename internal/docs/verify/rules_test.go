@@ -58,6 +58,54 @@ var ruleCases = []struct{ name, text, typ string }{
 	{"masks", "SSN ***-**-6789 card **** **** **** 1111 Name: ***** ***", ""},
 	{"isbn", "ISBN 978-0-306-40615-7", ""},
 	{"timestamp", "2024-03-15T12:30:45Z 12:30:45", ""},
+	// Role labels: a name must follow, not a unit, an estate, a department.
+	{"role name", "Patient: Zebulon Quartermaine, born <DATE_OF_BIRTH>", "PERSON"},
+	{"role name then sentence", "Patient: Tavi Rennick presented with a cough", "PERSON"},
+	{"role name caps", "CARDHOLDER: TAVI RENNICK", "PERSON"},
+	{"role json", `{"contact": "Tavi Rennick"}`, "PERSON"},
+	{"role unit", "Tenant: Unit 4B, Building C", ""},
+	{"role estate", "Beneficiary: Estate of the Insured", ""},
+	{"role see attached", "Employee: see attached list", ""},
+	{"role department", "Attn: Billing Department", ""},
+	{"role title before placeholder", "Applicant: Mr. <PERSON>\nClient: Dr <PERSON>", ""},
+	{"role then next label", "Cardholder: Cad: <CREDIT_CARD>", ""},
+	{"memo header", "To: Tavi Rennick\nFrom: Accounts Payable", "PERSON"},
+	{"memo departments", "To: All Staff\nFrom: Accounts Payable\nRe: Q3", ""},
+	{"to mid-line", "Ship to: Chicago Warehouse", ""},
+	// Salutations: a title before a removed name, or OCR's reading of one.
+	{"dear title placeholder", "Dear Ms. <PERSON>,", ""},
+	{"dear ocr title", "Dear Mw.\nThank you for your letter.", ""},
+	// Cues in running text.
+	{"cue wrapped name", "Contact Grace\nPatel for details.", "PERSON"},
+	{"cue department", "please contact Customer Service today", ""},
+	{"cue title", "call Human Resources Benefits Desk", ""},
+	// Birth dates: on the birth word's line, or under a bare label.
+	{"dob next field", "Date of Birth:\nVisit date: July 11, 2022", ""},
+	{"dob under label", "Date of Birth:\n07/11/1980", "DATE_OF_BIRTH"},
+	{"dob wrapped", "date of birth as October 16,\n1959 and", "DATE_OF_BIRTH"},
+	{"dob json key", `{"date_of_birth": "1990-01-02"}`, "DATE_OF_BIRTH"},
+	{"dob inside a word", "a stubborn bug since 12/01/2020", ""},
+	// Numbers: a bad IBAN whose digits pass Luhn is no card; a keyword
+	// lines away is not the number's label.
+	{"bad iban no card", "IBAN DE94 3653 8528 9777 7569 40 was rejected", ""},
+	{"account far up", "paid into account\nES : crore 25012025.", ""},
+	{"account under label", "Account number:\n12345678", "US_BANK_ACCOUNT"},
+	// JSON escapes are read as the characters they stand for.
+	{"json de address", `{"address": "Lindenallee 42\n14740 München"}`, "STREET_ADDRESS"},
+	{"json fr address", `{"address": "42 avenue des Champs-Élysées\n75010 Paris"}`, "STREET_ADDRESS"},
+	{"json escaped backslash", `{"path": "C:\\n12345 Dir"}`, ""},
+	// Identity documents.
+	{"passport", "Passport No: A12345678", "US_PASSPORT"},
+	{"passport digits", "passport number 912345678", "US_PASSPORT"},
+	{"license", "Driver's License: D1234567", "US_DRIVER_LICENSE"},
+	{"license far", "License terms apply.\nOrder 55512345 shipped", ""},
+	{"passport photo count", "Passport photos: 2", ""},
+	// Tables: a header gives its column's meaning.
+	{"csv dob column", "Name,DOB\n<PERSON>,1990-01-02\n", "DATE_OF_BIRTH"},
+	{"csv name column", "Name;Email\nGrace Kim;<EMAIL>\n", "PERSON"},
+	{"tsv quoted name", "id\tfull_name\n1\t\"Tavi Rennick\"\n", "PERSON"},
+	{"csv redacted", "Name,DOB\n<PERSON>,<DATE_OF_BIRTH>\n", ""},
+	{"csv other columns", "Order,Date,Status\nA123,2024-01-02,Shipped\n", ""},
 }
 
 func TestRules(t *testing.T) {
@@ -109,5 +157,30 @@ func TestLongText(t *testing.T) {
 	rep := Check(text)
 	if len(rep.Findings) != 2 {
 		t.Fatalf("%d findings: %+v", len(rep.Findings), rep.Findings)
+	}
+}
+
+// TestUTF16: the redactor writes UTF-16 input back as UTF-16; the
+// verifier must read the text, not the bytes.
+func TestUTF16(t *testing.T) {
+	for _, be := range []bool{false, true} {
+		b := []byte{0xFF, 0xFE}
+		if be {
+			b = []byte{0xFE, 0xFF}
+		}
+		for _, r := range "SSN: 372-81-4410, Grace Kim" {
+			if be {
+				b = append(b, byte(r>>8), byte(r))
+			} else {
+				b = append(b, byte(r), byte(r>>8))
+			}
+		}
+		rep := Check(string(b))
+		if len(rep.Findings) == 0 || rep.Findings[0].Type != "US_SSN" || rep.Findings[0].Start != 6 {
+			t.Errorf("big endian %v: %+v", be, rep.Findings)
+		}
+		if got := FindCanaries(string(b), []string{"Grace Kim"}); len(got) != 1 {
+			t.Errorf("big endian %v: canary not found", be)
+		}
 	}
 }

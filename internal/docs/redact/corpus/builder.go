@@ -28,8 +28,9 @@ var Types = []string{Person, Email, Phone, SSN, CreditCard, IBAN, IPAddress, Dat
 
 // Span is ground truth: [Start, End) in Unicode code points of Doc.Text.
 type Span struct {
-	Type       string
-	Start, End int
+	Type  string `json:"type"`
+	Start int    `json:"start"`
+	End   int    `json:"end"`
 }
 
 // Doc is one corpus document.
@@ -43,14 +44,18 @@ type Doc struct {
 	NearMisses map[string]int
 	// Page is set for page documents.
 	Page *PageDoc
+	// Canaries are the corpus canary strings planted in this document,
+	// each as (part of) an entity of the truth.
+	Canaries []string
 }
 
 // builder appends text and records spans in code points.
 type builder struct {
-	b     strings.Builder
-	cp    int
-	spans []Span
-	near  map[string]int
+	b        strings.Builder
+	cp       int
+	spans    []Span
+	near     map[string]int
+	canaries []string
 }
 
 func newBuilder() *builder { return &builder{near: map[string]int{}} }
@@ -76,5 +81,18 @@ func (b *builder) miss(kind, s string) *builder {
 }
 
 func (b *builder) doc(name, format string) Doc {
-	return Doc{Name: name, Format: format, Text: b.b.String(), Spans: b.spans, NearMisses: b.near}
+	return Doc{Name: name, Format: format, Text: b.b.String(), Spans: b.spans, NearMisses: b.near, Canaries: b.canaries}
+}
+
+// slot returns the value for a document's slot of type t: the canary
+// planted in this document for that type, if one is still waiting (and
+// records it as planted), else def.
+func (g *gen) slot(b *builder, t, def string) string {
+	c, ok := g.plant[t]
+	if !ok {
+		return def
+	}
+	delete(g.plant, t)
+	b.canaries = append(b.canaries, c)
+	return c
 }

@@ -6,58 +6,105 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/airlock-dev/airlock/internal/docs/redact/contract"
 )
 
 // Stats are one type's counts and scores.
 type Stats struct {
-	TruthSpans, Found  int // ground-truth spans, and those found
-	Predicted, Correct int // predicted spans, and those that are correct
+	TruthSpans, Found  int // ground-truth spans (page formats: words), and those found
+	Predicted, Correct int // predicted spans (page formats: boxes), and those that are correct
 	Precision, Recall  float64
 	F2                 float64
 }
 
 // Report is an evaluation over a set of documents.
 type Report struct {
+	Docs  int
 	Types map[string]*Stats
 	// Leaked counts ground-truth code points (not whitespace) that no
-	// predicted span of any type covers: what would be left readable.
+	// prediction of any type covers: what would be left readable.
 	Leaked, TruthChars int
-	Misses             []string // "doc: TYPE [start,end)" for each missed span (no text)
-	FalsePositives     []string // "doc: TYPE [start,end)" for each wrong prediction
+	Misses             []string // "doc: TYPE [start,end)" or "doc: TYPE p1 word 7"; never the text
+	FalsePositives     []string // "doc: TYPE [start,end)" or "doc: TYPE p1 box 3"
+	// ByFormat breaks the report down by Truth.Kind (set by Score on the
+	// top-level report only).
+	ByFormat map[string]*Report
 }
 
-// Eval scores predicted spans against the ground truth. Overlap rules,
-// counted over non-whitespace code points:
-//
-//   - a ground-truth span is found when predicted spans of the same type
-//     cover at least 80% of it;
-//   - a predicted span is correct when at least 50% of it lies inside
-//     ground-truth spans of the same type;
-//   - precision = correct / predicted, recall = found / truth spans,
-//     F2 = 5PR / (4P + R) (recall weighted four times precision, since a
-//     missed entity is a disclosure and an extra one a blacked-out word).
-//
-// predict returns a document's predicted spans in the same code-point
-// coordinates as Doc.Text.
-func Eval(docs []Doc, predict func(Doc) ([]Span, error)) (*Report, error) {
+// Prediction is what the redactor reported for one document.
+type Prediction struct{ Findings []contract.Finding }
+
+func newReport() *Report {
 	rep := &Report{Types: map[string]*Stats{}}
 	for _, t := range Types {
 		rep.Types[t] = &Stats{}
 	}
-	for _, d := range docs {
-		pred, err := predict(d)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d.Name, err)
+	return rep
+}
+
+// Score scores predictions against truths (same order, same length).
+//
+// Text formats, counted over non-whitespace code points of the file:
+//   - a truth span is found when predicted spans of its type cover at
+//     least 80% of it;
+//   - a predicted span is correct when at least 50% of it lies inside
+//     truth spans of its type.
+//
+// Page formats, by area on each page:
+//   - a truth PII word is found when finding boxes of its type cover at
+//     least 50% of its box (and not leaked when boxes of any type do);
+//   - a finding box is correct when it covers at least 50% of some truth
+//     word of its type.
+//
+// Precision = correct / predicted, recall = found / truth, F2 = 5PR /
+// (4P + R): recall weighs four times precision, since a missed entity is
+// a disclosure and an extra one a blacked-out word.
+func Score(truths []Truth, preds []Prediction) *Report {
+	all := newReport()
+	all.ByFormat = map[string]*Report{}
+	for i, t := range truths {
+		var p Prediction
+		if i < len(preds) {
+			p = preds[i]
 		}
-		rep.add(d, pred)
+		sub := all.ByFormat[t.Kind()]
+		if sub == nil {
+			sub = newReport()
+			all.ByFormat[t.Kind()] = sub
+		}
+		for _, rep := range []*Report{all, sub} {
+			rep.Docs++
+			if t.pages() {
+				rep.addPages(t, p.Findings)
+			} else {
+				rep.addSpans(t.Name, t.text, t.Spans, spansOf(p.Findings))
+			}
+		}
 	}
+	all.finish()
+	for _, sub := range all.ByFormat {
+		sub.finish()
+	}
+	return all
+}
+
+func spansOf(fs []contract.Finding) []Span {
+	out := make([]Span, len(fs))
+	for i, f := range fs {
+		out[i] = Span{Type: f.Type, Start: f.Start, End: f.End}
+	}
+	return out
+}
+
+func (rep *Report) finish() {
 	for _, s := range rep.Types {
 		s.Precision, s.Recall = ratio(s.Correct, s.Predicted), ratio(s.Found, s.TruthSpans)
+		s.F2 = 0
 		if p, r := s.Precision, s.Recall; p+r > 0 {
 			s.F2 = 5 * p * r / (4*p + r)
 		}
 	}
-	return rep, nil
 }
 
 func ratio(a, b int) float64 {
@@ -67,9 +114,10 @@ func ratio(a, b int) float64 {
 	return float64(a) / float64(b)
 }
 
-func (rep *Report) add(d Doc, pred []Span) {
-	rs := []rune(d.Text)
-	counted := func(i int) bool { return i < len(rs) && !unicode.IsSpace(rs[i]) }
+// addSpans scores one text document; text "" counts every code point.
+func (rep *Report) addSpans(name, text string, truth, pred []Span) {
+	rs := []rune(text)
+	counted := func(i int) bool { return len(rs) == 0 || i < len(rs) && !unicode.IsSpace(rs[i]) }
 	cover := func(spans []Span, typ string, s Span) (in, total int) {
 		for i := s.Start; i < s.End; i++ {
 			if !counted(i) {
@@ -85,14 +133,14 @@ func (rep *Report) add(d Doc, pred []Span) {
 		}
 		return in, total
 	}
-	for _, t := range d.Spans {
-		st := rep.Types[t.Type]
+	for _, t := range truth {
+		st := rep.stats(t.Type)
 		st.TruthSpans++
 		in, total := cover(pred, t.Type, t)
 		if total == 0 || float64(in) >= 0.8*float64(total) {
 			st.Found++
 		} else {
-			rep.Misses = append(rep.Misses, fmt.Sprintf("%s: %s [%d,%d)", d.Name, t.Type, t.Start, t.End))
+			rep.Misses = append(rep.Misses, fmt.Sprintf("%s: %s [%d,%d)", name, t.Type, t.Start, t.End))
 		}
 		anyIn, _ := cover(pred, "", t)
 		rep.Leaked += total - anyIn
@@ -104,17 +152,47 @@ func (rep *Report) add(d Doc, pred []Span) {
 			continue
 		}
 		st.Predicted++
-		in, total := cover(d.Spans, p.Type, p)
+		in, total := cover(truth, p.Type, p)
 		if total == 0 || float64(in) >= 0.5*float64(total) {
 			st.Correct++
 		} else {
-			rep.FalsePositives = append(rep.FalsePositives, fmt.Sprintf("%s: %s [%d,%d)", d.Name, p.Type, p.Start, p.End))
+			rep.FalsePositives = append(rep.FalsePositives, fmt.Sprintf("%s: %s [%d,%d)", name, p.Type, p.Start, p.End))
 		}
 	}
 }
 
-// Print writes the per-type table and the totals.
+// stats returns a type's stats, adding a row for a type outside Types.
+func (rep *Report) stats(t string) *Stats {
+	s := rep.Types[t]
+	if s == nil {
+		s = &Stats{}
+		rep.Types[t] = s
+	}
+	return s
+}
+
+// Print writes the per-type table and the totals, then the same per
+// format, then the misses and false positives (positions, no values).
 func (rep *Report) Print(w io.Writer) {
+	rep.printTable(w)
+	kinds := make([]string, 0, len(rep.ByFormat))
+	for k := range rep.ByFormat {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return kindOrder(kinds[i]) < kindOrder(kinds[j]) })
+	for _, k := range kinds {
+		fmt.Fprintf(w, "\n%s (%d documents)\n", k, rep.ByFormat[k].Docs)
+		rep.ByFormat[k].printTable(w)
+	}
+	if len(rep.Misses) > 0 {
+		fmt.Fprintf(w, "misses (%d): %s\n", len(rep.Misses), strings.Join(first(rep.Misses, 40), "; "))
+	}
+	if len(rep.FalsePositives) > 0 {
+		fmt.Fprintf(w, "false positives (%d): %s\n", len(rep.FalsePositives), strings.Join(first(rep.FalsePositives, 40), "; "))
+	}
+}
+
+func (rep *Report) printTable(w io.Writer) {
 	fmt.Fprintf(w, "%-18s %6s %6s %6s %6s %7s %7s %7s\n", "type", "truth", "found", "pred", "ok", "prec", "recall", "F2")
 	names := make([]string, 0, len(rep.Types))
 	for t := range rep.Types {
@@ -129,12 +207,6 @@ func (rep *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "%-18s %6d %6d %6d %6d %7.3f %7.3f %7.3f\n", t, s.TruthSpans, s.Found, s.Predicted, s.Correct, s.Precision, s.Recall, s.F2)
 	}
 	fmt.Fprintf(w, "leaked %d of %d PII characters\n", rep.Leaked, rep.TruthChars)
-	if len(rep.Misses) > 0 {
-		fmt.Fprintf(w, "misses (%d): %s\n", len(rep.Misses), strings.Join(first(rep.Misses, 30), "; "))
-	}
-	if len(rep.FalsePositives) > 0 {
-		fmt.Fprintf(w, "false positives (%d): %s\n", len(rep.FalsePositives), strings.Join(first(rep.FalsePositives, 30), "; "))
-	}
 }
 
 func first(xs []string, n int) []string { return xs[:min(n, len(xs))] }
@@ -146,4 +218,13 @@ func typeOrder(t string) int {
 		}
 	}
 	return len(Types)
+}
+
+func kindOrder(k string) int {
+	for i, x := range []string{"text", "json", "csv", "pdf-text", "pdf-scan", "png-scan"} {
+		if x == k {
+			return i
+		}
+	}
+	return 99
 }

@@ -1,21 +1,32 @@
 package corpus
 
 import (
+	"math"
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/testdocs"
-	"github.com/go-pdf/fpdf"
+)
+
+// Page size (US Letter, what testdocs renders Fixed pages on) and the
+// lowest baseline a page takes before the text flows onto the next.
+const (
+	pageW, pageH = 612.0, 792.0
+	pageBottom   = 730.0
 )
 
 // Word is one word of a page document with its box (points, origin top
 // left, as extract.Box) and the entity type it belongs to ("" if none).
+// For scans the box is where the word ends up on the skewed page.
 type Word struct {
-	Page                   int // 1-based
-	Line                   int // index of the line (Item) on its page
-	Text                   string
-	XMin, YMin, XMax, YMax float64
-	Type                   string
+	Page int     `json:"page"` // 1-based
+	Line int     `json:"line"` // index of the line (Item) on its page
+	Text string  `json:"text"`
+	XMin float64 `json:"x_min"`
+	YMin float64 `json:"y_min"`
+	XMax float64 `json:"x_max"`
+	YMax float64 `json:"y_max"`
+	Type string  `json:"type,omitempty"`
 }
 
 // PageDoc is a page document: what to render, and every word's position.
@@ -26,19 +37,17 @@ type PageDoc struct {
 }
 
 // pageBuilder places runs of text on Fixed pages and records word boxes
-// with Helvetica metrics (what the renderer uses for Fixed items).
+// with the renderer's own font metrics.
 type pageBuilder struct {
 	b     *builder
 	pd    *PageDoc
-	pdf   *fpdf.Fpdf
+	m     *metrics
 	page  int
 	lines int
 }
 
 func newPageBuilder(b *builder) *pageBuilder {
-	pdf := fpdf.New("P", "pt", "Letter", "")
-	pdf.SetFont("Helvetica", "", 10)
-	pb := &pageBuilder{b: b, pd: &PageDoc{}, pdf: pdf}
+	pb := &pageBuilder{b: b, pd: &PageDoc{}, m: newMetrics()}
 	pb.newPage()
 	return pb
 }
@@ -55,12 +64,18 @@ func (pb *pageBuilder) newPage() {
 // part is a run of one line: plain text (typ "") or an entity.
 type part struct{ typ, text string }
 
+func txt(s string) part { return part{"", s} }
+
 // line places parts as one Item at (x, y) (y = baseline) in size pt.
 func (pb *pageBuilder) line(x, y, size float64, parts ...part) {
+	pb.item(x, y, size, false, parts...)
+}
+
+// item places parts as one Item, optionally bold.
+func (pb *pageBuilder) item(x, y, size float64, bold bool, parts ...part) {
 	if pb.lines > 0 {
 		pb.b.text("\n")
 	}
-	pb.pdf.SetFontSize(size)
 	var full strings.Builder
 	var ranges [][3]int // start, end, index into parts
 	for k, p := range parts {
@@ -73,7 +88,7 @@ func (pb *pageBuilder) line(x, y, size float64, parts ...part) {
 			pb.b.text(p.text)
 		}
 	}
-	pb.words(x, y, size, full.String(), func(i, j int) string {
+	pb.words(x, y, size, bold, full.String(), func(i, j int) string {
 		for _, r := range ranges {
 			if parts[r[2]].typ != "" && r[0] < j && i < r[1] {
 				return parts[r[2]].typ
@@ -82,13 +97,14 @@ func (pb *pageBuilder) line(x, y, size float64, parts ...part) {
 		return ""
 	})
 	pg := &pb.pd.Fixed.Pages[pb.page-1]
-	pg.Items = append(pg.Items, testdocs.Item{X: x, Y: y, Text: full.String(), Size: size})
+	pg.Items = append(pg.Items, testdocs.Item{X: x, Y: y, Text: full.String(), Size: size, Bold: bold})
 	pb.lines++
 }
 
 // words records the words of a line with their boxes; typeOf names the
 // entity a word's bytes [i, j) overlap.
-func (pb *pageBuilder) words(x, y, size float64, line string, typeOf func(i, j int) string) {
+func (pb *pageBuilder) words(x, y, size float64, bold bool, line string, typeOf func(i, j int) string) {
+	up, down := pb.m.extent(bold, size)
 	for i := 0; i < len(line); {
 		if line[i] == ' ' {
 			i++
@@ -98,12 +114,88 @@ func (pb *pageBuilder) words(x, y, size float64, line string, typeOf func(i, j i
 		for j < len(line) && line[j] != ' ' {
 			j++
 		}
-		x0 := x + pb.pdf.GetStringWidth(line[:i])
-		x1 := x + pb.pdf.GetStringWidth(line[:j])
+		x0 := x + pb.m.width(line[:i], bold, size)
+		x1 := x + pb.m.width(line[:j], bold, size)
 		pb.pd.Words = append(pb.pd.Words, Word{Page: pb.page, Line: pb.lines, Text: line[i:j],
-			XMin: x0, YMin: y - 0.75*size, XMax: x1, YMax: y + 0.22*size, Type: typeOf(i, j)})
+			XMin: x0, YMin: y - up, XMax: x1, YMax: y + down, Type: typeOf(i, j)})
 		i = j
 	}
+}
+
+// flowWord is one word of a paragraph and the part it came from; brk
+// forces a line break before it.
+type flowWord struct {
+	text      string
+	typ       string
+	part      int
+	brk, glue bool
+}
+
+// flowWords splits parts into words; a "\n" in a part is a hard break,
+// and punctuation opening a part sticks to the word before it.
+func flowWords(parts []part) []flowWord {
+	var ws []flowWord
+	for k, p := range parts {
+		for si, seg := range strings.Split(p.text, "\n") {
+			for fi, f := range strings.Fields(seg) {
+				glue := k > 0 && si == 0 && fi == 0 && strings.ContainsAny(seg[:1], ".,;:)")
+				ws = append(ws, flowWord{f, p.typ, k, si > 0 && fi == 0, glue})
+			}
+		}
+	}
+	return ws
+}
+
+// sep is what goes before word w on a line: nothing if it is glued.
+func (w flowWord) sep() string {
+	if w.glue {
+		return ""
+	}
+	return " "
+}
+
+// para sets parts as a paragraph wrapped to width from (x, *y), moving *y
+// down by lead per line and onto a new page past the bottom margin. An
+// entity with spaces in it may be wrapped across lines, as real letters
+// wrap phone numbers, addresses and names.
+func (pb *pageBuilder) para(x float64, y *float64, width, size, lead float64, parts ...part) {
+	ws := flowWords(parts)
+	for len(ws) > 0 {
+		n, w := 1, pb.m.width(ws[0].text, false, size)
+		for n < len(ws) && !ws[n].brk {
+			w2 := w + pb.m.width(ws[n].sep()+ws[n].text, false, size)
+			if w2 > width {
+				break
+			}
+			n, w = n+1, w2
+		}
+		if *y > pageBottom {
+			pb.newPage()
+			*y = 72
+		}
+		pb.line(x, *y, size, joinRuns(ws[:n])...)
+		ws = ws[n:]
+		*y += lead
+	}
+}
+
+// joinRuns turns a line's words back into parts: consecutive words of one
+// part joined by spaces, and the spaces between parts as plain text.
+func joinRuns(ws []flowWord) []part {
+	var out []part
+	for i, w := range ws {
+		switch {
+		case i > 0 && ws[i-1].part == w.part:
+			out[len(out)-1].text += " " + w.text
+		case i > 0 && w.glue:
+			out = append(out, part{w.typ, w.text})
+		case i > 0:
+			out = append(out, txt(" "), part{w.typ, w.text})
+		default:
+			out = append(out, part{w.typ, w.text})
+		}
+	}
+	return out
 }
 
 // rule draws a table border.
@@ -112,58 +204,43 @@ func (pb *pageBuilder) rule(x1, y1, x2, y2 float64) {
 	pg.Rules = append(pg.Rules, testdocs.Rule{X1: x1, Y1: y1, X2: x2, Y2: y2})
 }
 
-// pageForm: a labelled form, then a table whose narrow cells wrap names
-// and numbers onto two lines. ASCII only (the renderer's core fonts).
-func pageForm(g *gen, b *builder, scan bool) *PageDoc {
-	pb := newPageBuilder(b)
-	name := g.pick(firstNames[34:]) + " " + g.pick(surnames[30:])
-	y := 90.0
-	pb.line(72, y, 16, part{"", "Patient Intake Form"})
-	rows := [][]part{
-		{{"", "Name: "}, {Person, name}},
-		{{"", "Date of Birth: "}, {DateOfBirth, g.date(1950, 2003)}},
-		{{"", "SSN: "}, {SSN, g.ssn()}},
-		{{"", "Phone: "}, {Phone, g.phone()}},
-		{{"", "Email: "}, {Email, g.email(name)}},
-		{{"", "Insurance card: "}, {CreditCard, g.card()}},
-		{{"", "Visit date: 03/14/2024 Claim no. 55"}, {"", g.digits(6)}},
+// scanned makes the document a scan, degraded in one of three ways
+// (an office scan, a fax, a phone photo) with seed-varied strength, and
+// moves every word's box to where the skew puts it on the image, so
+// truth boxes are where a reader (and OCR) sees the word.
+func (pb *pageBuilder) scanned(g *gen) {
+	s := &testdocs.Scan{DPI: []int{200, 300}[g.r.IntN(2)], Skew: float64(g.n(-8, 8)) / 10,
+		Noise: float64(g.n(2, 5)) / 100, Blur: float64(g.n(0, 6)) / 10, Seed: int64(g.n(1, 1<<30))}
+	switch g.r.IntN(3) {
+	case 1: // a fax: black and white, specks
+		s.DPI, s.Bilevel, s.Noise = 200, true, float64(g.n(2, 4))/100
+	case 2: // a phone photo: tinted paper, soft focus, lossy, crooked
+		s.Darkness, s.Blur, s.JPEG = float64(g.n(10, 25))/100, float64(g.n(6, 10))/10, g.n(55, 75)
+		s.Skew = float64(g.n(15, 40)) / 10 * float64(1-2*g.r.IntN(2))
 	}
-	for _, r := range rows {
-		y += 22
-		pb.line(72, y, 11, r...)
+	pb.pd.Scan = s
+	if s.Skew == 0 {
+		return
 	}
-	y += 22
-	addr := strings.Split(g.usAddressLines(), "\n")
-	pb.line(72, y, 11, part{"", "Address: "}, part{StreetAddress, addr[0]})
-	y += 16
-	pb.line(118, y, 11, part{StreetAddress, addr[1]})
-	pb.table(g, y+40)
-	pd := pb.pd
-	if scan {
-		pd.Scan = &testdocs.Scan{DPI: 200, Skew: 0.6, Noise: 0.05, Blur: 0.5, Seed: int64(g.n(1, 1<<30))}
+	for i := range pb.pd.Words {
+		w := &pb.pd.Words[i]
+		w.XMin, w.YMin, w.XMax, w.YMax = skewBox(w.XMin, w.YMin, w.XMax, w.YMax, s.Skew)
 	}
-	return pd
 }
 
-// table: two rows of narrow cells; each name and SSN is split over two
-// lines inside its cell.
-func (pb *pageBuilder) table(g *gen, y float64) {
-	xs := []float64{72, 160, 250, 360}
-	pb.rule(72, y-14, 540, y-14)
-	pb.line(xs[0]+4, y, 10, part{"", "First name"})
-	pb.line(xs[1]+4, y, 10, part{"", "Last name"})
-	pb.line(xs[2]+4, y, 10, part{"", "SSN"})
-	pb.line(xs[3]+4, y, 10, part{"", "Account number"})
-	for r := 0; r < 2; r++ {
-		y += 30
-		pb.rule(72, y-14, 540, y-14)
-		ssn := g.ssn()
-		pb.line(xs[0]+4, y, 10, part{Person, g.pick(firstNames[:30])})
-		pb.line(xs[1]+4, y, 10, part{Person, g.pick(surnames[:20])})
-		pb.line(xs[2]+4, y, 10, part{SSN, ssn[:7]})
-		pb.line(xs[2]+4, y+12, 10, part{SSN, ssn[7:]})
-		pb.line(xs[3]+4, y, 10, part{BankAccount, g.account()})
+// skewBox turns a box's corners clockwise by deg about the page centre
+// (as testdocs rotates a scan) and returns their bounding box.
+func skewBox(x0, y0, x1, y1, deg float64) (float64, float64, float64, float64) {
+	th := deg * math.Pi / 180
+	c, s := math.Cos(th), math.Sin(th)
+	cx, cy := pageW/2, pageH/2
+	ax, ay, bx, by := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	for _, p := range [][2]float64{{x0, y0}, {x1, y0}, {x0, y1}, {x1, y1}} {
+		dx, dy := p[0]-cx, p[1]-cy
+		rx, ry := cx+c*dx-s*dy, cy+s*dx+c*dy
+		ax, ay, bx, by = math.Min(ax, rx), math.Min(ay, ry), math.Max(bx, rx), math.Max(by, ry)
 	}
+	return ax, ay, bx, by
 }
 
 // Document returns the page document as extraction would: one line per
@@ -172,7 +249,7 @@ func (pb *pageBuilder) table(g *gen, y float64) {
 func (pd *PageDoc) Document() *extract.Document {
 	doc := &extract.Document{}
 	for i := range pd.Fixed.Pages {
-		doc.Pages = append(doc.Pages, extract.Page{Number: i + 1, Width: 612, Height: 792,
+		doc.Pages = append(doc.Pages, extract.Page{Number: i + 1, Width: pageW, Height: pageH,
 			Method: extract.MethodText, OCRConfidence: -1})
 	}
 	for _, w := range pd.Words {
@@ -193,13 +270,4 @@ func (pd *PageDoc) Document() *extract.Document {
 		l.Words = append(l.Words, extract.Word{Text: w.Text, Box: box, Conf: -1})
 	}
 	return doc
-}
-
-// usAddressLines is a US address on two lines.
-func (g *gen) usAddressLines() string {
-	c := usCities[g.r.IntN(len(usCities))]
-	return strings.Join([]string{
-		strings.TrimSpace(g.pick([]string{"12", "455", "1600", "77", "2100"}) + " " + g.pick(usStreets) + " " + g.pick(usSuffixes) + g.usUnit()),
-		c[0] + ", " + c[1] + " " + "6" + g.digits(4),
-	}, "\n")
 }

@@ -22,9 +22,9 @@ func (b *builder) jstr(t, s string) *builder {
 func jsonDoc(g *gen, b *builder) {
 	name := g.person()
 	mail, mail2 := g.email(name), g.email(g.person())
-	ssn := g.ssnDigits()
+	ssn := g.slot(b, SSN, g.ssnDigits())
 	b.text("{\n  \"customer\": {\n    \"name\": ").jstr(Person, name).text(",\n")
-	if ssn[0] == '0' { // a JSON number cannot start with 0
+	if ssn[0] == '0' || strings.Contains(ssn, "-") { // a JSON number cannot start with 0
 		b.text("    \"ssn\": ").jstr(SSN, ssn).text(",\n")
 	} else {
 		b.text("    \"ssn\": ").pii(SSN, ssn).text(",\n")
@@ -60,7 +60,7 @@ func csvDoc(g *gen, b *builder) {
 	hdr := []string{"Name", "Email", "Phone", "SSN", "DOB", "Address", "Order ID", "Notes"}
 	b.text(strings.Join(hdr, delim) + eol)
 	for row := 0; row < 4; row++ {
-		name := g.person()
+		name := g.slot(b, Person, g.person())
 		if row == 3 {
 			name = g.pick(cjk)
 		}

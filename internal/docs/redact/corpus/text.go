@@ -6,7 +6,7 @@ import (
 )
 
 // textKinds are the plain-text document templates.
-var textKinds = []func(*gen, *builder){letter, hrRecord, payment, serverLog, narrative, international, wrapped, nearMissMemo}
+var textKinds = []func(*gen, *builder){letter, roles, hrRecord, payment, serverLog, narrative, international, wrapped, nearMissMemo}
 
 // letter: salutation, body, signature block with a multi-line address.
 func letter(g *gen, b *builder) {
@@ -122,4 +122,38 @@ func nearMissMemo(g *gen, b *builder) {
 	b.text("Meeting at ").miss("time", "12:30:45").text(" on ").miss("date_not_birth", g.date(2021, 2024)).text("; version ").miss("version", "10.0.19045.1").text(".\n")
 	b.text("Will you sign by May 5? Mark the date. The Rose Bowl is in January.\n")
 	b.text("Questions: ").pii(Phone, g.phone()).text("\n")
+}
+
+// roles: a case file of role labels ("Patient:", "Guarantor:", "Attn:")
+// before names, most of them invented so only the label says they are
+// names, in the shapes forms use ("Last, First", a title, a trailing
+// date); a memo header; and labels followed by what is not a person.
+func roles(g *gen, b *builder) {
+	b.text("CASE FILE SUMMARY\n\n")
+	b.text("Patient: ").pii(Person, g.slot(b, Person, g.inventedName())).text(", born ").pii(DateOfBirth, g.date(1950, 2000)).text(".\n")
+	for _, k := range g.r.Perm(len(personRoles))[:7] {
+		b.text(personRoles[k] + ": ")
+		name := g.inventedName()
+		switch g.r.IntN(5) {
+		case 0:
+			first, last, _ := strings.Cut(name, " ")
+			b.pii(Person, last+", "+first)
+		case 1:
+			b.text(g.pick(titles)+" ").pii(Person, name)
+		case 2:
+			b.pii(Person, name).text(" (" + g.date(2022, 2024) + ")")
+			b.near["date_not_birth"]++
+		default:
+			b.pii(Person, name)
+		}
+		b.text("\n")
+	}
+	b.text("\nTo: ").pii(Person, g.inventedName()).text("\nFrom: ").pii(Person, g.person()).text("\nRe: Renewal\n\n")
+	misses := []string{"To: All Staff", "From: Accounts Payable", "Client: Northwind Holdings LLC",
+		"Contact: Customer Service", "Witness: N/A", "Attn: Billing Department", "Signed: ____________",
+		"Beneficiary: Estate of the Insured", "Tenant: Unit 4B, Building C", "Employee: see attached list"}
+	for _, k := range g.r.Perm(len(misses))[:4] {
+		b.miss("label_not_person", misses[k]).text("\n")
+	}
+	b.text("Please contact ").pii(Person, g.inventedName()).text(" or ").pii(Person, g.person()).text(" if anything is missing.\n")
 }

@@ -8,10 +8,17 @@ import (
 	"github.com/nyaruka/phonenumbers"
 )
 
-// gen draws values from one seeded source.
-type gen struct{ r *rand.Rand }
+// gen draws values from one seeded source. canaries is the corpus's
+// canary list (empty for the generator that draws the canaries).
+type gen struct {
+	r        *rand.Rand
+	canaries []string
+	// plant maps an entity type to the canary the next slot of that
+	// type takes (set per document by Generate).
+	plant map[string]string
+}
 
-func newGen(seed int64) *gen { return &gen{rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))} }
+func newGen(seed int64) *gen { return &gen{r: rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))} }
 
 func (g *gen) pick(xs []string) string { return xs[g.r.IntN(len(xs))] }
 func (g *gen) n(lo, hi int) int        { return lo + g.r.IntN(hi-lo+1) }
@@ -413,4 +420,55 @@ func (g *gen) passport() string {
 
 func (g *gen) driverLicense() string {
 	return string(byte('A'+g.r.IntN(26))) + g.digits(7)
+}
+
+// Invented names: syllables no name list is likely to hold, so only
+// context (a label, a title, a salutation) can say they are names, as
+// with the rarer names real documents carry. ASCII, so every renderer and
+// OCR reads them as written.
+var (
+	nameOnsets = []string{"B", "D", "F", "G", "K", "L", "M", "N", "P", "R", "S", "T", "V", "Z", "Br",
+		"Dr", "Gr", "Kr", "Th", "Sh", "Qu", "Ch", "Or", "Al", "El", "Is"}
+	nameVowels  = []string{"a", "e", "i", "o", "u", "ai", "ei", "ou", "ia"}
+	nameCodas   = []string{"", "n", "l", "r", "s", "th", "nd", "rk", "x", "m"}
+	nameEndings = []string{"maine", "worth", "ley", "ford", "ovic", "enko", "ani", "sen", "stad", "quist", "bury", "wick"}
+)
+
+func (g *gen) syllable(first bool) string {
+	on := g.pick(nameOnsets)
+	if !first {
+		on = strings.ToLower(on)
+	}
+	return on + g.pick(nameVowels) + g.pick(nameCodas)
+}
+
+// inventedName returns "First Last" made of invented syllables.
+func (g *gen) inventedName() string {
+	first := g.syllable(true) + g.syllable(false)
+	for len(first) < 5 {
+		first += g.pick(nameVowels)
+	}
+	last := g.syllable(true) + g.syllable(false) + g.pick(nameEndings)
+	return first + " " + last
+}
+
+// canarySet returns the corpus's canary strings: two invented names and
+// an SSN-shaped number, drawn from their own stream so the set depends
+// on the seed only (not on how many documents are generated).
+func canarySet(seed int64) []string {
+	g := newGen(seed ^ 0x5ca1ab1e)
+	a, b := g.inventedName(), g.inventedName()
+	for b == a {
+		b = g.inventedName()
+	}
+	return []string{a, b, g.ssn()}
+}
+
+// usAddressLines is a US address on two lines.
+func (g *gen) usAddressLines() string {
+	c := usCities[g.r.IntN(len(usCities))]
+	return strings.Join([]string{
+		strings.TrimSpace(g.pick([]string{"12", "455", "1600", "77", "2100"}) + " " + g.pick(usStreets) + " " + g.pick(usSuffixes) + g.usUnit()),
+		c[0] + ", " + c[1] + " " + "6" + g.digits(4),
+	}, "\n")
 }
