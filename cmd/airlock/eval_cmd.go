@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	invcorpus "github.com/airlock-dev/airlock/internal/docs/invoice/corpus"
+	rdcorpus "github.com/airlock-dev/airlock/internal/docs/redact/corpus"
 	"github.com/airlock-dev/airlock/internal/docs/review/corpus"
 	"github.com/airlock-dev/airlock/internal/docs/review/result"
 	"github.com/airlock-dev/airlock/internal/docs/testdocs"
@@ -26,7 +28,7 @@ func newCorpusCmd() *cobra.Command {
 		Use:   "corpus",
 		Short: "Write synthetic documents with known answers, for airlock eval",
 	}
-	cmd.AddCommand(newCorpusReviewCmd(), newCorpusInvoiceCmd())
+	cmd.AddCommand(newCorpusReviewCmd(), newCorpusInvoiceCmd(), newCorpusRedactCmd())
 	return cmd
 }
 
@@ -64,7 +66,7 @@ func newEvalCmd(g *globalFlags) *cobra.Command {
 		Use:   "eval",
 		Short: "Run a job over a corpus through real sandboxes and score it against the known answers",
 	}
-	cmd.AddCommand(newEvalReviewCmd(g), newEvalInvoiceCmd(g))
+	cmd.AddCommand(newEvalReviewCmd(g), newEvalInvoiceCmd(g), newEvalRedactCmd(g))
 	return cmd
 }
 
@@ -282,4 +284,130 @@ func evalInvoices(cmd *cobra.Command, jf *jobFlags, dir string) error {
 		return exitError{code: exitSomeFail}
 	}
 	return nil
+}
+
+func newCorpusRedactCmd() *cobra.Command {
+	var n int
+	var seed int64
+	cmd := &cobra.Command{
+		Use:   "redact DIR",
+		Short: "Write text, JSON, CSV, PDF and scanned documents with span-level PII truth, and canaries.json",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			docs := rdcorpus.Generate(seed, n)
+			paths, err := rdcorpus.WriteFiles(args[0], docs)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %d documents and canaries.json to %s\n", len(paths), args[0])
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&n, "n", 8, "documents per format")
+	cmd.Flags().Int64Var(&seed, "seed", 1, "generator seed (same seed, same corpus)")
+	return cmd
+}
+
+func newEvalRedactCmd(g *globalFlags) *cobra.Command {
+	jf := &jobFlags{}
+	cmd := &cobra.Command{
+		Use:   "redact DIR",
+		Short: "Redact and verify every document of a corpus (airlock corpus redact); print precision, recall and F2 per type",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return evalRedaction(cmd, jf, args[0])
+		},
+	}
+	jf.register(cmd, g)
+	return cmd
+}
+
+// evalRedaction redacts a corpus into a scratch directory with its
+// canaries, scores the findings against the truth, and reports releases,
+// holds and canary leaks, and throughput per format.
+func evalRedaction(cmd *cobra.Command, jf *jobFlags, dir string) error {
+	scratch, err := os.MkdirTemp("", "airlock-eval-redact-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	job := &jobs.Redact{OutDir: filepath.Join(scratch, "out"), HeldDir: filepath.Join(scratch, "held"), Timeout: jf.timeout, MaxPages: jf.maxPages}
+	if err := loadRedactInputs(job, "", filepath.Join(dir, "canaries.json")); err != nil {
+		return err
+	}
+	ds, err := jobs.Expand([]string{dir}, job.Extensions())
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	var kept []jobs.Doc
+	for _, d := range ds {
+		if !strings.HasSuffix(d.Path, ".truth.json") && filepath.Base(d.Path) != "canaries.json" {
+			kept = append(kept, d)
+		}
+	}
+	var truths []rdcorpus.Truth
+	var preds []rdcorpus.Prediction
+	var failures []string
+	held, released, leaks := 0, 0, 0
+	perKind := map[string]time.Duration{}
+	count := map[string]int{}
+	collect := func(d jobs.Doc, o jobs.Outcome) {
+		t, err := rdcorpus.ReadTruth(d.Path)
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("%s: no truth: %v", d.Path, err))
+			return
+		}
+		l, _ := o.Fields.(jobs.RedactLine)
+		if o.Err != nil {
+			failures = append(failures, fmt.Sprintf("%s: %s: %s", filepath.Base(d.Path), o.Err.Code, o.Err.Message))
+		}
+		if l.Held {
+			held++
+			for _, r := range l.HoldReasons {
+				if strings.HasPrefix(r, "canary_found") {
+					leaks++
+					break
+				}
+			}
+		} else if o.Err == nil {
+			released++
+		}
+		truths = append(truths, t)
+		preds = append(preds, rdcorpus.Prediction{Findings: l.Findings})
+		perKind[t.Kind()] += o.Timings.Sandbox() + o.Timings.Tool
+		count[t.Kind()]++
+	}
+	quiet := *jf
+	quiet.json = true
+	out := cmd.OutOrStdout()
+	cmd.SetOut(devNull{})
+	sum, err := quiet.execute(cmd, job, kept, collect)
+	cmd.SetOut(out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "batch: %d documents in %s (%.1f documents/min, concurrency %d): %d released, %d held (%d with a canary), %d failed\n",
+		sum.Documents, sum.Elapsed.Round(time.Second), sum.DocsPerMinute(), jf.concurrency, released, held, leaks, len(failures))
+	rdcorpus.Score(truths, preds).Print(out)
+	fmt.Fprintln(out, "\nmean time per document (redact + verify, both sandboxes):")
+	for _, k := range sortedKinds(count) {
+		mean := perKind[k] / time.Duration(count[k])
+		fmt.Fprintf(out, "  %-10s %3d documents  %8s  (%.1f documents/min per sandbox slot)\n", k, count[k], mean.Round(time.Millisecond), time.Minute.Seconds()/mean.Seconds())
+	}
+	for _, f := range failures {
+		fmt.Fprintf(out, "  failed: %s\n", f)
+	}
+	if len(failures) > 0 || leaks > 0 {
+		return exitError{code: exitSomeFail}
+	}
+	return nil
+}
+
+func sortedKinds(m map[string]int) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/airlock-dev/airlock/internal/docs/redact/contract"
 	"github.com/airlock-dev/airlock/internal/docs/verify/report"
@@ -198,7 +199,7 @@ func (j *Redact) hostCanaries(path, format string) []int {
 	if err != nil {
 		return nil
 	}
-	low := bytes.ToLower(b)
+	low := bytes.ToLower(utf16ToUTF8(b))
 	var hits []int
 	for i, c := range j.Canaries {
 		if bytes.Contains(low, bytes.ToLower([]byte(c))) {
@@ -312,4 +313,30 @@ func (j *Redact) Human(doc Doc, o Outcome) string {
 		return fmt.Sprintf("%s  HELD (%s)  %d findings  -> %s", doc.Path, strings.Join(l.HoldReasons, "; "), n, l.HeldAt)
 	}
 	return fmt.Sprintf("%s  released  %d findings  -> %s", doc.Path, n, l.Output)
+}
+
+// utf16ToUTF8 decodes a BOM-marked UTF-16 file (the redactor writes UTF-16
+// input back as UTF-16), so the byte search sees its characters; any other
+// bytes come back as they are.
+func utf16ToUTF8(b []byte) []byte {
+	if len(b) < 2 || len(b)%2 != 0 {
+		return b
+	}
+	var be bool
+	switch {
+	case b[0] == 0xFE && b[1] == 0xFF:
+		be = true
+	case b[0] == 0xFF && b[1] == 0xFE:
+	default:
+		return b
+	}
+	u := make([]uint16, 0, len(b)/2-1)
+	for i := 2; i+1 < len(b); i += 2 {
+		if be {
+			u = append(u, uint16(b[i])<<8|uint16(b[i+1]))
+		} else {
+			u = append(u, uint16(b[i+1])<<8|uint16(b[i]))
+		}
+	}
+	return []byte(string(utf16.Decode(u)))
 }

@@ -282,3 +282,17 @@ func TestExpand(t *testing.T) {
 		t.Errorf("Expand of a missing path: %v", err)
 	}
 }
+
+func TestHostCanariesSeeUTF16(t *testing.T) {
+	dir := t.TempDir()
+	le := []byte{0xFF, 0xFE}
+	for _, r := range "note: Zebulon Quartermaine" {
+		le = append(le, byte(r), 0)
+	}
+	p := filepath.Join(dir, "out.txt")
+	os.WriteFile(p, le, 0o644)
+	j := &Redact{Canaries: []string{"zebulon quartermaine", "absent-canary"}}
+	if got := j.hostCanaries(p, "text"); len(got) != 1 || got[0] != 0 {
+		t.Errorf("hostCanaries on UTF-16 = %v, want [0]", got)
+	}
+}
