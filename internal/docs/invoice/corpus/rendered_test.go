@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -50,6 +51,10 @@ type renderedCase struct {
 	doc     *extract.Document
 	renders map[int]*hidden.Render
 	offPage map[int][]extract.Word
+	// ocrPages and ocrTime are what extract.Extract spent on OCR (zero
+	// for a cached or simulated reading).
+	ocrPages int
+	ocrTime  time.Duration
 }
 
 func TestRenderedEval(t *testing.T) {
@@ -164,10 +169,15 @@ func readRendered(t *testing.T, c *corpus.Corpus, cache string) []renderedCase {
 	}
 	close(next)
 	wg.Wait()
+	pages, spent := 0, time.Duration(0)
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("%s: %v", c.Cases[i].ID, err)
 		}
+		pages, spent = pages+out[i].ocrPages, spent+out[i].ocrTime
+	}
+	if pages > 0 {
+		t.Logf("seed %d: OCR read %d pages in %.1f s, %.2f s per page (two at a time)", c.Seed, pages, spent.Seconds(), spent.Seconds()/float64(pages))
 	}
 	return out
 }
@@ -200,7 +210,7 @@ func readCase(ctx context.Context, cs *corpus.Case, dir, cache string, simText b
 	if err != nil {
 		return renderedCase{}, err
 	}
-	rc := renderedCase{doc: doc}
+	rc := renderedCase{doc: doc, ocrPages: doc.OCRPages(), ocrTime: doc.Timings.OCR}
 	if err := inkCheck(ctx, path, dir, &rc); err != nil {
 		return renderedCase{}, err
 	}
