@@ -23,7 +23,8 @@ packages=(
   # Only for the unit tests of the in-guest document tool, which run its
   # pure-Go parts on the host against the same Debian tools the templates
   # carry. airlock itself never runs them on the host.
-  poppler-utils tesseract-ocr tesseract-ocr-eng ghostscript qpdf
+  poppler-utils tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-nld
+  ghostscript qpdf
 )
 missing=()
 for p in "${packages[@]}"; do

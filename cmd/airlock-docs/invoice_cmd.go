@@ -30,6 +30,7 @@ func invoiceCommand() command {
 			fs.StringVar(&model, "model", "", "model name for --model-url")
 		},
 		run: func(ctx context.Context, inv *invocation) *docs.Envelope {
+			o.OCRLang = invoice.OCRLanguages
 			doc, env := extractDocument(ctx, inv, o)
 			if env.Error != nil {
 				return env

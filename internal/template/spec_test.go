@@ -429,7 +429,8 @@ func TestShippedTemplates(t *testing.T) {
 	tool := filepath.Join(t.TempDir(), "airlock-docs")
 	must(t, os.WriteFile(tool, []byte("a stand-in for the document tool"), 0o755))
 	t.Setenv("AIRLOCK_DOCS", tool)
-	docs := []string{"ca-certificates", "curl", "python3", "poppler-utils", "tesseract-ocr", "tesseract-ocr-eng", "ghostscript", "qpdf"}
+	docs := []string{"ca-certificates", "curl", "python3", "poppler-utils", "tesseract-ocr", "tesseract-ocr-eng",
+		"tesseract-ocr-deu", "tesseract-ocr-fra", "tesseract-ocr-nld", "ghostscript", "qpdf"}
 	want := map[string][]string{
 		"base":             {"ca-certificates", "curl", "python3"},
 		"docs-base":        docs,

@@ -15,6 +15,16 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
 )
 
+// OCRLanguages are the tesseract models scans, photos and faxes of
+// invoices are read with (extract.Options.OCRLang): English plus the
+// languages of the European vendors. Measured on the rendered corpus
+// (seeds 1-3), adding them raised OCR field accuracy from 91-93% to
+// 94-95% and halved the clean invoices sent to review (umlauts and
+// accents in vendor names, month names, label words), at about twice the
+// seconds per page (0.3 -> 0.6 s on one core). The guest templates
+// (templates/docs-base.yaml) and scripts/setup.sh install these models.
+const OCRLanguages = "eng+deu+fra+nld"
+
 // Result is the invoice job's result (the guest -> host contract).
 type Result = schema.Result
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -112,6 +113,16 @@ func needGuestTools(t *testing.T) {
 			t.Skipf("%s not installed", tool)
 		}
 	}
+	out, err := exec.Command("tesseract", "--list-langs").CombinedOutput()
+	if err != nil {
+		t.Skipf("tesseract --list-langs: %v", err)
+	}
+	have := strings.Fields(string(out))
+	for _, l := range strings.Split(invoice.OCRLanguages, "+") {
+		if !slices.Contains(have, l) {
+			t.Skipf("tesseract has no %q model (the guest templates do; scripts/setup.sh installs it)", l)
+		}
+	}
 }
 
 func isOCR(c *corpus.Case) bool { return c.Render.Mode.OCR() }
@@ -206,7 +217,7 @@ func readCase(ctx context.Context, cs *corpus.Case, dir, cache string, simText b
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return renderedCase{}, err
 	}
-	doc, err := extract.Extract(ctx, path, extract.Options{TempDir: dir})
+	doc, err := extract.Extract(ctx, path, extract.Options{TempDir: dir, OCRLang: invoice.OCRLanguages})
 	if err != nil {
 		return renderedCase{}, err
 	}
