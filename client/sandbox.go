@@ -29,6 +29,12 @@ type EgressRule struct {
 type EgressPolicy struct {
 	Default string       `json:"default"` // "deny" or "allow"
 	Allow   []EgressRule `json:"allow,omitempty"`
+	// TLS is how the egress proxy treats TLS to domain rules: "passthrough"
+	// (the default, also "": the server name is checked, the stream is not
+	// opened) or "inspect" (terminated with a per-sandbox CA the guest
+	// trusts; a request for any other host than the server name is
+	// refused, which closes domain fronting).
+	TLS string `json:"tls,omitempty"`
 }
 
 // DenyAll allows nothing out.

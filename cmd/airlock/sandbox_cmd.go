@@ -42,10 +42,11 @@ func sbxCreateCmd(f *clientFlags) *cobra.Command {
 		meta     []string
 		allow    []string
 		def      string
+		tlsMode  string
 		probe    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "create --template T [--ttl 300] [--meta k=v]... [--probe]",
+		Use:   "create --template T [--ttl 300] [--meta k=v]... [--allow RULE]... [--egress-tls inspect] [--probe]",
 		Short: "Create a sandbox from a template and print its id",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -58,11 +59,12 @@ func sbxCreateCmd(f *clientFlags) *cobra.Command {
 				return err
 			}
 			opts := client.CreateOptions{Template: template, TTLSeconds: secs, Metadata: md, Probe: probe}
-			if len(allow) > 0 || def != "" {
+			if len(allow) > 0 || def != "" || tlsMode != "" {
 				p, err := parsePolicy(def, allow)
 				if err != nil {
 					return err
 				}
+				p.TLS = tlsMode
 				opts.Egress = &p
 			}
 			c, err := f.client()
@@ -86,6 +88,7 @@ func sbxCreateCmd(f *clientFlags) *cobra.Command {
 	fl.StringArrayVar(&meta, "meta", nil, "KEY=VALUE label, audited and filterable (repeatable)")
 	fl.StringArrayVar(&allow, "allow", nil, "egress rule NAME=CIDR[:PORTS][/PROTO] or NAME=DOMAIN (repeatable); default deny all")
 	fl.StringVar(&def, "egress-default", "", "egress default: deny (default) or allow")
+	fl.StringVar(&tlsMode, "egress-tls", "", tlsFlagHelp)
 	fl.BoolVar(&probe, "probe", false, "run the egress self-check before returning; a sandbox that fails it is killed")
 	_ = cmd.MarkFlagRequired("template")
 	return cmd
@@ -257,8 +260,14 @@ func sbxGetCmd(f *clientFlags) *cobra.Command {
 	}
 }
 
+// tlsFlagHelp documents --egress-tls and --tls.
+const tlsFlagHelp = "TLS to domain rules: passthrough (default: server name checked, stream not opened; domain fronting possible) or inspect (terminated with a per-sandbox CA the guest trusts; the request's Host must be the server name)"
+
 func formatPolicy(p client.EgressPolicy) string {
 	parts := []string{"default " + p.Default}
+	if p.TLS != "" {
+		parts = append(parts, "tls "+p.TLS)
+	}
 	for _, r := range p.Allow {
 		t := r.CIDR + r.Domain
 		if r.Protocol != "" {
@@ -523,11 +532,15 @@ func sbxEgressCmd(f *clientFlags) *cobra.Command {
 		denyAll bool
 		allow   []string
 		def     string
+		tlsMode string
 	)
 	cmd := &cobra.Command{
-		Use:   "egress ID (--deny-all | --allow NAME=CIDR[:PORTS][/PROTO]...)",
+		Use:   "egress ID (--deny-all | --allow NAME=CIDR[:PORTS][/PROTO]... [--tls inspect])",
 		Short: "Replace a sandbox's egress policy",
-		Args:  cobra.ExactArgs(1),
+		Long: `Replaces a sandbox's egress policy. Before the command returns, connections
+the new policy no longer allows are closed: in the sandbox's namespace, and
+on both sides of the egress proxy (the guest's and the upstream's).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if denyAll == (len(allow) > 0 || def != "") {
 				return errdefs.InvalidArgument("give either --deny-all or --allow/--default")
@@ -539,6 +552,7 @@ func sbxEgressCmd(f *clientFlags) *cobra.Command {
 					return err
 				}
 			}
+			p.TLS = tlsMode
 			c, err := f.client()
 			if err != nil {
 				return err
@@ -558,6 +572,7 @@ func sbxEgressCmd(f *clientFlags) *cobra.Command {
 	fl.BoolVar(&denyAll, "deny-all", false, "allow nothing out")
 	fl.StringArrayVar(&allow, "allow", nil, "rule NAME=CIDR[:PORTS][/PROTO] or NAME=DOMAIN (repeatable)")
 	fl.StringVar(&def, "default", "", "default for unmatched traffic: deny (default) or allow")
+	fl.StringVar(&tlsMode, "tls", "", tlsFlagHelp)
 	return cmd
 }
 

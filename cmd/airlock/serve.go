@@ -105,7 +105,7 @@ unless --kill-on-exit is given.`,
 					mgr.Close()
 				}
 			}()
-			if err := hn.startProxy(ctx, log, mgr.EgressLookup, mgr.AuditEgress); err != nil {
+			if err := hn.startProxy(ctx, log, mgr); err != nil {
 				return err
 			}
 			h := api.New(api.Config{Backend: mgr, Store: st, Logger: log, Metrics: m, MaxUploadBytes: maxUpload})

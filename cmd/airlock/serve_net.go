@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +20,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/egress"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/netpool"
+	"github.com/airlock-dev/airlock/internal/sandbox"
 )
 
 // netFlags configure sandbox networking for `airlock serve --net`.
@@ -29,6 +32,8 @@ type netFlags struct {
 	prewarm     int
 	uplinks     []string
 	credentials string
+	egressCAs   []string
+	egressHosts string
 }
 
 // proxyLinkName is the dummy interface in the host namespace that carries
@@ -46,13 +51,17 @@ func (n *netFlags) register(cmd *cobra.Command) {
 	f.IntVar(&n.prewarm, "net-prewarm", 4, "network slots kept built ahead of demand")
 	f.StringSliceVar(&n.uplinks, "uplink", nil, "host interfaces sandbox traffic allowed by CIDR rules is masqueraded out of (repeatable)")
 	f.StringVar(&n.credentials, "credentials", "", "JSON file of credential routes per tenant: {\"tenant\": [{\"name\",\"host\",\"upstream\",\"header\",\"value\"}]}; secrets stay in the proxy")
+	f.StringArrayVar(&n.egressCAs, "egress-ca", nil, "PEM file of CA certificates the egress proxy trusts for upstreams, besides the system roots (credential routes and TLS inspection; repeatable)")
+	f.StringVar(&n.egressHosts, "egress-hosts", "", "hosts(5)-style file of names the egress proxy resolves statically, before DNS (e.g. an on-premises DMS without DNS)")
 }
 
 // hostNet is what --net sets up; close undoes it in reverse order.
 type hostNet struct {
 	pool        *netpool.Pool
 	credentials map[string][]egress.CredentialRoute
-	proxyAddr   netip.Addr // invalid without a proxy
+	proxyAddr   netip.Addr              // invalid without a proxy
+	upstreamTLS *tls.Config             // nil: system roots
+	hosts       map[string][]netip.Addr // --egress-hosts; nil: DNS only
 	undo        []func() error
 }
 
@@ -72,6 +81,9 @@ func (h *hostNet) close(log *slog.Logger) {
 // The proxy itself starts once the sandbox manager exists (startProxy).
 func (n *netFlags) setup(log *slog.Logger, stateDir string) (_ *hostNet, err error) {
 	if !n.enabled {
+		if n.credentials != "" || len(n.egressCAs) > 0 || n.egressHosts != "" {
+			return nil, errdefs.InvalidArgument("--credentials, --egress-ca and --egress-hosts configure the egress proxy: they need --net")
+		}
 		return nil, nil
 	}
 	if n.instance == "" {
@@ -97,6 +109,16 @@ func (n *netFlags) setup(log *slog.Logger, stateDir string) (_ *hostNet, err err
 			return nil, errdefs.InvalidArgument("--credentials needs the egress proxy (--proxy-addr)")
 		}
 	}
+	if len(n.egressCAs) > 0 {
+		if h.upstreamTLS, err = loadUpstreamRoots(n.egressCAs); err != nil {
+			return nil, err
+		}
+	}
+	if n.egressHosts != "" {
+		if h.hosts, err = loadHosts(n.egressHosts); err != nil {
+			return nil, err
+		}
+	}
 	if n.proxyAddr != "" {
 		a, err := netip.ParseAddr(n.proxyAddr)
 		if err != nil || !a.Is4() {
@@ -120,21 +142,81 @@ func (n *netFlags) setup(log *slog.Logger, stateDir string) (_ *hostNet, err err
 	return h, nil
 }
 
-// startProxy runs the egress proxy for the manager's sandboxes.
-func (h *hostNet) startProxy(ctx context.Context, log *slog.Logger, lookup func(netip.Addr) (egress.Sandbox, bool), audit func(egress.Event)) error {
+// startProxy runs the egress proxy for the manager's sandboxes and
+// connects it back to the manager, so policy changes and sandbox ends
+// close the proxied connections they take away.
+func (h *hostNet) startProxy(ctx context.Context, log *slog.Logger, mgr *sandbox.Manager) error {
 	if h == nil || !h.proxyAddr.IsValid() {
 		return nil
 	}
-	p, err := egress.New(egress.Config{ListenAddr: h.proxyAddr, Lookup: lookup, Audit: audit, Logger: log,
-		Internal: []netip.Prefix{h.pool.BaseCIDR()}})
+	cfg := egress.Config{ListenAddr: h.proxyAddr, Lookup: mgr.EgressLookup, Audit: mgr.AuditEgress, Logger: log,
+		Internal: []netip.Prefix{h.pool.BaseCIDR()}, UpstreamTLS: h.upstreamTLS}
+	if h.hosts != nil {
+		hosts := h.hosts
+		cfg.Resolve = func(ctx context.Context, name string) ([]netip.Addr, error) {
+			if as, ok := hosts[name]; ok {
+				return as, nil
+			}
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", name)
+		}
+	}
+	p, err := egress.New(cfg)
 	if err != nil {
 		return err
 	}
 	if err := p.Start(ctx); err != nil {
 		return err
 	}
+	mgr.SetEgressEnforcer(p)
 	h.undo = append(h.undo, func() error { p.Close(); return nil })
 	return nil
+}
+
+// loadUpstreamRoots is the system roots plus every certificate in files.
+func loadUpstreamRoots(files []string) (*tls.Config, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, errdefs.InvalidArgument("--egress-ca: %v", err)
+		}
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, errdefs.InvalidArgument("--egress-ca %s: no PEM certificate in it", f)
+		}
+	}
+	return &tls.Config{RootCAs: pool}, nil
+}
+
+// loadHosts reads a hosts(5)-style file: "address name [name...]" per
+// line, "#" comments. Names are matched lower-case without a trailing dot,
+// as the proxy normalizes them.
+func loadHosts(path string) (map[string][]netip.Addr, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, errdefs.InvalidArgument("--egress-hosts: %v", err)
+	}
+	out := map[string][]netip.Addr{}
+	for i, line := range strings.Split(string(b), "\n") {
+		if j := strings.IndexByte(line, '#'); j >= 0 {
+			line = line[:j]
+		}
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		a, err := netip.ParseAddr(f[0])
+		if err != nil || len(f) < 2 {
+			return nil, errdefs.InvalidArgument("--egress-hosts %s:%d: want \"address name...\"", path, i+1)
+		}
+		for _, name := range f[1:] {
+			name = strings.ToLower(strings.TrimSuffix(name, "."))
+			out[name] = append(out[name], a.Unmap())
+		}
+	}
+	return out, nil
 }
 
 // credentialFile is the --credentials format. Values are secrets: they are

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,8 +16,8 @@ import (
 // writing them.
 type session struct {
 	p     *Proxy
-	pol   *policy         // immutable; the policy the connection was admitted under
-	sb    Sandbox         // immutable; pol.sb
+	sb    Sandbox         // immutable; the sandbox the connection was admitted for
+	src   netip.Addr      // immutable; the guest's source address (Lookup's key)
 	kind  string          // immutable; the listener's kind
 	start time.Time       // immutable
 	guest *countedConn    // immutable
@@ -26,6 +27,8 @@ type session struct {
 	last atomic.Int64 // unix nanoseconds of the last byte moved in either direction
 
 	mu       sync.Mutex
+	pol      *policy     // guarded by mu; the sandbox's policy now (Recheck replaces it)
+	grant    *grant      // guarded by mu; what pol allowed this session to reach, once decided
 	closers  []io.Closer // guarded by mu; upstream connections
 	reason   string      // guarded by mu; why kill was first called ("" = not killed)
 	done     bool        // guarded by mu; finish has run
@@ -33,8 +36,8 @@ type session struct {
 	lifetime *time.Timer // guarded by mu
 }
 
-func newSession(ctx context.Context, p *Proxy, c net.Conn, pol *policy, kind string, start time.Time) *session {
-	s := &session{p: p, pol: pol, sb: pol.sb, kind: kind, start: start}
+func newSession(ctx context.Context, p *Proxy, c net.Conn, src netip.Addr, pol *policy, kind string, start time.Time) *session {
+	s := &session{p: p, pol: pol, sb: pol.sb, src: src, kind: kind, start: start}
 	s.ctx, s.stop = context.WithCancel(ctx)
 	s.guest = &countedConn{Conn: c, s: s}
 	s.touch()
@@ -58,6 +61,73 @@ func (s *session) checkIdle() {
 	if !s.done {
 		s.idle.Reset(s.p.cfg.IdleTimeout - idleFor)
 	}
+}
+
+// grant is what a session was allowed to reach: the decision Recheck
+// re-takes against a new policy.
+type grant struct {
+	host      string     // normalized name: SNI, Host header or route host
+	route     *route     // the credential route used, or nil for a domain rule
+	exact     bool       // matched by an exact rule: may reach private addresses
+	inspected bool       // TLS terminated by the proxy (TLSInspect)
+	addr      netip.Addr // the upstream address dialled, once pinned
+}
+
+// authorize decides, against the current policy and atomically with
+// Recheck, what the session may reach. decide returns the grant and
+// whether it is allowed; an allowed grant is recorded for Recheck.
+func (s *session) authorize(decide func(*policy) (grant, bool)) (*policy, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := decide(s.pol)
+	if ok {
+		s.grant = &g
+	}
+	return s.pol, ok
+}
+
+// pin records the upstream address the session connected to, and reports
+// whether the grant (which a concurrent Recheck may have narrowed from an
+// exact match to a wildcard) still allows it.
+func (s *session) pin(a netip.Addr) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.grant == nil || s.reason != "" {
+		return false
+	}
+	s.grant.addr = a
+	return s.p.upstreamAllowed(a, s.grant.exact)
+}
+
+// revalidate replaces the session's policy and reports whether what it
+// was granted is still allowed under it. A session that has not been
+// granted anything yet (still reading its request) simply goes on under
+// the new policy.
+func (s *session) revalidate(pol *policy) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pol = pol
+	g := s.grant
+	if g == nil {
+		return true
+	}
+	if g.route != nil {
+		rt := pol.routes[g.host]
+		return rt != nil && rt.name == g.route.name && rt.upstream.String() == g.route.upstream.String() &&
+			rt.header == g.route.header && rt.value == g.route.value
+	}
+	m, ok := pol.matchDomain(g.host)
+	if !ok {
+		return false
+	}
+	// A TLS session lives in the mode it was admitted under: a spliced one
+	// never had its Host checked, so switching to inspection ends it; an
+	// inspected one is simply ended too (the guest reconnects).
+	if s.kind == KindTLS && g.inspected != pol.inspect {
+		return false
+	}
+	g.exact = g.exact && m.exact
+	return !g.addr.IsValid() || s.p.upstreamAllowed(g.addr, g.exact)
 }
 
 // hold registers an upstream connection to be closed with the session. If

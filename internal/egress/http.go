@@ -41,10 +41,18 @@ var hopByHop = map[string]bool{
 // would save a round trip per request and is not worth the per-request
 // bookkeeping it costs; guests' clients reconnect transparently.
 func (p *Proxy) serveHTTP(s *session) {
-	ev := s.event(KindHTTP)
-	defer s.linger()
+	p.serveRequest(s, s.guest, "", s.event(KindHTTP))
+}
+
+// serveRequest reads one request from c and forwards it. tlsName is empty
+// for the HTTP port; for a TLS connection the proxy terminated
+// (TLSInspect) it is the SNI the connection was allowed for, c is the
+// decrypted stream, and the request must name the same host: a different
+// Host is domain fronting and gets 421. ev is the event to complete.
+func (p *Proxy) serveRequest(s *session, c net.Conn, tlsName string, ev Event) {
+	defer s.linger(c)
 	reply := func(code int, outcome, reason, msg string) {
-		writeStatus(s.guest, code, msg)
+		writeStatus(c, code, msg)
 		ev.Status, ev.Outcome, ev.Reason = code, outcome, reason
 		s.emit(ev)
 	}
@@ -52,10 +60,10 @@ func (p *Proxy) serveHTTP(s *session) {
 	// The header block is read under a byte limit and a deadline; after it,
 	// the body is bounded by the session's idle timeout and lifetime only
 	// (uploads of large documents to an allowed DMS are legitimate).
-	lr := &io.LimitedReader{R: s.guest, N: maxHeaderBytes}
+	lr := &io.LimitedReader{R: c, N: maxHeaderBytes}
 	rec := &recorder{r: lr}
 	br := bufio.NewReader(rec)
-	_ = s.guest.SetReadDeadline(time.Now().Add(p.cfg.HeaderTimeout))
+	_ = c.SetReadDeadline(time.Now().Add(p.cfg.HeaderTimeout))
 	req, err := http.ReadRequest(br)
 	head := rec.stop()
 	if err != nil {
@@ -76,20 +84,45 @@ func (p *Proxy) serveHTTP(s *session) {
 	}
 	// req.Body is never closed: closing drains it, and an unread body is
 	// linger's business (bounded), not an unbounded read.
-	_ = s.guest.SetReadDeadline(time.Time{})
+	_ = c.SetReadDeadline(time.Time{})
 	lr.N = math.MaxInt64
 
 	if req.Method == http.MethodConnect {
 		reply(http.StatusMethodNotAllowed, OutcomeDenied, "method", "CONNECT is not supported: use https:// URLs directly, the proxy sees them by name")
 		return
 	}
-	host, code, msg := requestHost(req, head)
+	scheme := "http"
+	if tlsName != "" {
+		scheme = "https"
+	}
+	host, code, msg := requestHost(req, head, scheme)
 	if code != 0 {
 		reply(code, OutcomeDenied, "bad_request", msg)
 		return
 	}
+	if tlsName != "" && host != tlsName {
+		// The guest's string goes back to the guest only.
+		reply(http.StatusMisdirectedRequest, OutcomeDenied, "host_mismatch",
+			fmt.Sprintf("airlock egress: Host %q differs from the TLS server name %q (domain fronting is refused)", truncate(host, 253), tlsName))
+		return
+	}
 
-	if rt := s.pol.routes[host]; rt != nil {
+	var m match
+	var rt *route
+	_, ok := s.authorize(func(pol *policy) (grant, bool) {
+		if tlsName == "" {
+			if rt = pol.routes[host]; rt != nil {
+				return grant{host: host, route: rt, exact: true}, true
+			}
+		}
+		var ok bool
+		m, ok = pol.matchDomain(host)
+		if tlsName != "" && !pol.inspect {
+			ok = false // the policy changed to passthrough under this connection
+		}
+		return grant{host: host, exact: m.exact, inspected: tlsName != ""}, ok
+	})
+	if rt != nil {
 		ev.Kind, ev.Host, ev.Rule = KindCredential, rt.host, rt.name
 		target, ok := joinUpstream(rt.upstream, req.URL)
 		if !ok {
@@ -100,10 +133,9 @@ func (p *Proxy) serveHTTP(s *session) {
 			h.Del(rt.header)
 			h[rt.header] = []string{rt.value}
 		}
-		p.forward(s, &ev, req, target, true, inject)
+		p.forward(s, c, &ev, req, target, true, inject)
 		return
 	}
-	m, ok := s.pol.matchDomain(host)
 	if !ok {
 		// The host is the guest's own string; it goes back to the guest for
 		// its debugging and nowhere else.
@@ -112,11 +144,11 @@ func (p *Proxy) serveHTTP(s *session) {
 		return
 	}
 	ev.Host, ev.Rule = m.label, m.rule
-	target := &url.URL{Scheme: "http", Host: host, Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
+	target := &url.URL{Scheme: scheme, Host: host, Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
 	if target.Path == "" {
 		target.Path = "/"
 	}
-	p.forward(s, &ev, req, target, m.exact, nil)
+	p.forward(s, c, &ev, req, target, m.exact, nil)
 }
 
 // recorder keeps a copy of what is read through it until stop: the raw
@@ -159,13 +191,17 @@ func rawHostHeader(head []byte) (string, error) {
 // still sending, briefly, before the session closes it: closing a socket
 // with unread data sends a reset, which can destroy the response (say, a
 // 431 for an oversized header) before the guest has read it. net/http's
-// server does the same.
-func (s *session) linger() {
+// server does the same. c is the stream requests were read from: the
+// guest connection, or the proxy's TLS server over it.
+func (s *session) linger(c net.Conn) {
+	if tc, ok := c.(*tls.Conn); ok {
+		_ = tc.CloseWrite() // close_notify; the TCP half-close follows
+	}
 	if s.guest.CloseWrite() != nil {
 		return
 	}
-	_ = s.guest.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
-	_, _ = io.CopyN(io.Discard, s.guest.Conn, 256<<10)
+	_ = c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	_, _ = io.CopyN(io.Discard, c, 256<<10)
 }
 
 // requestHost returns the normalized host a request is for, or an HTTP
@@ -174,7 +210,14 @@ func (s *session) linger() {
 // Host header, so that the proxy's check and an upstream's virtual hosting
 // can never see different names. http.ReadRequest drops the Host header
 // in that case, so it is read again from head, the raw request header.
-func requestHost(req *http.Request, head []byte) (string, int, string) {
+// scheme is "http" on the HTTP port (port 80 only) and "https" inside a
+// terminated TLS connection (port 443 only).
+func requestHost(req *http.Request, head []byte, scheme string) (string, int, string) {
+	defPort := ":80"
+	if scheme == "https" {
+		defPort = ":443"
+	}
+	stripPort := func(h string) string { return strings.TrimSuffix(h, defPort) }
 	if req.URL.Opaque != "" {
 		return "", http.StatusBadRequest, "malformed request URI"
 	}
@@ -184,13 +227,13 @@ func requestHost(req *http.Request, head []byte) (string, int, string) {
 		if err != nil {
 			return "", http.StatusBadRequest, "malformed request"
 		}
-		if req.URL.Scheme != "http" {
-			return "", http.StatusBadRequest, "only http:// request URIs are accepted on this port"
+		if req.URL.Scheme != scheme {
+			return "", http.StatusBadRequest, "only " + scheme + ":// request URIs are accepted on this port"
 		}
 		if req.URL.User != nil {
 			return "", http.StatusBadRequest, "user info in the request URI is not accepted"
 		}
-		if hostHdr != "" && !strings.EqualFold(stripPort80(hostHdr), stripPort80(req.URL.Host)) {
+		if hostHdr != "" && !strings.EqualFold(stripPort(hostHdr), stripPort(req.URL.Host)) {
 			return "", http.StatusBadRequest, "Host header and request URI name different hosts"
 		}
 		h = req.URL.Host
@@ -205,13 +248,14 @@ func requestHost(req *http.Request, head []byte) (string, int, string) {
 			return "", http.StatusBadRequest, "malformed Host"
 		}
 	}
-	if port != "" && port != "80" {
+	if port != "" && ":"+port != defPort {
+		if scheme == "https" {
+			return "", http.StatusBadRequest, "only port 443 is proxied over TLS"
+		}
 		return "", http.StatusBadRequest, "only port 80 is proxied on this port (use https:// for 443)"
 	}
 	return normalizeHost(name), 0, ""
 }
-
-func stripPort80(h string) string { return strings.TrimSuffix(h, ":80") }
 
 // joinUpstream appends the guest's request path to a route's upstream path.
 // Dot segments are refused rather than cleaned: cleaning "/../admin" would
@@ -242,9 +286,9 @@ func joinUpstream(up *url.URL, in *url.URL) (*url.URL, bool) {
 // forward sends req to target over a connection to a checked, pinned
 // address, and streams the response back to the guest. inject, when set,
 // adds the route's credential.
-func (p *Proxy) forward(s *session, ev *Event, req *http.Request, target *url.URL, exact bool, inject func(http.Header)) {
+func (p *Proxy) forward(s *session, c net.Conn, ev *Event, req *http.Request, target *url.URL, exact bool, inject func(http.Header)) {
 	reply := func(code int, outcome, reason, msg string) {
-		writeStatus(s.guest, code, msg)
+		writeStatus(c, code, msg)
 		ev.Status, ev.Outcome, ev.Reason = code, outcome, reason
 		s.emit(*ev)
 	}
@@ -269,6 +313,11 @@ func (p *Proxy) forward(s *session, ev *Event, req *http.Request, target *url.UR
 	ev.Upstream = ap.String()
 	upc := &countedConn{Conn: up, s: s}
 	s.hold(upc)
+	if !s.pin(ap.Addr()) {
+		up.Close()
+		reply(http.StatusForbidden, OutcomeDenied, "policy_changed", "airlock egress: the sandbox's policy changed")
+		return
+	}
 
 	var dialed atomic.Bool
 	tr := &http.Transport{
@@ -297,7 +346,7 @@ func (p *Proxy) forward(s *session, ev *Event, req *http.Request, target *url.UR
 		// The upstream sees the body at once; tell the guest to send it.
 		h.Del("Expect")
 		if req.ContentLength != 0 {
-			_, _ = io.WriteString(s.guest, "HTTP/1.1 100 Continue\r\n\r\n")
+			_, _ = io.WriteString(c, "HTTP/1.1 100 Continue\r\n\r\n")
 		}
 	}
 	hostHdr := target.Host
@@ -335,8 +384,11 @@ func (p *Proxy) forward(s *session, ev *Event, req *http.Request, target *url.UR
 	resp.Close = true
 	ev.Status = resp.StatusCode
 	ev.Outcome = OutcomeOK
-	if err := resp.Write(s.guest); err != nil {
+	if err := resp.Write(c); err != nil {
 		ev.Outcome, ev.Reason = OutcomeError, "response_copy"
+		if r := s.killReason(); r != "" {
+			ev.Reason = r // closed on purpose: a policy change, a timeout, the sandbox's end
+		}
 	}
 	s.emit(*ev)
 }

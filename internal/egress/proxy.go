@@ -389,7 +389,7 @@ func (p *Proxy) admit(ctx context.Context, c net.Conn, kind string) *session {
 			Outcome: OutcomeDenied, Reason: "limit"})
 		return nil
 	}
-	s := newSession(ctx, p, c, pol, kind, start)
+	s := newSession(ctx, p, c, src, pol, kind, start)
 	p.mu.Lock()
 	if p.state != stateRunning {
 		p.mu.Unlock()
@@ -400,6 +400,61 @@ func (p *Proxy) admit(ctx context.Context, c net.Conn, kind string) *session {
 	p.wg.Add(1)
 	p.mu.Unlock()
 	return s
+}
+
+// Recheck judges every open connection from src against the policy Lookup
+// returns for src now, and closes, on both sides, each one it no longer
+// allows: all of them when src is unknown or belongs to another sandbox
+// (the sandbox ended), those whose name, route or TLS mode the new policy
+// drops otherwise. The sockets are closed before Recheck returns (the
+// upstream gets its FIN or reset at once); the sessions' goroutines finish
+// on their own. Connections still reading their request go on under the
+// new policy. It returns how many connections it closed.
+//
+// The owner of Lookup calls it after every change to what Lookup returns
+// for src: a policy change, and a sandbox's end. Safe for concurrent use.
+func (p *Proxy) Recheck(src netip.Addr) int {
+	src = src.Unmap()
+	p.mu.Lock()
+	if p.state != stateRunning {
+		p.mu.Unlock()
+		return 0
+	}
+	var from []*session
+	for s := range p.sessions {
+		if s.src == src {
+			from = append(from, s)
+		}
+	}
+	p.mu.Unlock()
+	if len(from) == 0 {
+		return 0
+	}
+	var pol *policy
+	reason := "policy_changed"
+	if sb, ok := p.cfg.Lookup(src); ok {
+		var err error
+		if pol, err = compile(sb); err != nil {
+			p.log.Error("egress sandbox policy invalid; closing its connections", "sandbox", sb.ID, "err", err)
+			pol = &policy{sb: sb, exact: map[string]string{}, routes: map[string]*route{}} // allows nothing
+		}
+	}
+	closed := 0
+	for _, s := range from {
+		switch {
+		case pol == nil || pol.sb.ID != s.sb.ID:
+			s.kill("sandbox_ended") // the address belongs to nobody, or to a new sandbox
+		case !s.revalidate(pol):
+			s.kill(reason)
+		default:
+			continue
+		}
+		closed++
+	}
+	if closed > 0 {
+		p.log.Info("egress connections closed by a policy change or sandbox end", "src", src.String(), "closed", closed)
+	}
+	return closed
 }
 
 // acquire takes one connection slot for sandbox id.

@@ -11,9 +11,9 @@ import (
 
 // Sandbox is what the proxy needs to know about the sandbox that owns a
 // source address. Lookup returns it per connection (and per DNS query), so a
-// policy change takes effect on the next connection; open connections keep
-// the policy they were admitted under (netpool flushes conntrack on
-// SetPolicy, which cuts them in the namespace anyway).
+// policy change takes effect on the next connection; connections already
+// open are judged again by Proxy.Recheck, which the owner of Lookup calls
+// after every change (and when a sandbox ends).
 type Sandbox struct {
 	// ID and Tenant identify the sandbox in audit events and logs. ID is
 	// required: it is also the key of the per-sandbox connection limit.
@@ -24,7 +24,32 @@ type Sandbox struct {
 	// Routes are credential routes: plain-HTTP names inside the guest that
 	// the proxy forwards over HTTPS with a secret header added.
 	Routes []CredentialRoute
+	// TLS is how the TLS port treats the sandbox's connections:
+	// TLSPassthrough (the default, also "") or TLSInspect.
+	TLS TLSMode
+	// CA issues the certificates the proxy presents when it terminates the
+	// guest's TLS. Required with TLSInspect, ignored otherwise. Its
+	// certificate must be in the guest's trust store.
+	CA *CA
 }
+
+// TLSMode says whether the proxy terminates a sandbox's TLS.
+type TLSMode string
+
+const (
+	// TLSPassthrough checks the ClientHello's SNI against the domain rules
+	// and splices the encrypted stream to the upstream untouched. The proxy
+	// never sees the request, so a guest can ask an allowed server (a CDN
+	// front) for another site inside TLS: domain fronting.
+	TLSPassthrough TLSMode = "passthrough"
+	// TLSInspect terminates the guest's TLS with a certificate from the
+	// sandbox's own CA, refuses requests whose Host differs from the SNI
+	// (421, reason "host_mismatch"), and forwards each request over a new
+	// TLS connection to the upstream, verified normally (system roots plus
+	// Config.UpstreamTLS). The guest must trust the sandbox CA; anything
+	// that pins certificates, or brings its own trust store, fails.
+	TLSInspect TLSMode = "inspect"
+)
 
 // DomainRule allows one name or one family of names.
 type DomainRule struct {
@@ -74,10 +99,11 @@ func (s Sandbox) Validate() error {
 // policy is a validated Sandbox in the form the proxy matches against.
 // Immutable once built.
 type policy struct {
-	sb     Sandbox
-	exact  map[string]string // normalized name -> rule name
-	wild   []wildRule
-	routes map[string]*route // normalized in-guest host -> route
+	sb      Sandbox
+	inspect bool              // TLSInspect: terminate TLS with sb.CA
+	exact   map[string]string // normalized name -> rule name
+	wild    []wildRule
+	routes  map[string]*route // normalized in-guest host -> route
 }
 
 type wildRule struct {
@@ -110,6 +136,16 @@ func compile(s Sandbox) (*policy, error) {
 		bad("id: required")
 	}
 	p := &policy{sb: s, exact: map[string]string{}, routes: map[string]*route{}}
+	switch s.TLS {
+	case "", TLSPassthrough:
+	case TLSInspect:
+		p.inspect = true
+		if s.CA == nil {
+			bad("ca: required with tls %q", TLSInspect)
+		}
+	default:
+		bad("tls: %q is not %q or %q", s.TLS, TLSPassthrough, TLSInspect)
+	}
 	names := map[string]string{}
 	checkName := func(field, n string) {
 		switch {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"slices"
 	"time"
@@ -84,8 +85,9 @@ func (r *recordingConn) Read(b []byte) (int, error) {
 
 func (r *recordingConn) Write(b []byte) (int, error) { return len(b), nil }
 
-// serveTLS handles one connection to the TLS port: allow by SNI, connect
-// to the pinned upstream on 443, replay the hello, splice.
+// serveTLS handles one connection to the TLS port: allow by SNI; then
+// either (TLSPassthrough) connect to the pinned upstream on 443, replay the
+// hello and splice, or (TLSInspect) terminate and check the request too.
 func (p *Proxy) serveTLS(s *session) {
 	ev := s.event(KindTLS)
 	deny := func(reason string) {
@@ -113,14 +115,24 @@ func (p *Proxy) serveTLS(s *session) {
 		deny("ech")
 		return
 	}
-	m, ok := s.pol.matchDomain(normalizeHost(hello.serverName))
+	name := normalizeHost(hello.serverName)
+	var m match
+	pol, ok := s.authorize(func(pol *policy) (grant, bool) {
+		var ok bool
+		m, ok = pol.matchDomain(name)
+		return grant{host: name, exact: m.exact, inspected: pol.inspect}, ok
+	})
 	if !ok {
 		deny("not_allowed")
 		return
 	}
 	ev.Host, ev.Rule = m.label, m.rule
+	if pol.inspect {
+		p.inspectTLS(s, ev, hello, name, pol.sb.CA)
+		return
+	}
 
-	up, ap, reason, err := p.dialUpstream(s.ctx, normalizeHost(hello.serverName), 443, m.exact)
+	up, ap, reason, err := p.dialUpstream(s.ctx, name, 443, m.exact)
 	if err != nil {
 		ev.Outcome, ev.Reason = OutcomeError, reason
 		if reason == "refused_address" {
@@ -133,6 +145,10 @@ func (p *Proxy) serveTLS(s *session) {
 	ev.Upstream = ap.String()
 	upc := &countedConn{Conn: up, s: s}
 	s.hold(upc)
+	if !s.pin(ap.Addr()) {
+		deny("policy_changed")
+		return
+	}
 
 	if _, err := upc.Write(hello.raw); err != nil {
 		ev.Outcome, ev.Reason = OutcomeError, "upstream_write"
@@ -143,3 +159,41 @@ func (p *Proxy) serveTLS(s *session) {
 	splice(s, s.guest, upc)
 	s.emit(ev)
 }
+
+// inspectTLS terminates the guest's TLS for name (already allowed) with a
+// certificate from the sandbox's CA, then serves the request inside like
+// the HTTP port does, except that it must be for name and goes upstream
+// over a new, normally verified TLS connection.
+func (p *Proxy) inspectTLS(s *session, ev Event, hello *clientHello, name string, ca *CA) {
+	leaf, err := ca.leaf(name)
+	if err != nil {
+		p.log.Error("egress tls inspection: issue certificate", "sandbox", s.sb.ID, "err", err)
+		ev.Outcome, ev.Reason = OutcomeError, "certificate"
+		s.emit(ev)
+		return
+	}
+	rc := &replayConn{Conn: s.guest, r: io.MultiReader(bytes.NewReader(hello.raw), s.guest)}
+	tc := tls.Server(rc, &tls.Config{
+		Certificates: []tls.Certificate{*leaf},
+		NextProtos:   []string{"http/1.1"}, // one request per connection, like the HTTP port
+		MinVersion:   tls.VersionTLS12,
+	})
+	_ = s.guest.SetDeadline(time.Now().Add(p.cfg.HeaderTimeout))
+	if err := tc.HandshakeContext(s.ctx); err != nil {
+		// Most often: the guest does not trust the sandbox CA.
+		ev.Outcome, ev.Reason = OutcomeDenied, "tls_handshake"
+		s.emit(ev)
+		return
+	}
+	_ = s.guest.SetDeadline(time.Time{})
+	p.serveRequest(s, tc, name, ev)
+}
+
+// replayConn is the guest connection with the ClientHello the proxy
+// already read put back in front, for the proxy's own TLS server.
+type replayConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c *replayConn) Read(b []byte) (int, error) { return c.r.Read(b) }

@@ -37,7 +37,27 @@ type Policy struct {
 	Default string `json:"default"`
 	// Allow lists the exceptions, evaluated as a set (order does not matter).
 	Allow []Rule `json:"allow,omitempty"`
+	// TLS says how the egress proxy treats the guest's TLS to domain rules:
+	// TLSPassthrough ("" means the same) or TLSInspect. The namespace's
+	// tables do not depend on it.
+	TLS string `json:"tls,omitempty"`
 }
+
+// Values for Policy.TLS.
+const (
+	// TLSPassthrough: the proxy checks the TLS server name (SNI) and
+	// splices the encrypted stream. It cannot see the request inside, so a
+	// guest can reach another site served by an allowed name's server
+	// (domain fronting).
+	TLSPassthrough = "passthrough"
+	// TLSInspect: the proxy terminates TLS with a certificate from the
+	// sandbox's own CA (trusted by the guest), refuses requests for any
+	// host but the server name, and re-encrypts to the upstream.
+	TLSInspect = "inspect"
+)
+
+// Inspects reports whether the policy asks for TLS inspection.
+func (p Policy) Inspects() bool { return p.TLS == TLSInspect }
 
 // DenyAll is the policy every slot starts with.
 func DenyAll() Policy { return Policy{Default: DefaultDeny} }
@@ -88,6 +108,12 @@ func (p Policy) compile() ([]compiledRule, error) {
 		bad("default: required (%q or %q)", DefaultDeny, DefaultAllow)
 	default:
 		bad("default: %q is not %q or %q", p.Default, DefaultDeny, DefaultAllow)
+	}
+
+	switch p.TLS {
+	case "", TLSPassthrough, TLSInspect:
+	default:
+		bad("tls: %q is not %q or %q", p.TLS, TLSPassthrough, TLSInspect)
 	}
 
 	seen := map[string]int{}
@@ -218,7 +244,7 @@ func validDomain(s string) bool {
 
 // clone returns a deep copy (Slot.Policy hands these out).
 func (p Policy) clone() Policy {
-	q := Policy{Default: p.Default, Allow: make([]Rule, len(p.Allow))}
+	q := Policy{Default: p.Default, Allow: make([]Rule, len(p.Allow)), TLS: p.TLS}
 	for i, r := range p.Allow {
 		r.Ports = slices.Clone(r.Ports)
 		q.Allow[i] = r

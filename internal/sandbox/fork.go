@@ -100,7 +100,17 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 			}
 			clones[i] = c
 			if slot != nil {
-				errs[i] = m.applyEgress(slot, opts.ID, parent.Tenant, parent.Egress)
+				// A child inherits its parent's trust store, CA certificate
+				// included, but gets a CA of its own.
+				if parent.Egress.Inspects() {
+					if c.ca, errs[i] = m.newEgressCA(opts.ID); errs[i] == nil {
+						errs[i] = installEgressCA(ctx, c.vm, c.ca)
+					}
+					if errs[i] != nil {
+						return
+					}
+				}
+				errs[i] = m.applyEgress(slot, opts.ID, parent.Tenant, parent.Egress, c.ca)
 			}
 		}(i)
 	}
@@ -133,10 +143,14 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 		if c.slot != nil {
 			info.NetAddr = c.slot.NsIP.String()
 		}
-		if _, err := m.register(ctx, info, v, c.slot, tmpl.EnvList()); err != nil {
+		l, err := m.register(ctx, info, v, c.slot, tmpl.EnvList())
+		if err != nil {
 			destroy(clones[i:])
 			return out, err
 		}
+		l.mu.Lock()
+		l.egressCA = c.ca
+		l.mu.Unlock()
 		registered++
 		out = append(out, info)
 		m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, ParentID: parent.ID, Template: info.Template,

@@ -87,6 +87,7 @@ type Manager struct {
 
 	egMu        sync.RWMutex
 	egressBySrc map[netip.Addr]egress.Sandbox // guarded by egMu; by slot NsIP, sandboxes holding a slot
+	enforcer    atomic.Pointer[enforcerRef]   // the egress proxy, once connected (SetEgressEnforcer)
 
 	stop     chan struct{} // closed by Close
 	stopOnce sync.Once
@@ -117,10 +118,14 @@ type live struct {
 	id           string // immutable
 	stateDir     string // immutable; the VM's host-side state directory
 
-	mu   sync.Mutex    // guards info; never held across a guest call
-	info Info          // guarded by mu
-	slot *netpool.Slot // set at registration or by recovery before the API serves; nil without networking; released by end
-	env  []string      // immutable
+	mu       sync.Mutex // guards info and egressCA; never held across a guest call
+	info     Info       // guarded by mu
+	egressCA *egress.CA // guarded by mu; TLS inspection CA, once the policy asked for it
+	// caPending: recovery made egressCA, which re-attachment must still
+	// install in the guest. Guarded by mu.
+	caPending bool
+	slot      *netpool.Slot // set at registration or by recovery before the API serves; nil without networking; released by end
+	env       []string      // immutable
 }
 
 // newLive returns a sandbox whose VM is attached already.
@@ -293,7 +298,9 @@ func (m *Manager) checkEgress(tenant string, p *netpool.Policy) (netpool.Policy,
 			return netpool.Policy{}, errdefs.FailedPrecondition("egress rule %q: domain rules need the egress proxy, which is not enabled on this host", r.Name)
 		}
 	}
-	if _, err := m.proxySandbox("check", tenant, *p); err != nil {
+	check := *p
+	check.TLS = "" // the CA is made per sandbox, later
+	if _, err := m.proxySandbox("check", tenant, check, nil); err != nil {
 		return netpool.Policy{}, err
 	}
 	return *p, nil
@@ -362,11 +369,23 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 	// only needs its proxy entry (which makes the proxy answer the sandbox,
 	// with nothing, rather than log an unknown source); anything else
 	// replaces the slot's table before the caller gets the id.
+	var ca *egress.CA
+	if c.slot != nil && egressPol.Inspects() {
+		// The guest trusts its CA before the proxy ever presents it.
+		var err error
+		if ca, err = m.newEgressCA(v.ID); err == nil {
+			err = installEgressCA(ctx, v, ca)
+		}
+		if err != nil {
+			v.Destroy(context.WithoutCancel(ctx))
+			return fail(fmt.Errorf("create from %s: %w", tmpl.Name, err))
+		}
+	}
 	if c.slot != nil {
 		if isDenyAll(egressPol) && isDenyAll(c.slot.Policy()) {
-			psb, _ := m.proxySandbox(v.ID, req.Tenant, egressPol)
+			psb, _ := m.proxySandbox(v.ID, req.Tenant, egressPol, ca)
 			m.setEgressLookup(c.slot.NsIP, psb)
-		} else if err := m.applyEgress(c.slot, v.ID, req.Tenant, egressPol); err != nil {
+		} else if err := m.applyEgress(c.slot, v.ID, req.Tenant, egressPol, ca); err != nil {
 			v.Destroy(context.WithoutCancel(ctx))
 			return fail(err)
 		}
@@ -382,7 +401,14 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 		v.Destroy(context.Background())
 		return fail(err)
 	}
+	l.mu.Lock()
+	l.egressCA = ca
+	l.mu.Unlock()
 	detail := map[string]string{"ttl_s": strconv.Itoa(int(ttl / time.Second)), "egress_default": egressPol.Default}
+	if ca != nil {
+		detail["egress_tls"] = netpool.TLSInspect
+		detail["egress_ca_sha256"] = ca.Fingerprint()
+	}
 	if names := ruleNames(egressPol); names != "" {
 		detail["egress_allow"] = names
 	}
@@ -782,6 +808,10 @@ func (m *Manager) SetEgress(ctx context.Context, tenant, id string, p netpool.Po
 	if err != nil {
 		return Info{}, err
 	}
+	ca, newCA, err := m.ensureEgressCA(ctx, tenant, id, l, pol)
+	if err != nil {
+		return Info{}, err
+	}
 	l.mu.Lock()
 	if l.ending.Load() {
 		l.mu.Unlock()
@@ -792,12 +822,19 @@ func (m *Manager) SetEgress(ctx context.Context, tenant, id string, p netpool.Po
 		l.mu.Unlock()
 		return Info{}, errdefs.FailedPrecondition("sandbox %s was started without networking; its egress cannot be opened", id)
 	}
+	detail := map[string]string{"default": pol.Default, "allow": ruleNames(pol)}
+	if pol.Inspects() {
+		detail["tls"] = netpool.TLSInspect
+	}
+	if newCA {
+		detail["ca_sha256"] = ca.Fingerprint()
+	}
 	if l.slot != nil {
-		if err := m.applyEgress(l.slot, id, tenant, pol); err != nil {
+		if err := m.applyEgress(l.slot, id, tenant, pol, ca); err != nil {
 			l.mu.Unlock()
 			m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: id, Template: info.Template, Event: "egress_change",
 				Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: errdefs.Code(err),
-				Detail: map[string]string{"default": pol.Default, "allow": ruleNames(pol)}})
+				Detail: detail})
 			return Info{}, err
 		}
 	}
@@ -809,9 +846,40 @@ func (m *Manager) SetEgress(ctx context.Context, tenant, id string, p netpool.Po
 		return Info{}, err
 	}
 	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: id, Template: info.Template, Event: "egress_change",
-		Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: "ok",
-		Detail: map[string]string{"default": pol.Default, "allow": ruleNames(pol)}})
+		Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: "ok", Detail: detail})
 	return info, nil
+}
+
+// ensureEgressCA returns the sandbox's inspection CA when pol asks for
+// inspection, making it and installing it in the guest first if the
+// sandbox has none yet (newCA). Without networking or inspection it
+// returns the CA the sandbox may already have, unused.
+func (m *Manager) ensureEgressCA(ctx context.Context, tenant, id string, l *live, pol netpool.Policy) (ca *egress.CA, newCA bool, err error) {
+	l.mu.Lock()
+	ca, slot := l.egressCA, l.slot
+	l.mu.Unlock()
+	if ca != nil || slot == nil || !pol.Inspects() {
+		return ca, false, nil
+	}
+	err = m.use(ctx, tenant, id, func(l *live) error {
+		var err error
+		if ca, err = m.newEgressCA(id); err != nil {
+			return err
+		}
+		return installEgressCA(ctx, l.vm, ca)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.egressCA != nil {
+		// A concurrent change installed one first; the guest trusts both,
+		// the proxy uses that one.
+		return l.egressCA, false, nil
+	}
+	l.egressCA = ca
+	return ca, true, nil
 }
 
 // Templates lists the baked templates.

@@ -6,7 +6,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/netip"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -49,23 +51,103 @@ func (m *Manager) EgressLookup(src netip.Addr) (egress.Sandbox, bool) {
 	return sb, ok
 }
 
+// setEgressLookup changes what the proxy enforces for src, then has it
+// judge the connections src already has open against that.
 func (m *Manager) setEgressLookup(src netip.Addr, sb egress.Sandbox) {
 	m.egMu.Lock()
-	defer m.egMu.Unlock()
 	m.egressBySrc[src] = sb
+	m.egMu.Unlock()
+	m.recheckEgress(src)
 }
 
+// dropEgressLookup makes src unknown to the proxy and closes everything
+// it still had open through it.
 func (m *Manager) dropEgressLookup(src netip.Addr) {
 	m.egMu.Lock()
-	defer m.egMu.Unlock()
 	delete(m.egressBySrc, src)
+	m.egMu.Unlock()
+	m.recheckEgress(src)
+}
+
+// EgressEnforcer is what the Manager needs of the egress proxy
+// (egress.Proxy): after every change to what EgressLookup returns for a
+// source, close the connections from it that are no longer allowed.
+type EgressEnforcer interface {
+	Recheck(src netip.Addr) int
+}
+
+type enforcerRef struct{ e EgressEnforcer }
+
+// SetEgressEnforcer connects the egress proxy, which is started after the
+// Manager (it needs EgressLookup). From then on every policy change and
+// every sandbox end closes the proxied connections the change took away,
+// on both sides, before the call that made the change returns.
+func (m *Manager) SetEgressEnforcer(e EgressEnforcer) {
+	m.enforcer.Store(&enforcerRef{e})
+}
+
+func (m *Manager) recheckEgress(src netip.Addr) {
+	if r := m.enforcer.Load(); r != nil {
+		r.e.Recheck(src)
+	}
+}
+
+// TLS inspection (policy tls "inspect"). Each such sandbox gets its own CA
+// (egress.NewCA): the certificate goes into the guest's trust store before
+// the policy is in force; the key stays in this process and is never
+// stored. A daemon restart makes a new CA and installs it too (the old
+// key is gone); a fork child gets its own. The guest's OpenSSL, curl,
+// Python and Go read the system bundle; tools with their own bundle
+// (Python's certifi, Node) must be pointed at it.
+const (
+	// guestCAFile is where the sandbox CA certificate is written, the
+	// directory update-ca-certificates reads, so a guest that rebuilds its
+	// bundle keeps trusting it.
+	guestCAFile = "/usr/local/share/ca-certificates/airlock-egress.crt"
+	// guestCABundle is Debian's system bundle, which the certificate is
+	// appended to.
+	guestCABundle = "/etc/ssl/certs/ca-certificates.crt"
+)
+
+// newEgressCA makes a sandbox's inspection CA, valid a day beyond the
+// longest life any sandbox may have.
+func (m *Manager) newEgressCA(id string) (*egress.CA, error) {
+	ca, err := egress.NewCA(id, m.cfg.MaxTTL+24*time.Hour)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", id, err)
+	}
+	return ca, nil
+}
+
+// installEgressCA writes ca's certificate (never its key) into v's trust
+// store.
+func installEgressCA(ctx context.Context, v *vm.VM, ca *egress.CA) error {
+	if _, err := v.Agent.WriteFile(ctx, guestCAFile, bytes.NewReader(ca.CertPEM()), 0o644, true); err != nil {
+		return fmt.Errorf("install egress CA in the guest: %w", err)
+	}
+	var errb bytes.Buffer
+	res, err := v.Agent.Exec(ctx, guest.ExecOptions{Cwd: "/", Timeout: 30 * time.Second,
+		Shell: fmt.Sprintf("mkdir -p %s && cat %s >> %s", path.Dir(guestCABundle), guestCAFile, guestCABundle)}, io.Discard, &errb)
+	if err != nil {
+		return fmt.Errorf("install egress CA in the guest: %w", err)
+	}
+	if res.ExitCode != 0 || res.TimedOut {
+		return errdefs.FailedPrecondition("install egress CA in the guest: exit %d: %s", res.ExitCode, strings.TrimSpace(errb.String()))
+	}
+	return nil
 }
 
 // proxySandbox is what the egress proxy enforces for a sandbox: its domain
 // rules, minus those that enable one of the tenant's credential routes,
 // which become the routes instead.
-func (m *Manager) proxySandbox(id, tenant string, pol netpool.Policy) (egress.Sandbox, error) {
+//
+// ca is the sandbox's inspection CA; it must be set when pol asks for
+// inspection.
+func (m *Manager) proxySandbox(id, tenant string, pol netpool.Policy, ca *egress.CA) (egress.Sandbox, error) {
 	sb := egress.Sandbox{ID: id, Tenant: tenant}
+	if pol.Inspects() {
+		sb.TLS, sb.CA = egress.TLSInspect, ca
+	}
 	routes := map[string]egress.CredentialRoute{}
 	for _, r := range m.cfg.Credentials[tenant] {
 		routes[strings.ToLower(strings.TrimSuffix(r.Host, "."))] = r
@@ -90,9 +172,10 @@ func (m *Manager) proxySandbox(id, tenant string, pol netpool.Policy) (egress.Sa
 // applyEgress puts pol into force for a sandbox holding slot: the proxy's
 // view first (so that when the namespace opens the proxy already knows the
 // sandbox), then the namespace's nftables, in one transaction that also
-// cuts connections the new policy no longer allows.
-func (m *Manager) applyEgress(slot *netpool.Slot, id, tenant string, pol netpool.Policy) error {
-	psb, err := m.proxySandbox(id, tenant, pol)
+// cuts connections the new policy no longer allows (the namespace's
+// conntrack entries, and the proxy's sessions on both sides).
+func (m *Manager) applyEgress(slot *netpool.Slot, id, tenant string, pol netpool.Policy, ca *egress.CA) error {
+	psb, err := m.proxySandbox(id, tenant, pol, ca)
 	if err != nil {
 		return err
 	}

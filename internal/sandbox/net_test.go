@@ -183,12 +183,18 @@ type netEnv struct {
 	mu       sync.Mutex
 	llmAuth  []string // Authorization headers the llm upstream saw; guarded by mu
 	llmPaths []string // guarded by mu
+
+	// The DMS's /hold answers one line and keeps the response open until
+	// the client goes away: held gets a value when one opens, released
+	// when one ends.
+	held, released chan string
 }
 
 func newNetEnv(t testing.TB, warmPool int) *netEnv {
 	t.Helper()
 	vmtest.RequireVMs(t)
-	e := &netEnv{host: newNamedNS(t, "host"), dms: newNamedNS(t, "dms")}
+	e := &netEnv{host: newNamedNS(t, "host"), dms: newNamedNS(t, "dms"),
+		held: make(chan string, 8), released: make(chan string, 8)}
 	hh := nsHandle(t, e.host)
 	up(t, hh, "lo", ntProxy+"/32") // the proxy's address; 127.0.0.1 serves the llm upstream
 
@@ -219,6 +225,17 @@ func newNetEnv(t testing.TB, warmPool int) *netEnv {
 	}), "dms listeners")
 	dmsSrv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		if r.URL.Path == "/hold" {
+			fmt.Fprintf(w, "held %s\n", host)
+			w.(http.Flusher).Flush()
+			e.held <- r.URL.RawQuery
+			select {
+			case <-r.Context().Done():
+				e.released <- r.URL.RawQuery
+			case <-time.After(2 * time.Minute):
+			}
+			return
+		}
 		fmt.Fprintf(w, "dms-ok %s\n", host)
 	})}
 	go dmsSrv.Serve(httpLn)
@@ -313,6 +330,7 @@ func newNetEnv(t testing.TB, warmPool int) *netEnv {
 		ntTenant: {{Name: "llm", Host: ntLLMHost, Upstream: fmt.Sprintf("https://example.com:%d/v1", ntLLMPort),
 			Header: "Authorization", Value: "Bearer " + ntSecret}},
 	}})
+	m.SetEgressEnforcer(e.proxy)
 	e.m = m
 	mReady.Done()
 	return e
@@ -598,6 +616,114 @@ k="%s""%s"; for p in "$m" "$k"; do grep -r -l -s -D skip -F "$p" / --exclude-dir
 		}
 	})
 
+	// A connection held open through the proxy (a slow download from the
+	// DMS by name) is closed at the DMS end by the time the policy change
+	// returns, and likewise when the sandbox ends.
+	t.Run("HeldConnectionsEndWithTheirAllow", func(t *testing.T) {
+		byName := &netpool.Policy{Default: netpool.DefaultDeny, Allow: []netpool.Rule{{Name: "dms-name", Domain: ntDMSName}}}
+		c := e.create(t, byName)
+		for _, end := range []string{"policy", "kill"} {
+			if end == "kill" {
+				_, err := e.m.SetEgress(ctx, ntTenant, c.ID, *byName)
+				ok(t, err, "allow again")
+			}
+			e.hold(t, c.ID, end)
+			if end == "policy" {
+				_, err := e.m.SetEgress(ctx, ntTenant, c.ID, netpool.DenyAll())
+				ok(t, err, "revoke")
+			} else {
+				ok(t, e.m.Kill(ctx, ntTenant, c.ID), "kill")
+			}
+			select {
+			case q := <-e.released:
+				if q != end {
+					t.Errorf("released %q, want %q", q, end)
+				}
+			case <-time.After(5 * time.Second):
+				t.Errorf("after the %s change returned, the proxy's connection to the DMS was still open", end)
+			}
+		}
+		// The proxy records each session as its goroutine finishes.
+		var reasons []string
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			reasons = reasons[:0]
+			for _, r := range auditOf(t, e, c.ID, "egress") {
+				reasons = append(reasons, r.Detail["reason"])
+			}
+			if slices.Contains(reasons, "policy_changed") && slices.Contains(reasons, "sandbox_ended") {
+				break
+			}
+		}
+		if !slices.Contains(reasons, "policy_changed") || !slices.Contains(reasons, "sandbox_ended") {
+			t.Errorf("egress audit reasons %q; want policy_changed and sandbox_ended", reasons)
+		}
+	})
+
+	// Another tenant in the same run: its sandbox reaches what its own
+	// policy allows, never tenant acme's credential route (naming its host
+	// only makes it an ordinary domain rule, which resolves nowhere), while
+	// acme's deny-all sandbox stays closed.
+	t.Run("SecondTenant", func(t *testing.T) {
+		info, err := e.m.Create(ctx, sandbox.CreateRequest{Tenant: "globex", Template: vmtest.TemplateName,
+			Egress: &netpool.Policy{Default: netpool.DefaultDeny, Allow: []netpool.Rule{
+				{Name: "dms-name", Domain: ntDMSName}, {Name: "llm", Domain: ntLLMHost}}}})
+		ok(t, err, "create for globex")
+		e.mu.Lock()
+		calls := len(e.llmAuth)
+		e.mu.Unlock()
+		var out, errb bytes.Buffer
+		script := fmt.Sprintf("%s; echo; %s", httpGet(ntDMSName, ntDMSName, "/"), httpGet(ntLLMHost, ntLLMHost, "/chat"))
+		_, err = e.m.Exec(ctx, "globex", info.ID, guest.ExecOptions{Shell: script, Timeout: time.Minute}, &out, &errb)
+		ok(t, err, "exec in globex's sandbox")
+		if !strings.Contains(out.String(), "dms-ok ") || strings.Contains(out.String(), "llm-ok") {
+			t.Errorf("globex's sandbox: %q; want the DMS and not acme's model", out.String())
+		}
+		e.mu.Lock()
+		if len(e.llmAuth) != calls {
+			t.Errorf("acme's credential route was used from globex's sandbox")
+		}
+		e.mu.Unlock()
+		if _, err := e.m.Get(ctx, ntTenant, info.ID); !errors.Is(err, errdefs.ErrNotFound) {
+			t.Errorf("acme sees globex's sandbox: %v", err)
+		}
+		res := e.checks(t, b.ID, []check{{"dms-name", httpGet(ntDMSName, ntDMSName, "/")}})
+		expect(t, res, "dms-name", false)
+		ok(t, e.m.Kill(ctx, "globex", info.ID), "kill")
+	})
+
+	// Inspection: the sandbox's CA certificate is in the guest's bundle
+	// before create returns; its key is nowhere in the guest; a later
+	// switch to inspection installs one too; each sandbox's CA differs.
+	t.Run("InspectInstallsCA", func(t *testing.T) {
+		pol := &netpool.Policy{Default: netpool.DefaultDeny, TLS: netpool.TLSInspect,
+			Allow: []netpool.Rule{{Name: "dms-name", Domain: ntDMSName}}}
+		c := e.create(t, pol)
+		if c.Egress.TLS != netpool.TLSInspect {
+			t.Errorf("create returned policy %+v", c.Egress)
+		}
+		_, err := e.m.SetEgress(ctx, ntTenant, b.ID, *pol)
+		ok(t, err, "switch b to inspect")
+		certs := map[string]string{}
+		for _, id := range []string{c.ID, b.ID} {
+			out, code := e.run(t, id, `n=$(grep -c "BEGIN CERTIFICATE" /etc/ssl/certs/ca-certificates.crt); `+
+				`grep -rl "PRIVATE KEY" /etc /usr/local/share /root /tmp 2>/dev/null; echo "n=$n"; cat /usr/local/share/ca-certificates/airlock-egress.crt`)
+			if code != 0 || !strings.HasPrefix(out, "n=1\n-----BEGIN CERTIFICATE-----") {
+				t.Errorf("%s: trust store %q (exit %d); want exactly the sandbox CA and no key", id, out, code)
+			}
+			certs[id] = out
+		}
+		if certs[c.ID] == certs[b.ID] {
+			t.Error("two sandboxes share an inspection CA")
+		}
+		create := auditOf(t, e, c.ID, "create")
+		if len(create) != 1 || create[0].Detail["egress_tls"] != "inspect" || len(create[0].Detail["egress_ca_sha256"]) != 64 {
+			t.Errorf("create audit: %+v", create)
+		}
+		_, err = e.m.SetEgress(ctx, ntTenant, b.ID, netpool.DenyAll())
+		ok(t, err, "b back to deny-all")
+		ok(t, e.m.Kill(ctx, ntTenant, c.ID), "kill")
+	})
+
 	t.Run("ForkChildGetsOwnSlotAndPolicy", func(t *testing.T) {
 		kids, err := e.m.Fork(ctx, ntTenant, a.ID, 1)
 		ok(t, err, "fork")
@@ -613,6 +739,26 @@ k="%s""%s"; for p in "$m" "$k"; do grep -r -l -s -D skip -F "$p" / --exclude-dir
 		expect(t, res, "other-port", false)
 		ok(t, e.m.Kill(ctx, ntTenant, k.ID), "kill child")
 	})
+}
+
+// hold opens a slow download from the DMS by name inside sandbox id (in
+// the background; the exec is abandoned when the connection dies) and
+// returns once the DMS has sent its first line.
+func (e *netEnv) hold(t *testing.T, id, tag string) {
+	t.Helper()
+	go func() {
+		script := fmt.Sprintf(`timeout 60 bash -c 'exec 3<>/dev/tcp/%s/80 && printf "GET /hold?%s HTTP/1.0\r\nHost: %s\r\n\r\n" >&3 && cat <&3'`,
+			ntDMSName, tag, ntDMSName)
+		_, _ = e.m.Exec(context.Background(), ntTenant, id, guest.ExecOptions{Shell: script, Timeout: 90 * time.Second}, io.Discard, io.Discard)
+	}()
+	select {
+	case q := <-e.held:
+		if q != tag {
+			t.Fatalf("held %q, want %q", q, tag)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the guest's download of /hold?%s never started", tag)
+	}
 }
 
 // auditOf returns a sandbox's audit records, optionally of one event.

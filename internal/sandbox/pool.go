@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"github.com/airlock-dev/airlock/internal/egress"
 	"io"
 	"log/slog"
 	"sync"
@@ -65,6 +66,9 @@ type clone struct {
 	// changed since (a pooled clone's slot is never touched until Create).
 	// A create that asks for deny-all and a probe may then rely on it.
 	probedDenyAll bool
+	// ca is a fork child's TLS inspection CA, installed in it already (nil
+	// unless its policy inspects); pooled clones never have one.
+	ca *egress.CA
 }
 
 // destroy ends the VM, then releases its slot (the tap goes with the

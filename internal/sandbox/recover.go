@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"github.com/airlock-dev/airlock/internal/egress"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,6 +128,16 @@ func (m *Manager) goAttach(l *live, sb store.Sandbox) {
 		if l.ending.Load() {
 			return // ended meanwhile; end destroyed what it found
 		}
+		l.mu.Lock()
+		ca := l.egressCA
+		pending := l.caPending
+		l.caPending = false
+		l.mu.Unlock()
+		if pending {
+			if err := installEgressCA(l.attachCtx, v, ca); err != nil {
+				m.log.Warn("cannot install the new egress CA in a re-attached sandbox; its inspected TLS will fail", "sandbox", sb.ID, "err", err)
+			}
+		}
 		m.goWatch(l)
 	}()
 }
@@ -213,12 +224,28 @@ func (m *Manager) adoptSlots(ctx context.Context, slots map[string]int) (dead []
 			dead = append(dead, id)
 			continue
 		}
+		// The previous daemon's inspection CA key died with it: make a new
+		// CA now, and install it in the guest once re-attached (until then
+		// the guest's TLS through the proxy fails its handshake: closed).
+		var ca *egress.CA
+		l.mu.Lock()
+		pol, tenant := l.info.Egress, l.info.Tenant
+		l.mu.Unlock()
+		if pol.Inspects() {
+			var err error
+			if ca, err = m.newEgressCA(id); err != nil {
+				m.log.Error("make egress CA; ending sandbox", "sandbox", id, "err", err)
+				dead = append(dead, id)
+				continue
+			}
+		}
 		l.mu.Lock()
 		l.slot = s
 		l.info.NetAddr = s.NsIP.String()
-		pol, tenant := l.info.Egress, l.info.Tenant
+		l.egressCA = ca
+		l.caPending = ca != nil
 		l.mu.Unlock()
-		if err := m.applyEgress(s, id, tenant, pol); err != nil {
+		if err := m.applyEgress(s, id, tenant, pol, ca); err != nil {
 			m.log.Error("re-apply egress policy; ending sandbox", "sandbox", id, "err", err)
 			dead = append(dead, id)
 		}

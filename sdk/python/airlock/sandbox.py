@@ -171,11 +171,20 @@ class Network:
     def __init__(self, sbx: "Sandbox"):
         self._sbx = sbx
 
-    def set_egress(self, default: str = "deny", allow: Optional[Iterable[Dict[str, Any]]] = None) -> None:
+    def set_egress(self, default: str = "deny", allow: Optional[Iterable[Dict[str, Any]]] = None,
+                   tls: Optional[str] = None) -> None:
         """Replace the egress policy. ``allow`` entries are dicts such as
         {"name": "dms", "cidr": "10.250.0.2/32", "ports": [8080], "protocol": "tcp"}
-        or {"name": "llm", "domain": "api.example.com"}."""
-        policy = {"default": default, "allow": list(allow or [])}
+        or {"name": "llm", "domain": "api.example.com"}. ``tls="inspect"``
+        makes the egress proxy terminate TLS to domain rules with a
+        per-sandbox CA the guest trusts and refuse requests for any host but
+        the TLS server name (no domain fronting); the default,
+        "passthrough", only checks the server name. Connections the new
+        policy no longer allows are closed, on both sides of the proxy,
+        before this returns."""
+        policy: Dict[str, Any] = {"default": default, "allow": list(allow or [])}
+        if tls:
+            policy["tls"] = tls
         self._sbx._update(self._sbx._client.json("PUT", self._sbx._path("/egress"), json_body=policy))
 
     @property
