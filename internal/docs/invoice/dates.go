@@ -68,6 +68,9 @@ func (p *dateParser) parse(s string, order DateOrder) (parsedDate, error) {
 	if fixed, ok := fixOCRYear(f); ok {
 		f, out.corrected = fixed, true
 	}
+	if fixed, ok := fixOCRDayMonth(f); ok {
+		f, out.corrected = fixed, true
+	}
 	// "4 mars.2026": OCR closed up a month name and its year with a speck.
 	f = monthDot.ReplaceAllString(f, "$1 $2")
 	type try func(string, DateOrder) (time.Time, bool, bool)
@@ -94,6 +97,33 @@ var monthDot = regexp.MustCompile(`([a-z]{3,})\.([0-9]{4})`)
 func fixOCRYear(s string) (string, bool) {
 	out := ocrYear.ReplaceAllString(s, "${1}20${2}${3}")
 	return out, out != s
+}
+
+// numericDateParts is an all-numeric date's parts: three digit groups
+// joined by one kind of separator.
+var numericDateParts = regexp.MustCompile(`\b(\d{1,4})([./-])(\d{1,2})([./-])(\d{2,4})\b`)
+
+// fixOCRDayMonth repairs a day or month whose leading 0 OCR read as a 6,
+// 8 or 9 ("15.83.2026", "14-93-2026", "83-15-2026": a slashed or dotted
+// zero). No day or month is 60 or more, so the two-digit part has only
+// the one reading; the year is fixOCRYear's.
+func fixOCRDayMonth(s string) (string, bool) {
+	changed := false
+	out := numericDateParts.ReplaceAllStringFunc(s, func(tok string) string {
+		m := numericDateParts.FindStringSubmatch(tok)
+		parts := []string{m[1], m[3], m[5]}
+		year := 2 // which part is the year: the four-digit one, else the last
+		if len(m[1]) == 4 {
+			year = 0
+		}
+		for i, p := range parts {
+			if i != year && len(p) == 2 && strings.ContainsRune("689", rune(p[0])) {
+				parts[i], changed = "0"+p[1:], true
+			}
+		}
+		return parts[0] + m[2] + parts[1] + m[4] + parts[2]
+	})
+	return out, changed
 }
 
 // fixOCRDate repairs letter/digit confusions inside date-shaped tokens

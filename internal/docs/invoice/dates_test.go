@@ -72,3 +72,18 @@ func TestUnambiguousOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestFixOCRDayMonth(t *testing.T) {
+	for in, want := range map[string]string{
+		"15.83.2026": "15.03.2026",
+		"14-93-2026": "14-03-2026",
+		"83-15-2026": "03-15-2026",
+		"2026-63-14": "2026-03-14",
+		"15.03.2026": "15.03.2026",
+		"28/02/2026": "28/02/2026",
+	} {
+		if got, _ := fixOCRDayMonth(in); got != want {
+			t.Errorf("fixOCRDayMonth(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

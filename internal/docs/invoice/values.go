@@ -194,7 +194,8 @@ func parseID(ws []word) (parsed, bool) {
 		t := strings.TrimLeft(w.text, "#:№")
 		t = strings.TrimRight(t, ".,;:)")
 		if w.conf < 1 {
-			t = strings.Trim(t, "“”‘’'\"") // "Invoice #: “INV-1010"
+			t = strings.Trim(t, "“”‘’'\"")   // "Invoice #: “INV-1010"
+			t = strings.TrimLeft(t, "_~-—–") // specks before the id: "__RE-2026-1074"
 		}
 		var issues []string
 		if w.conf < 1 {
