@@ -46,9 +46,22 @@ type fakeModelHost struct {
 
 func startFakeModelHost(t *testing.T, answer string) *fakeModelHost {
 	t.Helper()
-	name := netpooltest.NetnsName("llm")
+	f := &fakeModelHost{}
+	ip, caFile := startUpstreamHost(t, "llm", nil, f.handler(answer))
+	f.addr, f.caFile = net.JoinHostPort(ip.String(), "443"), caFile
+	return f
+}
+
+// startUpstreamHost runs an HTTPS server on port 443 of a host of its own:
+// a network namespace the test makes (named after tag), reached from the
+// host over a veth on a private /30, so only exact rules and credential
+// routes may reach it. Its certificate is self-signed for its address and
+// names; caFile holds it, for the daemon (--egress-ca or SSL_CERT_FILE).
+func startUpstreamHost(t *testing.T, tag string, names []string, h http.Handler) (ip netip.Addr, caFile string) {
+	t.Helper()
+	name := netpooltest.NetnsName(tag)
 	base := netip.MustParsePrefix(netpooltest.FreeBase(t, 30))
-	hostIP, llmIP := base.Addr().Next(), base.Addr().Next().Next()
+	hostIP, upIP := base.Addr().Next(), base.Addr().Next().Next()
 	runtime.LockOSThread()
 	orig, err := netns.Get()
 	if err != nil {
@@ -58,10 +71,10 @@ func startFakeModelHost(t *testing.T, answer string) *fakeModelHost {
 	netns.Set(orig)
 	runtime.UnlockOSThread()
 	if err != nil {
-		t.Fatalf("llm netns: %v", err)
+		t.Fatalf("%s netns: %v", tag, err)
 	}
 	t.Cleanup(func() { ns.Close(); netns.DeleteNamed(name) })
-	veth := netpooltest.Instance() + "llm"
+	veth := netpooltest.Instance() + tag
 	la := netlink.NewLinkAttrs()
 	la.Name = veth
 	if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: la, PeerName: "eth0", PeerNamespace: netlink.NsFd(int(ns))}); err != nil {
@@ -80,7 +93,6 @@ func startFakeModelHost(t *testing.T, answer string) *fakeModelHost {
 		t.Fatal(err)
 	}
 	netlink.LinkSetUp(hl)
-	f := &fakeModelHost{addr: net.JoinHostPort(llmIP.String(), "8080")}
 	var ln net.Listener
 	inNS(t, ns, func() error {
 		nh, err := netlink.NewHandleAt(ns)
@@ -90,34 +102,34 @@ func startFakeModelHost(t *testing.T, answer string) *fakeModelHost {
 		defer nh.Close()
 		l, _ := nh.LinkByName("eth0")
 		lo, _ := nh.LinkByName("lo")
-		nh.AddrAdd(l, must30(llmIP))
+		nh.AddrAdd(l, must30(upIP))
 		nh.LinkSetUp(l)
 		nh.LinkSetUp(lo)
-		ln, err = net.Listen("tcp4", f.addr)
+		ln, err = net.Listen("tcp4", net.JoinHostPort(upIP.String(), "443"))
 		return err
 	})
-	cert, pemBytes := selfSigned(t, llmIP)
-	f.caFile = filepath.Join(t.TempDir(), "model-ca.pem")
-	if err := os.WriteFile(f.caFile, pemBytes, 0o644); err != nil {
+	cert, pemBytes := selfSigned(t, upIP, names...)
+	caFile = filepath.Join(t.TempDir(), tag+"-ca.pem")
+	if err := os.WriteFile(caFile, pemBytes, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: f.handler(answer), TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
+	srv := &http.Server{Handler: h, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
 	go srv.ServeTLS(ln, "", "")
 	t.Cleanup(func() { srv.Close() })
-	return f
+	return upIP, caFile
 }
 
-// selfSigned makes a certificate for ip (credential routes must use https:
-// a key never crosses a network in clear).
-func selfSigned(t *testing.T, ip netip.Addr) (tls.Certificate, []byte) {
+// selfSigned makes a certificate for ip and names (credential routes must
+// use https: a key never crosses a network in clear).
+func selfSigned(t *testing.T, ip netip.Addr, names ...string) (tls.Certificate, []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "fake model"},
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "e2e upstream"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{ip.AsSlice()}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		IPAddresses: []net.IP{ip.AsSlice()}, DNSNames: names, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {

@@ -13,9 +13,14 @@
 //
 //   - DNS answers only names the sandbox may reach, always with the proxy's
 //     own address; other names get NXDOMAIN, unknown sources REFUSED.
-//   - TLS is not terminated: the ClientHello's SNI is read (by crypto/tls,
-//     over a recording connection), checked, and the recorded bytes are
-//     replayed to the upstream; then bytes are spliced both ways.
+//   - TLS (Sandbox.TLS): the ClientHello's SNI is read (by crypto/tls, over
+//     a recording connection) and checked. TLSPassthrough replays the
+//     recorded bytes to the upstream and splices both ways. TLSInspect
+//     terminates TLS with a leaf issued for the SNI by the sandbox's own CA
+//     (Sandbox.CA, trusted by the guest; key only in memory), requires the
+//     request's Host to equal the SNI (else 421 host_mismatch), and
+//     forwards it like the HTTP port does, over a new TLS connection
+//     verified against Config.UpstreamTLS.
 //   - HTTP: one request per connection. A credential route's host is
 //     forwarded over HTTPS to the route's upstream with the secret header
 //     set; a domain rule's host is forwarded as plain HTTP to port 80;
@@ -53,12 +58,20 @@
 //     document encoded into a hostname). For wildcard matches the pattern
 //     is recorded instead of the name for the same reason.
 //
-// Known limits. A domain rule allows a server, not a tenant of it: a guest
-// may send an allowed SNI to a shared CDN address and ask for another site
-// inside TLS (domain fronting); only terminating TLS would stop that.
-// ClientHellos with Encrypted Client Hello are refused because they make
-// fronting trivial (this also refuses browsers that send GREASE ECH). HTTP
-// upgrades (WebSocket) and HTTP/2 are not proxied.
+//   - Policy changes. Every session records what it was granted (name,
+//     route, TLS mode, pinned address), decided under the session's lock;
+//     Proxy.Recheck, which the owner of Lookup calls after each change and
+//     when a sandbox ends, re-takes that decision against the new policy
+//     under the same lock and closes, guest and upstream side, every
+//     session it no longer allows.
+//
+// Known limits. In TLSPassthrough a domain rule allows a server, not a
+// tenant of it: a guest may send an allowed SNI to a shared CDN address and
+// ask for another site inside TLS (domain fronting); TLSInspect closes
+// that at the cost of the guest trusting a per-sandbox CA. ClientHellos
+// with Encrypted Client Hello are refused because they make fronting
+// trivial (this also refuses browsers that send GREASE ECH). HTTP upgrades
+// (WebSocket) and HTTP/2 are not proxied.
 //
 // What it must never do: forward a DNS query; dial a name (only addresses
 // it has checked); log or record a payload, a secret or a refused name; let
