@@ -89,8 +89,9 @@ func parsePGM(b []byte) (*image.Gray, error) {
 	return &image.Gray{Pix: b[i : i+w*h], Stride: w, Rect: image.Rect(0, 0, w, h)}, nil
 }
 
-// ocrGray deskews img and reads it with tesseract. dpi converts pixels to
-// points; page number n is for messages.
+// ocrGray deskews and despeckles img, reads it with tesseract and marks
+// the words printed faintly. dpi converts pixels to points; page number n
+// is for messages.
 func ocrGray(ctx context.Context, img *image.Gray, dpi float64, n int, tmp string, o Options) (Page, error) {
 	skew := estimateSkew(img)
 	if math.Abs(skew) >= minCorrection {
@@ -98,6 +99,7 @@ func ocrGray(ctx context.Context, img *image.Gray, dpi float64, n int, tmp strin
 	} else {
 		skew = 0
 	}
+	img = despeckle(img)
 	file := filepath.Join(tmp, fmt.Sprintf("page-%d.pgm", n))
 	if err := writePGM(file, img); err != nil {
 		return Page{}, err
@@ -107,6 +109,7 @@ func ocrGray(ctx context.Context, img *image.Gray, dpi float64, n int, tmp strin
 	if err != nil {
 		return Page{}, err
 	}
+	markFaint(&p, img, dpi/72)
 	p.Width = float64(img.Bounds().Dx()) * 72 / dpi
 	p.Height = float64(img.Bounds().Dy()) * 72 / dpi
 	p.SkewDegrees = skew

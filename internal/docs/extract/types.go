@@ -24,6 +24,10 @@ type Word struct {
 	Text string  `json:"text"`
 	Box  Box     `json:"box"`
 	Conf float64 `json:"conf"`
+	// Faint marks an OCR word whose ink is much lighter than the page's
+	// typical word: tesseract may still read it with confidence, but the
+	// print itself is doubtful (a light gray total).
+	Faint bool `json:"faint,omitempty"`
 }
 
 // Line is one line of text in reading order; Text is its words joined by

@@ -191,11 +191,20 @@ func minConf(ws []word) float64 {
 	return c
 }
 
-// wordConf converts an extract.Word confidence (-1 for text, 0..100 for
-// OCR) to 0..1.
-func wordConf(c float64) float64 {
-	if c < 0 {
+// faintConf caps the confidence of a word OCR marked faint: below lowOCR,
+// so a value read from light gray print goes to a person whatever
+// tesseract thought of its shapes.
+const faintConf = 0.3
+
+// wordConf converts an extract.Word's confidence (-1 for text, 0..100 for
+// OCR) to 0..1, capped at faintConf for faint print.
+func wordConf(w extract.Word) float64 {
+	if w.Conf < 0 {
 		return 1
 	}
-	return min(max(c/100, 0), 1)
+	c := min(max(w.Conf/100, 0), 1)
+	if w.Faint {
+		c = min(c, faintConf)
+	}
+	return c
 }

@@ -3,6 +3,7 @@ package invoice
 import (
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/hidden"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
 )
@@ -167,5 +168,19 @@ func TestInvisibleTextLayerIsReported(t *testing.T) {
 	res = mustExtract(t, doc, Options{Renders: map[int]*hidden.Render{1: inkFor(doc.Pages[0], runs, nil)}})
 	if res.Pages[0].InvisibleLayer {
 		t.Error("a visible page reported as an invisible layer")
+	}
+}
+
+// A word OCR read from faint print is never believed, whatever
+// tesseract's confidence.
+func TestWordConfFaint(t *testing.T) {
+	if c := wordConf(extract.Word{Conf: 96}); c != 0.96 {
+		t.Errorf("conf %v, want 0.96", c)
+	}
+	if c := wordConf(extract.Word{Conf: 96, Faint: true}); c >= lowOCR {
+		t.Errorf("faint word conf %v, want below %v", c, lowOCR)
+	}
+	if c := wordConf(extract.Word{Conf: -1}); c != 1 {
+		t.Errorf("text-layer word conf %v, want 1", c)
 	}
 }
