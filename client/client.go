@@ -64,6 +64,7 @@ func (e *Error) Unwrap() error { return errdefs.FromCode(e.Code) }
 
 // Client talks to one airlock daemon. It is safe for concurrent use.
 type Client struct {
+	addr   string       // the daemon's address as given, for messages; immutable
 	base   *url.URL     // scheme://host[/prefix], no trailing slash; immutable
 	hc     *http.Client // immutable
 	apiKey string       // immutable
@@ -83,7 +84,7 @@ func WithUserAgent(ua string) Option { return func(c *Client) { c.ua = ua } }
 // New returns a client for the daemon at rawURL: "unix:///path/to.sock"
 // (or a bare absolute socket path) or "http(s)://host:port[/prefix]".
 func New(rawURL, apiKey string, opts ...Option) (*Client, error) {
-	c := &Client{apiKey: apiKey, ua: "airlock-go"}
+	c := &Client{addr: rawURL, apiKey: apiKey, ua: "airlock-go"}
 	var dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	switch {
 	case strings.HasPrefix(rawURL, "unix:") || strings.HasPrefix(rawURL, "/"):
@@ -175,7 +176,11 @@ func (c *Client) do(ctx context.Context, req request) (*http.Response, error) {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("airlock: %s %s: %w", req.method, req.path, ctx.Err())
 		}
-		return nil, fmt.Errorf("airlock: %s %s: %w: %w", req.method, req.path, ErrUnavailable, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the dial error; the URL is a placeholder for unix sockets
+		}
+		return nil, fmt.Errorf("airlock: cannot reach the daemon at %s (%s %s): %w: %w", c.addr, req.method, req.path, ErrUnavailable, err)
 	}
 	if res.StatusCode >= 200 && res.StatusCode < 300 {
 		return res, nil

@@ -26,10 +26,23 @@ type clientFlags struct {
 
 func (f *clientFlags) register(cmd *cobra.Command) {
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.url, "url", envOr("AIRLOCK_URL", client.DefaultURL), "daemon address: unix:///path.sock or http://host:port (env AIRLOCK_URL)")
+	pf.StringVar(&f.url, "url", daemonURL(), "daemon address: unix:///path.sock or http://host:port (env AIRLOCK_URL; AIRLOCK_SOCKET, which `serve` also reads, names a socket)")
 	// The key is better given through the environment: flags show up in ps.
 	pf.StringVar(&f.apiKey, "api-key", "", "API key (env AIRLOCK_API_KEY, preferred: flags are visible in ps)")
 	pf.BoolVar(&f.json, "json", false, "print machine-readable JSON")
+}
+
+// daemonURL is where the CLI finds the daemon: AIRLOCK_URL, else the
+// socket AIRLOCK_SOCKET names (the variable `serve` listens on), else the
+// default socket. So one variable set for both sides is enough.
+func daemonURL() string {
+	if u := os.Getenv("AIRLOCK_URL"); u != "" {
+		return u
+	}
+	if s := os.Getenv("AIRLOCK_SOCKET"); s != "" {
+		return "unix://" + s
+	}
+	return client.DefaultURL
 }
 
 func (f *clientFlags) client() (*client.Client, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/netip"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -331,14 +333,24 @@ func sbxExecCmd(f *clientFlags) *cobra.Command {
 				}
 				req.Stdin = b
 			}
+			if f.json {
+				// One JSON document on stdout holding the command's output
+				// and exit; nothing streamed, nothing on stderr.
+				res, err := c.Sandbox(args[0]).ExecRequest(cmd.Context(), req)
+				if err != nil {
+					return err
+				}
+				if err := printJSON(cmd.OutOrStdout(), execJSON(res)); err != nil {
+					return err
+				}
+				if res.ExitCode != 0 {
+					return exitError{res.ExitCode}
+				}
+				return nil
+			}
 			res, err := c.Sandbox(args[0]).ExecStream(cmd.Context(), req, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
-			}
-			if f.json {
-				if err := printJSON(cmd.ErrOrStderr(), res); err != nil {
-					return err
-				}
 			}
 			if res.TimedOut {
 				fmt.Fprintf(cmd.ErrOrStderr(), "airlock: command timed out after %s and was killed\n", timeout)
@@ -359,6 +371,29 @@ func sbxExecCmd(f *clientFlags) *cobra.Command {
 	fl.StringVar(&cwd, "cwd", "", "working directory in the guest (absolute)")
 	fl.BoolVarP(&stdin, "interactive", "i", false, "send this process's stdin (up to 768 KiB) to the command")
 	return cmd
+}
+
+// execJSON is `sandbox exec --json`'s document: the result with the
+// output as the API gives it (text, or base64 when it is not UTF-8).
+func execJSON(res *client.ExecResult) any {
+	out := struct {
+		*client.ExecResult
+		Stdout       *string `json:"stdout,omitempty"`
+		Stderr       *string `json:"stderr,omitempty"`
+		StdoutBase64 string  `json:"stdout_base64,omitempty"`
+		StderrBase64 string  `json:"stderr_base64,omitempty"`
+	}{ExecResult: res}
+	if utf8.ValidString(res.Stdout) {
+		out.Stdout = &res.Stdout
+	} else {
+		out.StdoutBase64 = base64.StdEncoding.EncodeToString([]byte(res.Stdout))
+	}
+	if utf8.ValidString(res.Stderr) {
+		out.Stderr = &res.Stderr
+	} else {
+		out.StderrBase64 = base64.StdEncoding.EncodeToString([]byte(res.Stderr))
+	}
+	return out
 }
 
 // remoteRE recognises ID:/path operands of cp.

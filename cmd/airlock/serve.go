@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -129,7 +130,7 @@ unless --kill-on-exit is given.`,
 	hf.register(cmd)
 	nf.register(cmd)
 	f := cmd.Flags()
-	f.StringVar(&socket, "socket", envOr("AIRLOCK_SOCKET", api.DefaultSocket), "unix socket to serve on (env AIRLOCK_SOCKET)")
+	f.StringVar(&socket, "socket", serveSocket(), "unix socket to serve on (env AIRLOCK_SOCKET, or AIRLOCK_URL when it is unix://, the variable clients read)")
 	f.StringVar(&tcp, "tcp", os.Getenv("AIRLOCK_TCP"), "also serve on this TCP address, e.g. 127.0.0.1:7070 (env AIRLOCK_TCP)")
 	f.IntVar(&gid, "socket-gid", -1, "group owning the socket (-1 = unchanged)")
 	f.DurationVar(&maxTTL, "max-ttl", 24*time.Hour, "longest lifetime any sandbox may have")
@@ -157,4 +158,17 @@ func lockExclusive(dir, what string) (*os.File, error) {
 		return nil, fmt.Errorf("lock %s: %w", what, err)
 	}
 	return f, nil
+}
+
+// serveSocket is the default socket: AIRLOCK_SOCKET, else the path of a
+// unix:// AIRLOCK_URL (so the variable clients read works for the server
+// too), else the default.
+func serveSocket() string {
+	if s := os.Getenv("AIRLOCK_SOCKET"); s != "" {
+		return s
+	}
+	if p, ok := strings.CutPrefix(os.Getenv("AIRLOCK_URL"), "unix://"); ok && strings.HasPrefix(p, "/") {
+		return p
+	}
+	return api.DefaultSocket
 }

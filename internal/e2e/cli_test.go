@@ -39,6 +39,20 @@ func testCLI(t *testing.T, d *daemon) {
 	if out := run("sandbox", "exec", id, "--", "uname", "-s"); out != "Linux\n" {
 		t.Fatalf("sandbox exec argv: %q", out)
 	}
+	// --json: one document on stdout with the output inside; nothing on
+	// stderr; still the command's exit code. A missing command is 127.
+	out, stderr, code = d.cli(t, tenantA, "sandbox", "exec", id, "--json", "--shell", "--", "echo from-cli; echo err-cli >&2; exit 4")
+	var res struct {
+		ExitCode       int `json:"exit_code"`
+		Stdout, Stderr string
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 4 || stderr != "" || res.ExitCode != 4 ||
+		res.Stdout != "from-cli\n" || res.Stderr != "err-cli\n" {
+		t.Fatalf("sandbox exec --json: exit %d, stdout %q, stderr %q (%v)", code, out, stderr, err)
+	}
+	if _, _, code := d.cli(t, tenantA, "sandbox", "exec", id, "--", "no-such-command"); code != 127 {
+		t.Errorf("a missing command: exit %d, want 127", code)
+	}
 
 	// cp in and out.
 	local := filepath.Join(t.TempDir(), "in.txt")
@@ -85,7 +99,7 @@ func testCLI(t *testing.T, d *daemon) {
 		t.Fatalf("sandbox get after kill: %s", out)
 	}
 	_, stderr, code = d.cli(t, tenantA, "sandbox", "exec", id, "--", "true")
-	if code == 0 || !strings.Contains(stderr, "not_found") {
+	if code != 125 || !strings.Contains(stderr, "not_found") {
 		t.Fatalf("exec in a killed sandbox: exit %d, %s", code, stderr)
 	}
 	// Another tenant's CLI cannot see it.

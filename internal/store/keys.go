@@ -168,7 +168,7 @@ func (s *Store) RevokeKey(ctx context.Context, id string) error {
 		return fmt.Errorf("store: revoke key %s: %w", id, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("store: revoke key: %w", errdefs.NotFound("key %s not found", id))
+		return errdefs.NotFound("key %s not found", id)
 	}
 	return nil
 }

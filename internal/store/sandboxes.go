@@ -259,7 +259,7 @@ func (s *Store) GetSandbox(ctx context.Context, tenant, id string) (Sandbox, err
 	}
 	sb, err := scanSandbox(s.db.QueryRowContext(ctx, q, args...))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Sandbox{}, fmt.Errorf("store: get sandbox: %w", errdefs.NotFound("sandbox %s not found", id))
+		return Sandbox{}, errdefs.NotFound("sandbox %s not found", id)
 	}
 	if err != nil {
 		return Sandbox{}, fmt.Errorf("store: get sandbox %s: %w", id, mapErr(err))
@@ -333,7 +333,7 @@ func (s *Store) SetSandboxEgress(ctx context.Context, id string, egress json.Raw
 		return fmt.Errorf("store: set egress of sandbox %s: %w", id, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("store: set egress: %w", errdefs.NotFound("sandbox %s not found", id))
+		return errdefs.NotFound("sandbox %s not found", id)
 	}
 	return nil
 }

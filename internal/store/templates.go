@@ -65,7 +65,7 @@ func (s *Store) GetTemplate(ctx context.Context, name string) (Template, error) 
 	}
 	t, err := scanTemplate(s.db.QueryRowContext(ctx, `SELECT `+templateColumns+` FROM templates WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Template{}, fmt.Errorf("store: get template: %w", errdefs.NotFound("template %s not found", name))
+		return Template{}, errdefs.NotFound("template %s not found", name)
 	}
 	if err != nil {
 		return Template{}, fmt.Errorf("store: get template %s: %w", name, mapErr(err))

@@ -79,7 +79,7 @@ func bakeKey(specHash string, hp HostParts) string {
 // Template is a baked template ready to restore from.
 type Template struct {
 	Manifest
-	Dir string // immutable directory holding mem, state and manifest.json
+	Dir string `json:"-"` // immutable directory holding mem, state and manifest.json
 }
 
 // MemPath is the RAM file clones map private.
