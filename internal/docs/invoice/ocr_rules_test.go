@@ -311,3 +311,37 @@ func TestMisspelledLabelIsNoVendor(t *testing.T) {
 		}
 	}
 }
+
+// TestRepairQtyOneDigit: a quantity OCR misread by one digit is the one
+// the line's money gives; a text layer's, or one further off, stays as
+// printed (the host then flags the mismatch).
+func TestRepairQtyOneDigit(t *testing.T) {
+	amt := func(s string) *amount {
+		return &amount{value: decimal.RequireFromString(s), hasSep: true, frac: 2}
+	}
+	cent := decimal.New(1, -2)
+	ocr := []word{{text: "x", conf: 0.9}}
+	for _, tc := range []struct {
+		qty, price, total, want string
+		words                   []word
+	}{
+		{"19", "197.40", "1974.00", "10", ocr}, // a slashed 0 read 9
+		{"74", "28.00", "196.00", "7", ocr},    // a speck read as a digit
+		{"2", "43.10", "301.70", "7", ocr},     // a digit misread
+		{"1", "20.45", "184.05", "9", ocr},     // ditto
+		{"65", "7.99", "51.94", "6.5", ocr},    // a dropped point (any page)
+		{"19", "197.40", "1974.00", "19", nil}, // a text layer's is as printed
+		{"25", "10.00", "130.00", "25", ocr},   // two digits off: not a misread
+		{"3", "10.00", "30.00", "3", ocr},      // already right
+		{"4", "32.60", "130.48", "4", ocr},     // 130.48 / 32.60 is no quantity
+	} {
+		ln := line{qty: tc.qty, price: amt(tc.price), amt: amt(tc.total), numWords: tc.words}
+		repairQty(&ln, cent)
+		if ln.qty != tc.want {
+			t.Errorf("%s x %s = %s: qty %q, want %q", tc.qty, tc.price, tc.total, ln.qty, tc.want)
+		}
+		if changed := tc.want != tc.qty; changed != hasAny(ln.issues, schema.IssueOCRCorrected) {
+			t.Errorf("%s x %s = %s: repair marked %v, want %v", tc.qty, tc.price, tc.total, !changed, changed)
+		}
+	}
+}

@@ -152,25 +152,93 @@ func repairLine(ln *line, frac int) {
 	}
 }
 
-// repairQty undoes a decimal point OCR dropped from a quantity ("6.5"
-// read "65", often: the point is a speck): if a tenth or a hundredth of
-// the quantity makes quantity x unit price the amount, both money values
-// confirm it. Recorded as an OCR repair.
+// repairQty repairs a quantity OCR misread, from the line's money: a
+// decimal point it dropped ("6.5" read "65", often: the point is a
+// speck), when a tenth or a hundredth of the quantity makes quantity x
+// unit price the amount; and on OCR lines one digit misread, gained or
+// lost ("10" read "19", "7" read "74"), when amount / unit price is a
+// quantity as invoices print them that multiplies back to the amount
+// exactly. Both money values confirm it; the money itself is never
+// changed. Recorded as an OCR repair.
 func repairQty(ln *line, cent decimal.Decimal) {
-	if ln.qty == "" || ln.price == nil || ln.amt == nil || suspect(ln.price) || suspect(ln.amt) || strings.Contains(ln.qty, ".") {
+	if ln.qty == "" || ln.price == nil || ln.amt == nil || suspect(ln.price) || suspect(ln.amt) {
 		return
 	}
 	q, err := decimal.NewFromString(ln.qty)
 	if err != nil || q.Mul(ln.price.value).Sub(ln.amt.value).Abs().LessThanOrEqual(cent) {
 		return
 	}
-	for _, shift := range []int32{-1, -2} {
-		if alt := q.Shift(shift); alt.Mul(ln.price.value).Sub(ln.amt.value).Abs().LessThanOrEqual(cent) {
+	if !strings.Contains(ln.qty, ".") {
+		for _, shift := range []int32{-1, -2} {
+			if alt := q.Shift(shift); alt.Mul(ln.price.value).Sub(ln.amt.value).Abs().LessThanOrEqual(cent) {
+				ln.qty = alt.String()
+				ln.issues = appendOnce(ln.issues, schema.IssueOCRCorrected)
+				return
+			}
+		}
+	}
+	if !ocrLine(ln) || ln.price.value.LessThan(decimal.NewFromInt(1)) {
+		return // a text layer's quantity is as printed: a mismatch is the invoice's
+	}
+	for places := int32(0); places <= 2; places++ {
+		alt := ln.amt.value.DivRound(ln.price.value, places+2).Round(places)
+		if alt.IsPositive() && alt.Mul(ln.price.value).Round(int32(-cent.Exponent())).Equal(ln.amt.value) &&
+			oneDigitEdit(ln.qty, alt.String()) {
 			ln.qty = alt.String()
 			ln.issues = appendOnce(ln.issues, schema.IssueOCRCorrected)
 			return
 		}
 	}
+}
+
+// ocrLine: the line was read by OCR.
+func ocrLine(ln *line) bool {
+	for _, w := range ln.numWords {
+		if w.conf < 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// oneDigitEdit reports whether quantity want (as decimal.String prints
+// it) is what OCR could have read as got: one digit misread, gained or
+// lost, its decimal point kept or dropped ("10" read "19", "7" read "2",
+// "3.5" read "35", "12" read "2", "7" read "74"). The quotient it is
+// compared with comes from the money alone, so this does not search for
+// a quantity that fits; it only accepts the one the amounts give when it
+// is that close to what was read.
+func oneDigitEdit(got, want string) bool {
+	g, w := strings.ReplaceAll(got, ",", "."), want
+	if g == w {
+		return false
+	}
+	gd, wd := strings.ReplaceAll(g, ".", ""), strings.ReplaceAll(w, ".", "")
+	switch {
+	case len(gd) == len(wd):
+		diffs := 0
+		for i := range gd {
+			if gd[i] != wd[i] {
+				diffs++
+			}
+		}
+		return diffs <= 1
+	case len(gd) == len(wd)+1:
+		return dropsOne(gd, wd)
+	case len(wd) == len(gd)+1:
+		return dropsOne(wd, gd)
+	}
+	return false
+}
+
+// dropsOne: short is long with one character removed.
+func dropsOne(long, short string) bool {
+	for i := range long {
+		if long[:i]+long[i+1:] == short {
+			return true
+		}
+	}
+	return false
 }
 
 // confirmedFloor is the confidence of an amount the invoice's own
