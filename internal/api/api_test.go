@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -305,10 +306,19 @@ func TestExec(t *testing.T) {
 	if out := exec(`{"cmd":"fail"}`); out.ExitCode != 1 || out.Stderr != "boom\n" {
 		t.Errorf("fail: %+v", out)
 	}
+	// Output that is not text travels as base64 only (exact, and 4/3 of
+	// its size rather than up to 6x as escaped JSON).
 	out := exec(`{"cmd":"binary"}`)
 	raw, _ := base64.StdEncoding.DecodeString(out.StdoutBase64)
-	if string(raw) != "\xff\xfe\x00A" || out.Stdout != "\uFFFD\x00A" {
+	if string(raw) != "\xff\xfe\x00A" || out.Stdout != "" {
 		t.Errorf("binary: %+v", out)
+	}
+	// Text with everything JSON must escape survives the hand-written
+	// encoder exactly.
+	tricky := "quote \" backslash \\ tab \t cr \r nl \n bell \x07 del \x7f unicode é 日本 \u2028 end" + strings.Repeat(".", 64)
+	stdin, _ := json.Marshal(tricky)
+	if out := exec(`{"cmd":"cat","stdin":` + string(stdin) + `}`); out.Stdout != tricky || out.StdoutBase64 != "" {
+		t.Errorf("escaped text: %q", out.Stdout)
 	}
 	if out := exec(`{"cmd":"env","env":{"B":"2","A":"1"}}`); out.Stdout != "A=1\nB=2\n" {
 		t.Errorf("env: %q", out.Stdout)
@@ -316,7 +326,7 @@ func TestExec(t *testing.T) {
 	if out := exec(`{"cmd":"cat","stdin":"in put"}`); out.Stdout != "in put" {
 		t.Errorf("stdin: %q", out.Stdout)
 	}
-	if out := exec(`{"cmd":"cat","stdin_base64":"/wA="}`); out.Stdout != "\uFFFD\x00" || out.StdoutBase64 != "/wA=" {
+	if out := exec(`{"cmd":"cat","stdin_base64":"/wA="}`); out.Stdout != "" || out.StdoutBase64 != "/wA=" {
 		t.Errorf("stdin_base64: %+v", out)
 	}
 	if out := exec(`{"cmd":"sleep","timeout_seconds":0.05}`); !out.TimedOut || out.ExitCode != 137 {
@@ -568,5 +578,41 @@ func TestListenUnixStale(t *testing.T) {
 	os.WriteFile(file, nil, 0o600)
 	if _, err := api.ListenUnix(file, -1); err == nil {
 		t.Error("ListenUnix removed a regular file")
+	}
+}
+
+// TestPlainExecsPerTenant: a tenant holds at most 8 non-streaming execs
+// (each buffers its output on the host); the 9th is refused with 429,
+// other tenants are not affected, and slots come back when execs end.
+func TestPlainExecsPerTenant(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	idA := h.create(h.keyA, nil)
+	idB := h.create(h.keyB, nil)
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.do("POST", "/v1/sandboxes/"+idA+"/exec", h.keyA, `{"cmd":"sleep","timeout_seconds":2}`)
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r := h.do("POST", "/v1/sandboxes/"+idA+"/exec", h.keyA, `{"cmd":"echo x"}`)
+		if r.status == 429 {
+			wantErr(t, r, 429, "resource_exhausted")
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a 9th concurrent exec was never refused (last: %d %s)", r.status, r.body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := h.do("POST", "/v1/sandboxes/"+idB+"/exec", h.keyB, `{"cmd":"echo x"}`); r.status != 200 {
+		t.Errorf("another tenant's exec: %d %s", r.status, r.body)
+	}
+	wg.Wait()
+	if r := h.do("POST", "/v1/sandboxes/"+idA+"/exec", h.keyA, `{"cmd":"echo x"}`); r.status != 200 {
+		t.Errorf("exec after the others ended: %d %s", r.status, r.body)
 	}
 }

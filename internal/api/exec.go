@@ -1,9 +1,11 @@
 package api
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -88,7 +90,14 @@ func (s *server) exec(w *respWriter, r *http.Request, c *call) error {
 		limit = defaultPlainOutput
 	}
 	// The agent enforces the limit; these buffers enforce it again so a
-	// misbehaving guest cannot make the host hold more.
+	// misbehaving guest cannot make the host hold more. They are all the
+	// host holds: the answer is encoded from them as it is written, and a
+	// tenant runs at most maxPlainExecs of these at once.
+	release, err := s.takeExecSlot(c.tenant)
+	if err != nil {
+		return err
+	}
+	defer release()
 	stdout, stderr := &capBuffer{max: limit}, &capBuffer{max: limit}
 	res, err := s.be.Exec(r.Context(), c.tenant, c.id, opts, stdout, stderr)
 	if err != nil {
@@ -97,19 +106,106 @@ func (s *server) exec(w *respWriter, r *http.Request, c *call) error {
 	st := execStatus(res)
 	st.StdoutTruncated = st.StdoutTruncated || stdout.dropped
 	st.StderrTruncated = st.StderrTruncated || stderr.dropped
-	out := ExecResponse{ExecStatus: *st}
-	out.Stdout, out.StdoutBase64 = textAndBase64(stdout.Bytes())
-	out.Stderr, out.StderrBase64 = textAndBase64(stderr.Bytes())
-	return writeJSON(w, http.StatusOK, out)
+	return writeExecResponse(w, st, stdout.Bytes(), stderr.Bytes())
 }
 
-// textAndBase64 returns b as text, and as base64 too when the text could
-// not carry it exactly.
-func textAndBase64(b []byte) (string, string) {
-	if utf8.Valid(b) {
-		return string(b), ""
+// maxPlainExecs bounds one tenant's concurrent non-streaming execs, each
+// of which holds up to 2 x maxPlainOutput on the host until it answers.
+const maxPlainExecs = 8
+
+// takeExecSlot counts a plain exec against its tenant, or refuses it.
+func (s *server) takeExecSlot(tenant string) (func(), error) {
+	s.execMu.Lock()
+	defer s.execMu.Unlock()
+	if s.plainExecs[tenant] >= maxPlainExecs {
+		return nil, errdefs.ResourceExhausted("%d execs of this tenant are already holding their output; wait for one, or use exec/stream", maxPlainExecs)
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD"), base64.StdEncoding.EncodeToString(b)
+	s.plainExecs[tenant]++
+	return func() {
+		s.execMu.Lock()
+		defer s.execMu.Unlock()
+		if s.plainExecs[tenant]--; s.plainExecs[tenant] <= 0 {
+			delete(s.plainExecs, tenant)
+		}
+	}, nil
+}
+
+// writeExecResponse writes an ExecResponse, encoding each output from its
+// buffer straight to w: no copy of it as a string and no JSON document in
+// memory. Text goes as a JSON string; output that is not text (invalid
+// UTF-8, or more than 1 byte in 64 a control character, which JSON would
+// escape to six bytes each) goes as base64 only, with "stdout" empty.
+func writeExecResponse(w http.ResponseWriter, st *ExecStatus, stdout, stderr []byte) error {
+	head, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode response: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	bw.Write(head[:len(head)-1]) // without the closing brace
+	for _, o := range []struct {
+		name string
+		b    []byte
+	}{{"stdout", stdout}, {"stderr", stderr}} {
+		if isText(o.b) {
+			fmt.Fprintf(bw, `,%q:"`, o.name)
+			writeJSONStringBody(bw, o.b)
+			bw.WriteByte('"')
+			continue
+		}
+		fmt.Fprintf(bw, `,%q:"",%q:"`, o.name, o.name+"_base64")
+		enc := base64.NewEncoder(base64.StdEncoding, bw)
+		enc.Write(o.b)
+		enc.Close()
+		bw.WriteByte('"')
+	}
+	bw.WriteString("}\n")
+	return bw.Flush()
+}
+
+// isText reports whether b is valid UTF-8 with few control characters
+// besides tab, newline and carriage return.
+func isText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	ctl := 0
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			ctl++
+		}
+	}
+	return ctl <= len(b)/64
+}
+
+// writeJSONStringBody writes valid UTF-8 b as the inside of a JSON string.
+func writeJSONStringBody(w *bufio.Writer, b []byte) {
+	const hex = "0123456789abcdef"
+	start := 0
+	for i, c := range b {
+		var esc string
+		switch {
+		case c == '"':
+			esc = `\"`
+		case c == '\\':
+			esc = `\\`
+		case c == '\n':
+			esc = `\n`
+		case c == '\r':
+			esc = `\r`
+		case c == '\t':
+			esc = `\t`
+		case c < 0x20 || c == 0x7f:
+			esc = `\u00` + string(hex[c>>4]) + string(hex[c&0xf])
+		default:
+			continue
+		}
+		w.Write(b[start:i])
+		w.WriteString(esc)
+		start = i + 1
+	}
+	w.Write(b[start:])
 }
 
 // capBuffer keeps the first max bytes written and drops the rest. The

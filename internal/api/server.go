@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
@@ -62,6 +63,9 @@ type server struct {
 	maxUpload int64
 	maxRead   int64 // 0 = no limit (passed to the agent as such)
 	mux       *http.ServeMux
+
+	execMu     sync.Mutex
+	plainExecs map[string]int // guarded by execMu; running non-streaming execs per tenant
 }
 
 // New returns the API handler. It panics if Backend or Store is nil: a
@@ -73,7 +77,7 @@ func New(cfg Config) http.Handler {
 	s := &server{
 		be: cfg.Backend, st: cfg.Store, log: cfg.Logger, m: cfg.Metrics,
 		maxUpload: cfg.MaxUploadBytes, maxRead: cfg.MaxReadBytes,
-		mux: http.NewServeMux(),
+		mux: http.NewServeMux(), plainExecs: map[string]int{},
 	}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -180,4 +181,64 @@ func testAbandonedExecStops(t *testing.T, d *daemon) {
 	if len(left) > 0 {
 		t.Errorf("commands whose caller went away still run in the guest 20s later: %q", left)
 	}
+}
+
+// TestDaemonMemoryUnderLargeOutputs: one tenant runs six concurrent
+// non-streaming execs, each printing 16 MiB of NULs on stdout and on
+// stderr (the most the API holds per stream). The daemon answers each
+// exactly (base64: NULs escaped as JSON text would be six times their
+// size) and its peak RSS stays under 512 MiB.
+func TestDaemonMemoryUnderLargeOutputs(t *testing.T) {
+	e := getEnv(t)
+	d := startDaemon(t, e)
+	c := d.client(t, tenantA)
+	sbx, err := c.CreateSandbox(ctx(t), client.CreateOptions{Template: templateName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sbx.Kill(context.Background())
+	const size = 16 << 20
+	script := "head -c " + strconv.Itoa(size) + " /dev/zero; head -c " + strconv.Itoa(size) + " /dev/zero >&2"
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := sbx.Exec(ctx(t), script, client.WithMaxOutputBytes(size), client.WithTimeout(5*time.Minute))
+			switch {
+			case err != nil:
+				errs <- err
+			case len(res.Stdout) != size || len(res.Stderr) != size || res.StdoutTruncated || strings.Trim(res.Stdout, "\x00") != "":
+				errs <- errors.New("output not returned exactly: " + strconv.Itoa(len(res.Stdout)) + " stdout bytes")
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	hwm := peakRSS(t, d.cmd.Process.Pid)
+	t.Logf("daemon peak RSS after 6 concurrent 2 x 16 MiB execs: %d MiB", hwm>>20)
+	if hwm > 512<<20 {
+		t.Errorf("daemon peak RSS %d MiB, want under 512 MiB", hwm>>20)
+	}
+}
+
+// peakRSS reads a process's VmHWM in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
 }

@@ -36,12 +36,16 @@ class ExecResult:
         self.stdout_truncated: bool = d.get("stdout_truncated", False)
         self.stderr_truncated: bool = d.get("stderr_truncated", False)
         self.duration_ms: int = d.get("duration_ms", 0)
-        self.stdout: str = d.get("stdout", "")
-        self.stderr: str = d.get("stderr", "")
+        # Binary output (not UTF-8, or mostly control bytes) comes only as
+        # base64; the text form is then decoded here, lossily.
         self.stdout_raw: bytes = (b64decode(d["stdout_base64"]) if d.get("stdout_base64")
-                                  else self.stdout.encode("utf-8"))
+                                  else d.get("stdout", "").encode("utf-8"))
         self.stderr_raw: bytes = (b64decode(d["stderr_base64"]) if d.get("stderr_base64")
-                                  else self.stderr.encode("utf-8"))
+                                  else d.get("stderr", "").encode("utf-8"))
+        self.stdout: str = (self.stdout_raw.decode("utf-8", errors="replace") if d.get("stdout_base64")
+                            else d.get("stdout", ""))
+        self.stderr: str = (self.stderr_raw.decode("utf-8", errors="replace") if d.get("stderr_base64")
+                            else d.get("stderr", ""))
 
     @property
     def ok(self) -> bool:
