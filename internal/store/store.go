@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -49,12 +51,35 @@ func Open(path string) (*Store, error) {
 	return openWith(context.Background(), path, migrations)
 }
 
+// ensurePrivate creates path 0600 if it does not exist and makes the
+// database and any WAL and shared-memory files beside it owner-only.
+func ensurePrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: open %s: %w", path, err)
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("store: make %s owner-only: %w", p, err)
+		}
+	}
+	return nil
+}
+
 // openWith is Open with an explicit migration list, so tests can create a
 // database at an older schema version.
 func openWith(ctx context.Context, path string, migs []migration) (_ *Store, err error) {
 	if path == "" || path == ":memory:" || strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") {
 		// :memory: would give every pooled connection its own database.
 		return nil, errdefs.InvalidArgument("store: database path %q: want a file path without '?'", path)
+	}
+	// Owner-only: the store holds key hashes, metadata and the audit log.
+	// SQLite gives the -wal and -shm files the database file's mode, so
+	// creating it 0600 first (and tightening one made before) covers all
+	// three.
+	if err := ensurePrivate(path); err != nil {
+		return nil, err
 	}
 	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
