@@ -616,3 +616,14 @@ func TestPlainExecsPerTenant(t *testing.T) {
 		t.Errorf("exec after the others ended: %d %s", r.status, r.body)
 	}
 }
+
+func TestExecTimeoutResolution(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	id := h.create(h.keyA, nil)
+	r := h.do("POST", "/v1/sandboxes/"+id+"/exec", h.keyA, `{"cmd":"sleep","timeout_seconds":1e-10}`)
+	wantErr(t, r, 400, "invalid_argument")
+	if r := h.do("POST", "/v1/sandboxes/"+id+"/exec", h.keyA, `{"cmd":"sleep","timeout_seconds":0.001}`); r.status != 200 ||
+		!strings.Contains(string(r.body), `"timed_out":true`) {
+		t.Errorf("a 1 ms timeout: %d %s", r.status, r.body)
+	}
+}

@@ -34,6 +34,10 @@ func execOptions(req *ExecRequest) (guest.ExecOptions, error) {
 		return o, errdefs.InvalidArgument("timeout_seconds %v: want 0 (none) .. %v", req.TimeoutSeconds, maxExecTimeout.Seconds())
 	}
 	o.Timeout = time.Duration(req.TimeoutSeconds * float64(time.Second))
+	if req.TimeoutSeconds > 0 && o.Timeout < time.Millisecond {
+		// 1e-10 would round to 0, which means "no timeout".
+		return o, errdefs.InvalidArgument("timeout_seconds %v: below the 0.001 s resolution (0 means no timeout)", req.TimeoutSeconds)
+	}
 	if req.MaxOutputBytes < 0 {
 		return o, errdefs.InvalidArgument("max_output_bytes must not be negative")
 	}
