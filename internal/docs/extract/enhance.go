@@ -1,9 +1,15 @@
 package extract
 
 import (
+	"context"
+	"fmt"
 	"image"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
+	"unicode"
 )
 
 // despeckle removes the single-pixel dark specks of a scan or photo
@@ -61,37 +67,46 @@ const (
 // read, scale its pixels per point. Bilevel pages (faxes) have no gray to
 // measure and are left alone.
 func markFaint(p *Page, img *image.Gray, scale float64) {
-	paper := paperLevel(img)
-	if paper == 0 {
-		return
-	}
-	type ref struct{ line, word int }
-	var refs []ref
-	var contrast []float64
-	for li := range p.Lines {
-		for wi, w := range p.Lines[li].Words {
-			ink, ok := inkLevel(img, w.Box, scale)
-			if !ok {
-				continue
-			}
-			refs = append(refs, ref{li, wi})
-			contrast = append(contrast, (float64(paper)-float64(ink))/float64(paper))
-		}
-	}
-	if len(contrast) < minWordsForFaint {
-		return
-	}
-	sorted := slices.Clone(contrast)
-	slices.Sort(sorted)
-	typical := sorted[len(sorted)/2]
+	paper, typical := pageContrast(p, img, scale)
 	if typical <= 0 {
 		return
 	}
-	for k, r := range refs {
-		if contrast[k] < faintShare*typical {
-			p.Lines[r.line].Words[r.word].Faint = true
+	for li := range p.Lines {
+		for wi, w := range p.Lines[li].Words {
+			if ink, ok := inkLevel(img, w.Box, scale); ok && contrast(paper, ink) < faintShare*typical {
+				p.Lines[li].Words[wi].Faint = true
+			}
 		}
 	}
+}
+
+// pageContrast returns the page's paper level and the typical (median)
+// contrast of its words' ink with it; typical is 0 when there is nothing
+// to measure (a bilevel page, too few words).
+func pageContrast(p *Page, img *image.Gray, scale float64) (paper uint8, typical float64) {
+	paper = paperLevel(img)
+	if paper == 0 {
+		return 0, 0
+	}
+	var cs []float64
+	for _, l := range p.Lines {
+		for _, w := range l.Words {
+			if ink, ok := inkLevel(img, w.Box, scale); ok {
+				cs = append(cs, contrast(paper, ink))
+			}
+		}
+	}
+	if len(cs) < minWordsForFaint {
+		return paper, 0
+	}
+	slices.Sort(cs)
+	return paper, max(cs[len(cs)/2], 0)
+}
+
+// contrast is how much darker than the paper ink is, as a share of the
+// paper's level.
+func contrast(paper, ink uint8) float64 {
+	return (float64(paper) - float64(ink)) / float64(paper)
 }
 
 // paperLevel is the page's background gray: its median pixel (a page is
@@ -146,4 +161,188 @@ func inkLevel(img *image.Gray, box Box, scale float64) (uint8, bool) {
 		}
 	}
 	return 255, true
+}
+
+// The faint pass: print too light for tesseract's binarisation to keep
+// is looked for where the first pass found no word, and read again with
+// its contrast stretched.
+const (
+	// faintCell is the side, in pixels, of the cells ink is counted in.
+	faintCell = 8
+	// faintCellInk is how many pixels of a cell must be ink for the cell
+	// to hold print rather than a speck.
+	faintCellInk = 6
+	// minInkContrast is the least contrast with the paper that counts as
+	// ink at all (paper texture and JPEG noise stay below it).
+	minInkContrast = 0.08
+	// faintFloor: a region whose ink (its darkest few pixels) is lighter
+	// than this share of the page's typical contrast is scattered specks
+	// and paper texture, not print (measured: specks 0.01-0.11, a total
+	// printed at 75% gray 0.30).
+	faintFloor = 0.2
+	// maxFaintRegions bounds the extra tesseract runs per page.
+	maxFaintRegions = 8
+)
+
+// readFaint finds the regions of p's image that hold ink much lighter
+// than the page's text and no word of the first pass, reads each with
+// its contrast stretched (tesseract, one line), and adds the words found
+// to p marked Faint. A light gray total is otherwise never seen at all;
+// seen and marked, whoever relies on it knows it was printed faintly.
+func readFaint(ctx context.Context, p *Page, img *image.Gray, dpi float64, n int, tmp string, o Options) error {
+	scale := dpi / 72
+	paper, typical := pageContrast(p, img, scale)
+	if typical <= 0 {
+		return nil
+	}
+	for k, r := range faintRegions(p, img, scale, paper, typical) {
+		crop := stretch(img, r, paper)
+		file := filepath.Join(tmp, fmt.Sprintf("page-%d-faint-%d.pgm", n, k))
+		if err := writePGM(file, crop); err != nil {
+			return err
+		}
+		fp, err := tesseract(ctx, file, dpi, n, "7", o)
+		os.Remove(file)
+		if err != nil {
+			return err
+		}
+		dx, dy := float64(r.Min.X)/scale, float64(r.Min.Y)/scale
+		for _, l := range fp.Lines {
+			var ws []Word
+			for _, w := range l.Words {
+				if !strings.ContainsFunc(w.Text, func(c rune) bool { return unicode.IsLetter(c) || unicode.IsDigit(c) }) {
+					continue
+				}
+				w.Box = Box{XMin: round3(w.Box.XMin + dx), YMin: round3(w.Box.YMin + dy), XMax: round3(w.Box.XMax + dx), YMax: round3(w.Box.YMax + dy)}
+				w.Faint = true
+				ws = append(ws, w)
+			}
+			if len(ws) == 0 {
+				continue
+			}
+			nl := Line{Words: ws, Box: ws[0].Box}
+			for _, w := range ws[1:] {
+				nl.Box = union(nl.Box, w.Box)
+			}
+			nl.Text = joinWords(ws)
+			p.Lines = append(p.Lines, nl)
+		}
+	}
+	return nil
+}
+
+// faintRegions returns, in pixels, the line-shaped regions of faint ink
+// outside the words p already has: cells of faintCell pixels with enough
+// ink, joined along the line across gaps of up to two cells, kept when
+// the region's ink is much lighter than the page's words.
+func faintRegions(p *Page, img *image.Gray, scale float64, paper uint8, typical float64) []image.Rectangle {
+	b := img.Bounds()
+	cw, ch := b.Dx()/faintCell, b.Dy()/faintCell
+	if cw == 0 || ch == 0 {
+		return nil
+	}
+	covered := make([]bool, cw*ch)
+	for _, l := range p.Lines {
+		for _, w := range l.Words {
+			x0, y0 := int(w.Box.XMin*scale)/faintCell-1, int(w.Box.YMin*scale)/faintCell-1
+			x1, y1 := int(w.Box.XMax*scale)/faintCell+1, int(w.Box.YMax*scale)/faintCell+1
+			for y := max(y0, 0); y <= min(y1, ch-1); y++ {
+				for x := max(x0, 0); x <= min(x1, cw-1); x++ {
+					covered[y*cw+x] = true
+				}
+			}
+		}
+	}
+	inkMax := uint8(float64(paper) * (1 - minInkContrast))
+	inky := make([]bool, cw*ch)
+	for cy := range ch {
+		for cx := range cw {
+			if covered[cy*cw+cx] {
+				continue
+			}
+			n := 0
+			for y := cy * faintCell; y < (cy+1)*faintCell; y++ {
+				for _, v := range img.Pix[y*img.Stride+cx*faintCell : y*img.Stride+(cx+1)*faintCell] {
+					if v <= inkMax {
+						n++
+					}
+				}
+			}
+			inky[cy*cw+cx] = n >= faintCellInk
+		}
+	}
+	// Join inky cells into components (8-connected, bridging up to two
+	// empty cells along a row: the gaps between words).
+	seen := make([]bool, cw*ch)
+	var out []image.Rectangle
+	for start := range inky {
+		if !inky[start] || seen[start] {
+			continue
+		}
+		r := image.Rect(start%cw, start/cw, start%cw+1, start/cw+1)
+		stack := []int{start}
+		seen[start] = true
+		for len(stack) > 0 {
+			c := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			x, y := c%cw, c/cw
+			r = r.Union(image.Rect(x, y, x+1, y+1))
+			for dy := -1; dy <= 1; dy++ {
+				for dx := -3; dx <= 3; dx++ {
+					nx, ny := x+dx, y+dy
+					if nx < 0 || ny < 0 || nx >= cw || ny >= ch || (dy != 0 && (dx < -1 || dx > 1)) {
+						continue
+					}
+					if k := ny*cw + nx; inky[k] && !seen[k] {
+						seen[k] = true
+						stack = append(stack, k)
+					}
+				}
+			}
+		}
+		// A line of print: one to six cells high, at least three wide.
+		if r.Dy() > 6 || r.Dx() < 3 {
+			continue
+		}
+		px := image.Rect(r.Min.X*faintCell-faintCell/2, r.Min.Y*faintCell-faintCell/2,
+			r.Max.X*faintCell+faintCell/2, r.Max.Y*faintCell+faintCell/2).Intersect(b)
+		box := Box{XMin: float64(px.Min.X) / scale, YMin: float64(px.Min.Y) / scale, XMax: float64(px.Max.X) / scale, YMax: float64(px.Max.Y) / scale}
+		if ink, ok := inkLevel(img, box, scale); !ok || contrast(paper, ink) >= faintShare*typical ||
+			contrast(paper, ink) < faintFloor*typical {
+			continue // print tesseract skipped for other reasons, or scattered specks
+		}
+		out = append(out, px)
+		if len(out) == maxFaintRegions {
+			break
+		}
+	}
+	return out
+}
+
+// stretch copies region r of img with its contrast stretched: the
+// region's ink (its darkest few pixels) becomes black, the paper white.
+func stretch(img *image.Gray, r image.Rectangle, paper uint8) *image.Gray {
+	var hist [256]int
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for _, v := range img.Pix[y*img.Stride+r.Min.X : y*img.Stride+r.Max.X] {
+			hist[v]++
+		}
+	}
+	want, n, ink := max(1, r.Dx()*r.Dy()/50), 0, 0
+	for v, c := range hist {
+		if n += c; n >= want {
+			ink = v
+			break
+		}
+	}
+	span := max(float64(paper)-float64(ink), 1)
+	out := image.NewGray(image.Rect(0, 0, r.Dx(), r.Dy()))
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		row := out.Pix[(y-r.Min.Y)*out.Stride:]
+		for x, v := range img.Pix[y*img.Stride+r.Min.X : y*img.Stride+r.Max.X] {
+			t := (float64(v) - float64(ink)) / span
+			row[x] = uint8(255 * min(max(t, 0), 1))
+		}
+	}
+	return out
 }

@@ -74,3 +74,40 @@ func TestMarkFaint(t *testing.T) {
 		}
 	}
 }
+
+// TestFaintRegions: light gray print no word covers is found; print a
+// word covers, and scattered specks, are not.
+func TestFaintRegions(t *testing.T) {
+	img := paperImage(400, 200)
+	p := Page{Method: MethodOCR}
+	var words []Word
+	for i := range 6 {
+		x := 10 + i*60
+		for k := 0; k < 40; k += 4 { // strokes of dark print
+			fill(img, x+k, 10, x+k+2, 24, 60)
+		}
+		words = append(words, Word{Text: "dark", Box: Box{XMin: float64(x), YMin: 10, XMax: float64(x + 40), YMax: 24}, Conf: 95})
+	}
+	p.Lines = []Line{{Words: words}}
+	for k := 0; k < 80; k += 4 { // a line of light gray print, no word
+		fill(img, 200+k, 100, 200+k+2, 114, 185)
+	}
+	for _, pt := range [][2]int{{50, 150}, {53, 154}, {120, 170}} { // specks
+		img.Pix[pt[1]*img.Stride+pt[0]] = 200
+	}
+	paper, typical := pageContrast(&p, img, 1)
+	rs := faintRegions(&p, img, 1, paper, typical)
+	if len(rs) != 1 {
+		t.Fatalf("regions %v, want one", rs)
+	}
+	if r := rs[0]; r.Min.X > 200 || r.Max.X < 278 || r.Min.Y > 100 || r.Max.Y < 114 {
+		t.Errorf("region %v does not cover the faint print", r)
+	}
+	s := stretch(img, rs[0], paper)
+	if v := s.GrayAt(201-rs[0].Min.X, 105-rs[0].Min.Y).Y; v > 10 {
+		t.Errorf("stretched faint ink %d, want black", v)
+	}
+	if v := s.GrayAt(0, 0).Y; v < 245 {
+		t.Errorf("stretched paper %d, want white", v)
+	}
+}

@@ -89,8 +89,8 @@ func parsePGM(b []byte) (*image.Gray, error) {
 	return &image.Gray{Pix: b[i : i+w*h], Stride: w, Rect: image.Rect(0, 0, w, h)}, nil
 }
 
-// ocrGray deskews and despeckles img, reads it with tesseract and marks
-// the words printed faintly. dpi converts pixels to points; page number n
+// ocrGray deskews and despeckles img, reads it with tesseract, marks the
+// words printed faintly and reads faint print tesseract did not see. dpi converts pixels to points; page number n
 // is for messages.
 func ocrGray(ctx context.Context, img *image.Gray, dpi float64, n int, tmp string, o Options) (Page, error) {
 	skew := estimateSkew(img)
@@ -105,11 +105,14 @@ func ocrGray(ctx context.Context, img *image.Gray, dpi float64, n int, tmp strin
 		return Page{}, err
 	}
 	defer os.Remove(file)
-	p, err := tesseract(ctx, file, dpi, n, o)
+	p, err := tesseract(ctx, file, dpi, n, "3", o)
 	if err != nil {
 		return Page{}, err
 	}
 	markFaint(&p, img, dpi/72)
+	if err := readFaint(ctx, &p, img, dpi, n, tmp, o); err != nil {
+		return Page{}, err
+	}
 	p.Width = float64(img.Bounds().Dx()) * 72 / dpi
 	p.Height = float64(img.Bounds().Dy()) * 72 / dpi
 	p.SkewDegrees = skew
@@ -173,12 +176,12 @@ func writePGM(path string, img *image.Gray) error {
 	return nil
 }
 
-// tesseract OCRs an image file and returns its words as a page (boxes
-// already in points).
-func tesseract(ctx context.Context, file string, dpi float64, n int, o Options) (Page, error) {
+// tesseract OCRs an image file with page segmentation mode psm and
+// returns its words as a page (boxes already in points).
+func tesseract(ctx context.Context, file string, dpi float64, n int, psm string, o Options) (Page, error) {
 	out, err := runTool(ctx, toolRun{
 		name:      "tesseract",
-		args:      []string{file, "stdout", "-l", o.OCRLang, "--dpi", strconv.Itoa(int(math.Round(dpi))), "--psm", "3", "tsv"},
+		args:      []string{file, "stdout", "-l", o.OCRLang, "--dpi", strconv.Itoa(int(math.Round(dpi))), "--psm", psm, "tsv"},
 		timeout:   o.ToolTimeout,
 		maxStdout: maxTSVOutput,
 		what:      fmt.Sprintf("tesseract page %d", n),

@@ -274,7 +274,7 @@ func (x *extraction) ocrTIFFPageFile(ctx context.Context, t *tiffFile, i int, dp
 		return fmt.Errorf("page file: %w", err)
 	}
 	start := time.Now()
-	p, err := tesseract(ctx, file, dpi, i+1, x.o)
+	p, err := tesseract(ctx, file, dpi, i+1, "3", x.o)
 	x.doc.Timings.OCR += time.Since(start)
 	if err != nil {
 		return err
