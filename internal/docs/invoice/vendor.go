@@ -54,10 +54,10 @@ func (x *run) coverPages() map[int]bool {
 func coverField(f string) bool { return f == schema.FieldVendorName || f == schema.FieldInvoiceNumber }
 
 // inferVendor takes the letterhead: the most prominent cell in the top
-// third of the main page that is not a title, a label, a value or the
+// third of the letterhead page that is not a title, a label, a value or the
 // customer's address block.
 func (x *run) inferVendor() {
-	pg := x.mainPage()
+	pg := x.letterhead()
 	excluded := x.customerCells(pg)
 	type cand struct {
 		ws    []word
@@ -89,6 +89,22 @@ func (x *run) inferVendor() {
 		name = strings.TrimRight(trimOCRJunk(name, true)+keepDot(name), " ")
 	}
 	x.add(schema.FieldVendorName, candidate{value: name, method: schema.MethodInferred, words: best})
+}
+
+// letterhead is the page whose top carries the vendor's name: the first
+// page that is not a fax cover sheet. The main page (most labels) can be
+// a later one when OCR missed labels on the first, and the top of a
+// continuation page is a table, not a letterhead.
+func (x *run) letterhead() *page {
+	for _, pg := range x.pages {
+		if pg.number >= x.main.number {
+			break
+		}
+		if !x.cover[pg.number] {
+			return pg
+		}
+	}
+	return x.main
 }
 
 // keepDot restores the full stop of a name ending in an abbreviation
