@@ -33,12 +33,15 @@
 //     the host hands to Lookup; the guest talks plain HTTP to an internal
 //     name and the proxy adds the header on the way out, replacing any copy
 //     the guest sent. Values never appear in events, logs or errors.
+//
 //   - No IP-literal bypass. The namespace's nftables let domain-rule
 //     traffic reach only the proxy; a guest that connects to an address it
 //     learned elsewhere is dropped there, and the proxy checks names, never
 //     destination addresses.
+//
 //   - No DNS tunnelling. The proxy never forwards a query, so a query name
 //     carries nothing further than the proxy.
+//
 //   - DNS rebinding. The proxy resolves names itself (Config.Resolve),
 //     refuses the connection if any resolved address is loopback, private
 //     (RFC 1918, CGNAT, ULA), link-local, multicast, unspecified, reserved,
@@ -49,9 +52,11 @@
 //     private address, and nothing reaches loopback, link-local (cloud
 //     metadata) or the slot range. (Config.AllowUpstream can widen this;
 //     only tests, whose upstreams live on loopback, should.)
+//
 //   - Exhaustion. Header reads have a deadline, every connection an idle
 //     timeout and a maximum lifetime, and each sandbox a cap on concurrent
 //     connections; the DNS server only ever answers from memory.
+//
 //   - Audit without content. Events name the sandbox, the rule and the
 //     allowed name, and count bytes; they never carry payloads, and never a
 //     refused name, because a refused name is guest-chosen (it could be a
