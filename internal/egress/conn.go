@@ -144,10 +144,10 @@ func (s *session) hold(c io.Closer) {
 }
 
 // kill closes everything the session holds; the first reason sticks.
-func (s *session) kill(reason string) {
+func (s *session) kill(reason string) (first bool) {
 	s.mu.Lock()
-	if s.reason == "" {
-		s.reason = reason
+	if s.reason == "" && !s.done {
+		s.reason, first = reason, true
 	}
 	closers := s.closers
 	s.closers = nil
@@ -157,6 +157,7 @@ func (s *session) kill(reason string) {
 	for _, c := range closers {
 		c.Close()
 	}
+	return first
 }
 
 // killReason reports why the session was killed, or "".

@@ -439,17 +439,20 @@ func (p *Proxy) Recheck(src netip.Addr) int {
 			pol = &policy{sb: sb, exact: map[string]string{}, routes: map[string]*route{}} // allows nothing
 		}
 	}
+	// A session killed earlier but not yet finished by its goroutine is
+	// still registered; kill reports only the ones this call ended.
 	closed := 0
 	for _, s := range from {
+		ended := false
 		switch {
 		case pol == nil || pol.sb.ID != s.sb.ID:
-			s.kill("sandbox_ended") // the address belongs to nobody, or to a new sandbox
+			ended = s.kill("sandbox_ended") // the address belongs to nobody, or to a new sandbox
 		case !s.revalidate(pol):
-			s.kill(reason)
-		default:
-			continue
+			ended = s.kill(reason)
 		}
-		closed++
+		if ended {
+			closed++
+		}
 	}
 	if closed > 0 {
 		p.log.Info("egress connections closed by a policy change or sandbox end", "src", src.String(), "closed", closed)
