@@ -144,7 +144,7 @@ func (f *jobFlags) localSandboxes(ctx context.Context) (_ jobs.Sandboxes, releas
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	m, err := sandbox.New(ctx, sandbox.Config{Host: h, Templates: reg, Store: st, Logger: logger,
-		WarmPool: f.concurrency + 1, MaxSandboxes: 4*max(1, f.concurrency) + 4})
+		WarmPool: 2*f.concurrency + 1, MaxSandboxes: 4*max(1, f.concurrency) + 4})
 	if err != nil {
 		return nil, nil, err
 	}

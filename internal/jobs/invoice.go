@@ -61,13 +61,19 @@ func (j *Invoice) Extensions() []string {
 	return []string{".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff"}
 }
 
+// Templates implements Job.
+func (j *Invoice) Templates() []string { return []string{j.template()} }
+
+func (j *Invoice) template() string {
+	if j.Template != "" {
+		return j.Template
+	}
+	return InvoiceTemplate
+}
+
 // Process implements Job: extraction in a sandbox.
 func (j *Invoice) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
-	tmpl := j.Template
-	if tmpl == "" {
-		tmpl = InvoiceTemplate
-	}
-	run := ToolRun{Template: tmpl, Job: schema.Job, Doc: doc, Timeout: j.Timeout, MaxPages: j.MaxPages,
+	run := ToolRun{Template: j.template(), Job: schema.Job, Doc: doc, Timeout: j.Timeout, MaxPages: j.MaxPages,
 		MaxResult: maxInvoiceResult, Metadata: docMetadata(j.Metadata, "invoice", doc)}
 	if j.DayFirst {
 		run.Args = []string{"--day-first"}

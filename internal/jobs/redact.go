@@ -64,6 +64,9 @@ func (j *Redact) Extensions() []string {
 	return []string{".txt", ".json", ".csv", ".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff"}
 }
 
+// Templates implements Job: redaction and verification use the same one.
+func (j *Redact) Templates() []string { return []string{j.template()} }
+
 func (j *Redact) template() string {
 	if j.Template != "" {
 		return j.Template

@@ -181,6 +181,9 @@ func (r *Review) Human(doc Doc, o Outcome) string {
 	return b.String()
 }
 
+// Templates implements Job.
+func (r *Review) Templates() []string { return []string{r.template()} }
+
 func (r *Review) template() string {
 	if r.Template != "" {
 		return r.Template

@@ -52,6 +52,8 @@ type Job interface {
 	// Extensions are the file extensions taken from directories given as
 	// inputs (files named explicitly are always taken).
 	Extensions() []string
+	// Templates are the templates the job's sandboxes are made from.
+	Templates() []string
 	// Process runs the document through its sandbox(es). It is called
 	// concurrently for different documents and must not panic.
 	Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome
@@ -84,8 +86,9 @@ type Summary struct {
 	Failed    int
 	Errors    map[string]int // by code
 	Tally     map[string]int
-	Elapsed   time.Duration
-	Timings   Timings // summed over documents
+	Elapsed   time.Duration // from the first document started to the last finished
+	Warmup    time.Duration // before that: sandboxes warmed in this process (see Prewarmer)
+	Timings   Timings       // summed over documents
 }
 
 // DocsPerMinute is the batch's throughput.
@@ -168,6 +171,10 @@ func (b *Batch) Run(ctx context.Context, ds []Doc) (Summary, error) {
 	if conc <= 0 {
 		conc = 2
 	}
+	warmup, err := b.prewarm(ctx)
+	if err != nil {
+		return Summary{}, err
+	}
 	began := time.Now()
 	results := make([]chan Outcome, len(ds))
 	for i := range results {
@@ -197,7 +204,7 @@ func (b *Batch) Run(ctx context.Context, ds []Doc) (Summary, error) {
 			}
 		}
 	}()
-	sum := Summary{Documents: len(ds), Errors: map[string]int{}, Tally: map[string]int{}}
+	sum := Summary{Documents: len(ds), Errors: map[string]int{}, Tally: map[string]int{}, Warmup: warmup}
 	prog := newProgress(b.Progress, b.Job.Name(), len(ds))
 	var werr error
 	for i := range ds {
@@ -219,6 +226,40 @@ func (b *Batch) Run(ctx context.Context, ds []Doc) (Summary, error) {
 		PrintSummary(b.Human, b.Job.Name(), sum)
 	}
 	return sum, werr
+}
+
+// Prewarmer is implemented by Sandboxes that can get a template's
+// sandboxes ready before a batch starts: a manager in this process starts
+// with an empty warm pool, and without this the first documents of every
+// batch would wait for restores. A daemon's pools are warm already.
+type Prewarmer interface {
+	// Prewarm returns once creates from template will not wait for a
+	// restore, or with the error a create would get (template not baked,
+	// or baked for another kernel).
+	Prewarm(ctx context.Context, template string) error
+}
+
+// prewarm readies the job's templates when the sandboxes can be
+// prewarmed, so that a template that cannot be used fails the batch once,
+// before any document, rather than every document in turn.
+func (b *Batch) prewarm(ctx context.Context) (time.Duration, error) {
+	w, ok := b.Sandboxes.(Prewarmer)
+	if !ok {
+		return 0, nil
+	}
+	start := time.Now()
+	for _, t := range b.Job.Templates() {
+		if b.Progress != nil {
+			fmt.Fprintf(b.Progress, "\r\x1b[K%s: warming %s sandboxes", b.Job.Name(), t)
+		}
+		if err := w.Prewarm(ctx, t); err != nil {
+			if b.Progress != nil {
+				fmt.Fprint(b.Progress, "\r\x1b[K")
+			}
+			return 0, fmt.Errorf("%s: %s sandboxes: %w", b.Job.Name(), t, err)
+		}
+	}
+	return time.Since(start), nil
 }
 
 func (s *Summary) add(o Outcome) {
@@ -326,6 +367,9 @@ func encodeLine(d Doc, o Outcome) ([]byte, error) {
 func PrintSummary(w io.Writer, job string, s Summary) {
 	fmt.Fprintf(w, "\n%s: %d documents, %d ok, %d failed in %s (%.1f documents/min; sandbox share %.0f%%)\n",
 		job, s.Documents, s.OK, s.Failed, s.Elapsed.Round(time.Millisecond), s.DocsPerMinute(), 100*s.SandboxShare())
+	if s.Warmup > 0 {
+		fmt.Fprintf(w, "  sandboxes warmed in %s before the first document\n", s.Warmup.Round(time.Millisecond))
+	}
 	for _, k := range sortedKeys(s.Tally) {
 		fmt.Fprintf(w, "  %-28s %d\n", k, s.Tally[k])
 	}

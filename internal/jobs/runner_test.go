@@ -91,6 +91,7 @@ type echoJob struct{ finalized []string }
 
 func (j *echoJob) Name() string         { return "echo" }
 func (j *echoJob) Extensions() []string { return []string{".pdf"} }
+func (j *echoJob) Templates() []string  { return []string{"t"} }
 func (j *echoJob) Process(ctx context.Context, s Sandboxes, d Doc) Outcome {
 	env, t, lerr := RunTool(ctx, s, ToolRun{Template: "t", Job: "echo", Doc: d, Timeout: time.Minute})
 	o := Outcome{Timings: t, Err: lerr, Fields: map[string]string{"id": d.ID}}
@@ -246,6 +247,48 @@ func TestBatchCancelled(t *testing.T) {
 	}
 	if n := strings.Count(out.String(), "\n"); n != 3 {
 		t.Errorf("%d lines after a cancel, want one per document", n)
+	}
+}
+
+// warmingSandboxes can be prewarmed, and fails to when broken is set.
+type warmingSandboxes struct {
+	*memSandboxes
+	warmed []string
+	broken error
+}
+
+func (w *warmingSandboxes) Prewarm(_ context.Context, template string) error {
+	w.warmed = append(w.warmed, template)
+	return w.broken
+}
+
+// TestBatchPrewarms: sandboxes that can be prewarmed are, for the job's
+// templates, before the first document; a template that cannot be used
+// fails the batch once, with no document started.
+func TestBatchPrewarms(t *testing.T) {
+	ds := writeDocs(t, "a.pdf", "b.pdf")
+	ok := envelope(t, docs.Envelope{Version: 1, Job: "echo", OK: true, TimingsMS: map[string]int64{}})
+	w := &warmingSandboxes{memSandboxes: &memSandboxes{tool: func(map[string][]byte) (int, []byte) { return 0, ok }}}
+	var human bytes.Buffer
+	sum, err := (&Batch{Job: &echoJob{}, Sandboxes: w, Human: &human}).Run(context.Background(), ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(w.warmed, ",") != "t" || sum.OK != 2 || sum.Warmup <= 0 {
+		t.Errorf("warmed %v, ok %d, warm-up %s; want [t], 2, > 0", w.warmed, sum.OK, sum.Warmup)
+	}
+	if !strings.Contains(human.String(), "sandboxes warmed in") {
+		t.Errorf("summary does not give the warm-up:\n%s", human.String())
+	}
+
+	w = &warmingSandboxes{memSandboxes: &memSandboxes{}, broken: errdefs.FailedPrecondition("template \"t\" was baked for another kernel")}
+	var out bytes.Buffer
+	_, err = (&Batch{Job: &echoJob{}, Sandboxes: w, JSON: &out}).Run(context.Background(), ds)
+	if err == nil || !strings.Contains(err.Error(), "another kernel") || !errdefs.IsFailedPrecondition(err) {
+		t.Errorf("Run = %v, want the template's failed_precondition", err)
+	}
+	if w.created != 0 || out.Len() != 0 {
+		t.Errorf("%d sandboxes created and %q written after the warm-up failed", w.created, out.String())
 	}
 }
 

@@ -163,6 +163,11 @@ func (l Local) Create(ctx context.Context, o CreateOptions) (Sandbox, error) {
 	return localSandbox{m: l.M, tenant: l.Tenant, id: info.ID}, nil
 }
 
+// Prewarm implements Prewarmer: it fills the manager's warm pool.
+func (l Local) Prewarm(ctx context.Context, template string) error {
+	return l.M.Prewarm(ctx, template)
+}
+
 type localSandbox struct {
 	m      *sandbox.Manager
 	tenant string

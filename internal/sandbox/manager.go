@@ -882,6 +882,21 @@ func (m *Manager) ensureEgressCA(ctx context.Context, tenant, id string, l *live
 	return ca, true, nil
 }
 
+// Prewarm fills the warm pool of the named template and waits until it is
+// full, so the creates that follow are identity pushes rather than
+// restores. A batch run in-process calls it before its first document; a
+// daemon's pools fill on first use and stay full. It fails as Create
+// would for a template that cannot be opened (not baked, baked for
+// another kernel or QEMU), and with the warm-up's error when no clone
+// comes up.
+func (m *Manager) Prewarm(ctx context.Context, template string) error {
+	tmpl, err := m.cfg.Templates.Open(m.cfg.Host, template)
+	if err != nil {
+		return err
+	}
+	return m.pools.waitFull(ctx, tmpl)
+}
+
 // Templates lists the baked templates.
 func (m *Manager) Templates(ctx context.Context) ([]TemplateInfo, error) {
 	ts, err := m.cfg.Templates.List()

@@ -272,3 +272,29 @@ func TestTTLExpiry(t *testing.T) {
 		}
 	}
 }
+
+// TestPrewarm: Prewarm returns once the pool holds clones that have run
+// the egress self-check while warming, so the next create with a probe is
+// served from one of them (its create record says so); a template that
+// cannot be opened fails Prewarm as it would fail Create.
+func TestPrewarm(t *testing.T) {
+	m, st := newManager(t, sandbox.Config{WarmPool: 2})
+	ctx := vmtest.Context(t)
+	if err := m.Prewarm(ctx, vmtest.TemplateName); err != nil {
+		t.Fatalf("prewarm: %v", err)
+	}
+	info, err := m.Create(ctx, sandbox.CreateRequest{Tenant: "acme", Template: vmtest.TemplateName, Probe: true})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	recs, err := st.QueryAudit(ctx, store.AuditFilter{SandboxID: info.ID, Events: []string{"create"}})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("create records: %v %+v", err, recs)
+	}
+	if got := recs[0].Detail["probe"]; got != "ok_at_warmup" {
+		t.Errorf("create after prewarm: probe %q, want ok_at_warmup (a prewarmed clone)", got)
+	}
+	if err := m.Prewarm(ctx, "no-such-template"); !errdefs.IsNotFound(err) {
+		t.Errorf("prewarm of a missing template: %v, want not_found", err)
+	}
+}

@@ -3,12 +3,15 @@ package sandbox
 import (
 	"context"
 	"errors"
-	"github.com/airlock-dev/airlock/internal/egress"
+	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/egress"
 	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/template"
@@ -51,6 +54,9 @@ type warmPool struct {
 	kick  chan struct{} // wakes the filler after a take
 	stop  chan struct{}
 	done  chan struct{}
+
+	mu      sync.Mutex
+	lastErr error // guarded by mu; the last warm-up's outcome (nil: it worked)
 }
 
 func newWarmPools(h *vm.Host, net *netpool.Pool, size int, log *slog.Logger) *warmPools {
@@ -215,9 +221,17 @@ func (w *warmPools) pool(tmpl *template.Template) *warmPool {
 }
 
 // fill keeps p.ready full until stopped, then destroys what it holds.
+//
+// Up to fillParallel clones warm at once: a warm-up is part CPU (the
+// restore) and part waiting (the egress self-check's dropped probes take
+// their full timeout), so a single filler refills slower than a busy
+// batch takes clones, and every few documents a create would wait for a
+// restore.
 func (w *warmPools) fill(p *warmPool) {
 	defer close(p.done)
+	var wg sync.WaitGroup
 	defer func() {
+		wg.Wait()
 		for {
 			select {
 			case c := <-p.ready:
@@ -227,26 +241,27 @@ func (w *warmPools) fill(p *warmPool) {
 			}
 		}
 	}()
+	slots := make(chan struct{}, min(cap(p.ready), fillParallel))
+	var inflight atomic.Int32
 	for {
-		for len(p.ready) < cap(p.ready) {
+		for len(p.ready)+int(inflight.Load()) < cap(p.ready) {
 			select {
 			case <-p.stop:
 				return
-			default:
+			case slots <- struct{}{}:
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			c, err := warm(ctx, w.host, w.net, p.tmpl)
-			cancel()
-			if err != nil {
-				w.log.Warn("warm pool: restore clone", "template", p.tmpl.Name, "err", err)
-				select {
-				case <-p.stop:
-					return
-				case <-time.After(time.Second):
+			inflight.Add(1)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w.fillOne(p)
+				inflight.Add(-1)
+				<-slots
+				select { // wake the loop: count again
+				case p.kick <- struct{}{}:
+				default:
 				}
-				continue
-			}
-			p.ready <- c
+			}()
 		}
 		select {
 		case <-p.stop:
@@ -254,6 +269,72 @@ func (w *warmPools) fill(p *warmPool) {
 		case <-p.kick:
 		}
 	}
+}
+
+// fillParallel bounds the clones one pool warms at once: one per core
+// (a restore is mostly CPU under emulation), at least two (the rest of a
+// warm-up is waiting on the guest).
+var fillParallel = max(2, runtime.NumCPU())
+
+// fillOne warms one clone into p.ready; after a failure it records the
+// error and pauses a second before the loop tries again.
+func (w *warmPools) fillOne(p *warmPool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	c, err := warm(ctx, w.host, w.net, p.tmpl)
+	cancel()
+	p.setErr(err)
+	if err != nil {
+		w.log.Warn("warm pool: restore clone", "template", p.tmpl.Name, "err", err)
+		select {
+		case <-p.stop:
+		case <-time.After(time.Second):
+		}
+	} else {
+		select {
+		case p.ready <- c:
+		case <-p.stop:
+			c.destroy(context.Background(), w.net)
+		}
+	}
+}
+
+func (p *warmPool) setErr(err error) {
+	p.mu.Lock()
+	p.lastErr = err
+	p.mu.Unlock()
+}
+
+// waitFull blocks until tmpl's pool holds every clone it keeps. When a
+// warm-up fails it stops waiting: with the warm-up's error if no clone is
+// ready (a create would fail the same way), else with nil (creates can
+// start; the filler keeps trying). It returns ctx's error when ctx ends,
+// and at once without a pool.
+func (w *warmPools) waitFull(ctx context.Context, tmpl *template.Template) error {
+	p := w.pool(tmpl)
+	if p == nil {
+		return nil
+	}
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for len(p.ready) < cap(p.ready) {
+		p.mu.Lock()
+		err := p.lastErr
+		p.mu.Unlock()
+		if err != nil {
+			if len(p.ready) > 0 {
+				return nil
+			}
+			return fmt.Errorf("warm a %s clone: %w", tmpl.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.stop:
+			return nil
+		case <-t.C:
+		}
+	}
+	return nil
 }
 
 // close stops every pool and waits until each has destroyed its clones,
