@@ -364,6 +364,51 @@ func (c *Client) Mkdir(ctx context.Context, path string, mode uint32, parents bo
 	return mapErr(ctx, "mkdir", err)
 }
 
+// EgressTarget is one thing the guest tries to reach: exactly one of TCP
+// ("ip:port") and DNS (a name).
+type EgressTarget struct {
+	TCP string
+	DNS string
+}
+
+// EgressResult is how one attempt ended, as the guest saw it.
+type EgressResult struct {
+	Outcome  agentpb.EgressOutcome
+	Detail   string
+	Duration time.Duration
+}
+
+// EgressCheck has the guest try every target at once, each bounded by
+// timeout, and returns one result per target in order.
+func (c *Client) EgressCheck(ctx context.Context, targets []EgressTarget, timeout time.Duration) ([]EgressResult, error) {
+	req := &agentpb.EgressCheckRequest{TimeoutMs: timeout.Milliseconds()}
+	for _, t := range targets {
+		switch {
+		case t.TCP != "" && t.DNS == "":
+			req.Targets = append(req.Targets, &agentpb.EgressTarget{Target: &agentpb.EgressTarget_Tcp{Tcp: t.TCP}})
+		case t.DNS != "" && t.TCP == "":
+			req.Targets = append(req.Targets, &agentpb.EgressTarget{Target: &agentpb.EgressTarget_Dns{Dns: t.DNS}})
+		default:
+			return nil, errdefs.InvalidArgument("egress target needs exactly one of tcp and dns")
+		}
+	}
+	// The guest bounds every attempt; this covers a guest that cannot.
+	ctx, cancel := context.WithTimeout(ctx, timeout+hostGrace)
+	defer cancel()
+	r, err := c.rpc.EgressCheck(ctx, req)
+	if err != nil {
+		return nil, mapErr(ctx, "egress check", err)
+	}
+	if len(r.Results) != len(targets) {
+		return nil, errdefs.New(errdefs.ErrInternal, "agent egress check: %d results for %d targets", len(r.Results), len(targets))
+	}
+	out := make([]EgressResult, len(r.Results))
+	for i, x := range r.Results {
+		out[i] = EgressResult{Outcome: x.Outcome, Detail: x.Detail, Duration: time.Duration(x.DurationMs) * time.Millisecond}
+	}
+	return out, nil
+}
+
 // mapErr converts a gRPC status into airlock's error classes, naming the
 // operation and keeping the agent's message. The caller's own context
 // decides first: a call it cancelled or let run out is Unavailable or

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"path"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/egress"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
+	"github.com/airlock-dev/airlock/internal/guest/agentpb"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/store"
 	"github.com/airlock-dev/airlock/internal/vm"
@@ -258,16 +260,18 @@ type ProbeResult struct {
 // milliseconds), and an open path to a public address answers a SYN
 // within its round trip, well under a second on any usable uplink. The
 // probe runs before every document, so its length is paid per document.
-const probeTimeout = 1
+const probeTimeout = time.Second
 
-// probeSpec is a probe the guest runs with bash and getent only (every
-// Debian-based template has them; test-tiny has nothing more).
-type probeSpec struct{ name, target, script string }
+// probeSpec is one thing the guest tries to reach.
+type probeSpec struct {
+	name, target string
+	try          guest.EgressTarget
+}
 
 func probeSpecs(slot *netpool.Slot) []probeSpec {
 	tcp := func(name, ip string, port int) probeSpec {
-		return probeSpec{name, fmt.Sprintf("%s:%d", ip, port),
-			fmt.Sprintf("timeout %d bash -c '</dev/tcp/%s/%d'", probeTimeout, ip, port)}
+		addr := net.JoinHostPort(ip, strconv.Itoa(port))
+		return probeSpec{name, addr, guest.EgressTarget{TCP: addr}}
 	}
 	gw := netpool.Guest().Gateway.String()
 	specs := []probeSpec{tcp("tcp-gateway", gw, 22)}
@@ -278,91 +282,67 @@ func probeSpecs(slot *netpool.Slot) []probeSpec {
 		tcp("tcp-public", "1.1.1.1", 443),
 		tcp("tcp-metadata", "169.254.169.254", 80))
 	// A fresh random name under .invalid: no policy can allow it (a
-	// wildcard over a top-level domain is refused), so any answer means
-	// DNS is not under the proxy's control.
+	// wildcard over a top-level domain is refused), so an address in the
+	// answer means DNS is not under the proxy's control.
 	b := make([]byte, 6)
 	rand.Read(b)
 	name := "probe-" + hex.EncodeToString(b) + ".airlock-probe.invalid"
-	specs = append(specs, probeSpec{"dns-denied", name, fmt.Sprintf("timeout %d getent hosts %s", probeTimeout, name)})
+	specs = append(specs, probeSpec{"dns-denied", name, guest.EgressTarget{DNS: name}})
 	return specs
 }
 
-// runProbes runs every probe in one exec (in parallel inside the guest, so
-// the whole check takes about one probe timeout) and reads back one line
-// per probe: "<index> <exit code> <stderr, one line>".
+// runProbes runs the self-check in a live sandbox.
 func (m *Manager) runProbes(ctx context.Context, l *live) ([]ProbeResult, error) {
 	return probeVM(ctx, l.vm, l.slot)
 }
 
 // probeVM runs the self-check in v, whose NIC is attached to slot (nil:
-// no networking).
+// no networking). The agent makes every attempt at once from the guest's
+// own network stack (one call, about one probeTimeout long, and no
+// process started in the guest); the verdicts are made here.
 func probeVM(ctx context.Context, v *vm.VM, slot *netpool.Slot) ([]ProbeResult, error) {
 	specs := probeSpecs(slot)
-	var sh strings.Builder
-	sh.WriteString("d=$(mktemp -d)\n")
+	targets := make([]guest.EgressTarget, len(specs))
 	for i, p := range specs {
-		// The braces put the probe AND its status in the background: with
-		// "probe; echo $? &" only the echo was, and the probes ran one
-		// after another.
-		fmt.Fprintf(&sh, "{ ( %s ) >/dev/null 2>$d/%d.err; echo $? >$d/%d.rc; } &\n", p.script, i, i)
+		targets[i] = p.try
 	}
-	sh.WriteString("wait\n")
-	for i := range specs {
-		fmt.Fprintf(&sh, "echo \"%d $(cat $d/%d.rc) $(head -c 200 $d/%d.err | tr '\\n' ' ')\"\n", i, i, i)
-	}
-	sh.WriteString("rm -rf \"$d\"\n")
-	var out, errb bytes.Buffer
-	res, err := v.Agent.Exec(ctx, guest.ExecOptions{Shell: sh.String(), Timeout: 30 * time.Second, Cwd: "/"}, &out, &errb)
+	got, err := v.Agent.EgressCheck(ctx, targets, probeTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("egress self-check: %w", err)
 	}
-	if res.ExitCode != 0 || res.TimedOut {
-		return nil, errdefs.FailedPrecondition("egress self-check could not run in the guest (exit %d): %s",
-			res.ExitCode, strings.TrimSpace(errb.String()))
+	// Only the egress proxy answers DNS, and only when a domain rule lets
+	// the guest reach it; then "no such name" is its expected answer for
+	// the probe's name. Without one nothing may answer at all.
+	proxied := false
+	if slot != nil {
+		for _, r := range slot.Policy().Allow {
+			proxied = proxied || r.Domain != ""
+		}
 	}
 	results := make([]ProbeResult, len(specs))
-	seen := make([]bool, len(specs))
-	for _, line := range strings.Split(out.String(), "\n") {
-		f := strings.SplitN(strings.TrimSpace(line), " ", 3)
-		if len(f) < 2 {
-			continue
-		}
-		i, err1 := strconv.Atoi(f[0])
-		rc, err2 := strconv.Atoi(f[1])
-		if err1 != nil || err2 != nil || i < 0 || i >= len(specs) {
-			continue
-		}
-		detail := ""
-		if len(f) == 3 {
-			detail = strings.TrimSpace(f[2])
-		}
-		results[i] = ProbeResult{Name: specs[i].name, Target: specs[i].target, Detail: detail,
-			Reachable: reached(specs[i].name, rc, detail)}
-		seen[i] = true
-	}
-	for i, ok := range seen {
-		if !ok {
-			// Fail closed: a probe that reported nothing counts as passed
-			// through.
-			results[i] = ProbeResult{Name: specs[i].name, Target: specs[i].target, Reachable: true, Detail: "no result"}
-		}
+	for i, p := range specs {
+		results[i] = ProbeResult{Name: p.name, Target: p.target, Detail: got[i].Detail,
+			Reachable: reached(got[i].Outcome, proxied)}
 	}
 	return results, nil
 }
 
-// reached interprets a probe's exit code and error text. A timeout (124)
-// or a local error (no route out of the guest) is "blocked". A connection,
-// or a refusal, is "reachable": a TCP reset or ICMP unreachable means the
-// packet left the sandbox and something answered, even if nothing listens
-// there (default deny drops silently, so nothing answers).
-func reached(name string, rc int, detail string) bool {
-	if rc == 0 {
+// reached judges one attempt. A timeout, or an error inside the guest (no
+// route out), is "blocked". A connection, a refusal or an ICMP
+// unreachable is "reachable": the packet left the sandbox and something
+// answered, even if nothing listens there (default deny drops silently,
+// so nothing answers). A DNS answer with addresses is reachable; so is
+// "no such name" unless the proxy is the guest's resolver (proxied). An
+// outcome this host does not know fails closed.
+func reached(o agentpb.EgressOutcome, proxied bool) bool {
+	switch o {
+	case agentpb.EgressOutcome_EGRESS_TIMEOUT, agentpb.EgressOutcome_EGRESS_LOCAL_ERROR:
+		return false
+	case agentpb.EgressOutcome_EGRESS_NAME_NOT_FOUND:
+		return !proxied
+	default:
 		return true
 	}
-	if strings.HasPrefix(name, "dns") {
-		return false // getent: 2 = not found; 124 = timed out
-	}
-	return strings.Contains(detail, "refused") || strings.Contains(detail, "No route to host")
 }
 
 // Probe runs the egress self-check in a running sandbox: TCP to the

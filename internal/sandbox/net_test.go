@@ -594,6 +594,18 @@ k="%s""%s"; for p in "$m" "$k"; do grep -r -l -s -D skip -F "$p" / --exclude-dir
 		if !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "tcp-host") {
 			t.Errorf("probe with the host allowed: %v (%+v), want failed_precondition naming tcp-host", err, rs)
 		}
+		// With a domain rule the guest's resolver is the egress proxy, whose
+		// "no such name" for the probe's name is the expected answer.
+		_, err = e.m.SetEgress(ctx, ntTenant, b.ID, netpool.Policy{Default: netpool.DefaultDeny,
+			Allow: []netpool.Rule{{Name: "docs", Domain: "docs.example.test"}}})
+		ok(t, err, "allow a domain")
+		rs, err = e.m.Probe(ctx, ntTenant, b.ID)
+		ok(t, err, "probe with a domain rule")
+		for _, r := range rs {
+			if r.Name == "dns-denied" && !strings.Contains(r.Detail, "no such host") {
+				t.Errorf("dns-denied under a domain rule: %+v, want the proxy's no such host", r)
+			}
+		}
 		_, err = e.m.SetEgress(ctx, ntTenant, b.ID, netpool.DenyAll())
 		ok(t, err, "deny again")
 

@@ -28,6 +28,70 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type EgressOutcome int32
+
+const (
+	EgressOutcome_EGRESS_OUTCOME_UNSPECIFIED EgressOutcome = 0
+	EgressOutcome_EGRESS_TIMEOUT             EgressOutcome = 1 // nothing answered within the timeout
+	EgressOutcome_EGRESS_LOCAL_ERROR         EgressOutcome = 2 // the guest could not send (no route, no resolver, refused locally)
+	EgressOutcome_EGRESS_CONNECTED           EgressOutcome = 3 // the TCP handshake completed
+	EgressOutcome_EGRESS_REFUSED             EgressOutcome = 4 // a reset came back
+	EgressOutcome_EGRESS_UNREACHABLE         EgressOutcome = 5 // an ICMP host unreachable came back
+	EgressOutcome_EGRESS_RESOLVED            EgressOutcome = 6 // DNS gave addresses
+	EgressOutcome_EGRESS_NAME_NOT_FOUND      EgressOutcome = 7 // a DNS server answered that the name does not exist
+)
+
+// Enum value maps for EgressOutcome.
+var (
+	EgressOutcome_name = map[int32]string{
+		0: "EGRESS_OUTCOME_UNSPECIFIED",
+		1: "EGRESS_TIMEOUT",
+		2: "EGRESS_LOCAL_ERROR",
+		3: "EGRESS_CONNECTED",
+		4: "EGRESS_REFUSED",
+		5: "EGRESS_UNREACHABLE",
+		6: "EGRESS_RESOLVED",
+		7: "EGRESS_NAME_NOT_FOUND",
+	}
+	EgressOutcome_value = map[string]int32{
+		"EGRESS_OUTCOME_UNSPECIFIED": 0,
+		"EGRESS_TIMEOUT":             1,
+		"EGRESS_LOCAL_ERROR":         2,
+		"EGRESS_CONNECTED":           3,
+		"EGRESS_REFUSED":             4,
+		"EGRESS_UNREACHABLE":         5,
+		"EGRESS_RESOLVED":            6,
+		"EGRESS_NAME_NOT_FOUND":      7,
+	}
+)
+
+func (x EgressOutcome) Enum() *EgressOutcome {
+	p := new(EgressOutcome)
+	*p = x
+	return p
+}
+
+func (x EgressOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (EgressOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_agent_proto_enumTypes[0].Descriptor()
+}
+
+func (EgressOutcome) Type() protoreflect.EnumType {
+	return &file_agent_proto_enumTypes[0]
+}
+
+func (x EgressOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use EgressOutcome.Descriptor instead.
+func (EgressOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{0}
+}
+
 type HealthRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1431,6 +1495,244 @@ func (*MkdirResponse) Descriptor() ([]byte, []int) {
 	return file_agent_proto_rawDescGZIP(), []int{20}
 }
 
+type EgressTarget struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Target:
+	//
+	//	*EgressTarget_Tcp
+	//	*EgressTarget_Dns
+	Target        isEgressTarget_Target `protobuf_oneof:"target"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EgressTarget) Reset() {
+	*x = EgressTarget{}
+	mi := &file_agent_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EgressTarget) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EgressTarget) ProtoMessage() {}
+
+func (x *EgressTarget) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EgressTarget.ProtoReflect.Descriptor instead.
+func (*EgressTarget) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *EgressTarget) GetTarget() isEgressTarget_Target {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+func (x *EgressTarget) GetTcp() string {
+	if x != nil {
+		if x, ok := x.Target.(*EgressTarget_Tcp); ok {
+			return x.Tcp
+		}
+	}
+	return ""
+}
+
+func (x *EgressTarget) GetDns() string {
+	if x != nil {
+		if x, ok := x.Target.(*EgressTarget_Dns); ok {
+			return x.Dns
+		}
+	}
+	return ""
+}
+
+type isEgressTarget_Target interface {
+	isEgressTarget_Target()
+}
+
+type EgressTarget_Tcp struct {
+	Tcp string `protobuf:"bytes,1,opt,name=tcp,proto3,oneof"` // "ip:port": a TCP connect
+}
+
+type EgressTarget_Dns struct {
+	Dns string `protobuf:"bytes,2,opt,name=dns,proto3,oneof"` // a name, resolved the way guest programs resolve (resolv.conf, hosts)
+}
+
+func (*EgressTarget_Tcp) isEgressTarget_Target() {}
+
+func (*EgressTarget_Dns) isEgressTarget_Target() {}
+
+type EgressCheckRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Targets       []*EgressTarget        `protobuf:"bytes,1,rep,name=targets,proto3" json:"targets,omitempty"`
+	TimeoutMs     int64                  `protobuf:"varint,2,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"` // per target; all targets are tried concurrently
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EgressCheckRequest) Reset() {
+	*x = EgressCheckRequest{}
+	mi := &file_agent_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EgressCheckRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EgressCheckRequest) ProtoMessage() {}
+
+func (x *EgressCheckRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EgressCheckRequest.ProtoReflect.Descriptor instead.
+func (*EgressCheckRequest) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *EgressCheckRequest) GetTargets() []*EgressTarget {
+	if x != nil {
+		return x.Targets
+	}
+	return nil
+}
+
+func (x *EgressCheckRequest) GetTimeoutMs() int64 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
+type EgressResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Outcome       EgressOutcome          `protobuf:"varint,1,opt,name=outcome,proto3,enum=airlock.agent.v1.EgressOutcome" json:"outcome,omitempty"`
+	Detail        string                 `protobuf:"bytes,2,opt,name=detail,proto3" json:"detail,omitempty"` // the error, short
+	DurationMs    int64                  `protobuf:"varint,3,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EgressResult) Reset() {
+	*x = EgressResult{}
+	mi := &file_agent_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EgressResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EgressResult) ProtoMessage() {}
+
+func (x *EgressResult) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EgressResult.ProtoReflect.Descriptor instead.
+func (*EgressResult) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *EgressResult) GetOutcome() EgressOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return EgressOutcome_EGRESS_OUTCOME_UNSPECIFIED
+}
+
+func (x *EgressResult) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *EgressResult) GetDurationMs() int64 {
+	if x != nil {
+		return x.DurationMs
+	}
+	return 0
+}
+
+type EgressCheckResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*EgressResult        `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"` // one per target, in request order
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EgressCheckResponse) Reset() {
+	*x = EgressCheckResponse{}
+	mi := &file_agent_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EgressCheckResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EgressCheckResponse) ProtoMessage() {}
+
+func (x *EgressCheckResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EgressCheckResponse.ProtoReflect.Descriptor instead.
+func (*EgressCheckResponse) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *EgressCheckResponse) GetResults() []*EgressResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
 var File_agent_proto protoreflect.FileDescriptor
 
 const file_agent_proto_rawDesc = "" +
@@ -1533,7 +1835,31 @@ const file_agent_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\rR\x04mode\x12\x18\n" +
 	"\aparents\x18\x03 \x01(\bR\aparents\"\x0f\n" +
-	"\rMkdirResponse2\xbd\x05\n" +
+	"\rMkdirResponse\"@\n" +
+	"\fEgressTarget\x12\x12\n" +
+	"\x03tcp\x18\x01 \x01(\tH\x00R\x03tcp\x12\x12\n" +
+	"\x03dns\x18\x02 \x01(\tH\x00R\x03dnsB\b\n" +
+	"\x06target\"m\n" +
+	"\x12EgressCheckRequest\x128\n" +
+	"\atargets\x18\x01 \x03(\v2\x1e.airlock.agent.v1.EgressTargetR\atargets\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x02 \x01(\x03R\ttimeoutMs\"\x82\x01\n" +
+	"\fEgressResult\x129\n" +
+	"\aoutcome\x18\x01 \x01(\x0e2\x1f.airlock.agent.v1.EgressOutcomeR\aoutcome\x12\x16\n" +
+	"\x06detail\x18\x02 \x01(\tR\x06detail\x12\x1f\n" +
+	"\vduration_ms\x18\x03 \x01(\x03R\n" +
+	"durationMs\"O\n" +
+	"\x13EgressCheckResponse\x128\n" +
+	"\aresults\x18\x01 \x03(\v2\x1e.airlock.agent.v1.EgressResultR\aresults*\xcd\x01\n" +
+	"\rEgressOutcome\x12\x1e\n" +
+	"\x1aEGRESS_OUTCOME_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0eEGRESS_TIMEOUT\x10\x01\x12\x16\n" +
+	"\x12EGRESS_LOCAL_ERROR\x10\x02\x12\x14\n" +
+	"\x10EGRESS_CONNECTED\x10\x03\x12\x12\n" +
+	"\x0eEGRESS_REFUSED\x10\x04\x12\x16\n" +
+	"\x12EGRESS_UNREACHABLE\x10\x05\x12\x13\n" +
+	"\x0fEGRESS_RESOLVED\x10\x06\x12\x19\n" +
+	"\x15EGRESS_NAME_NOT_FOUND\x10\a2\x99\x06\n" +
 	"\x05Agent\x12K\n" +
 	"\x06Health\x12\x1f.airlock.agent.v1.HealthRequest\x1a .airlock.agent.v1.HealthResponse\x12N\n" +
 	"\aPrepare\x12 .airlock.agent.v1.PrepareRequest\x1a!.airlock.agent.v1.PrepareResponse\x12I\n" +
@@ -1543,7 +1869,8 @@ const file_agent_proto_rawDesc = "" +
 	"\x04Stat\x12\x1d.airlock.agent.v1.PathRequest\x1a\x1a.airlock.agent.v1.FileInfo\x12E\n" +
 	"\x04List\x12\x1d.airlock.agent.v1.PathRequest\x1a\x1e.airlock.agent.v1.ListResponse\x12K\n" +
 	"\x06Remove\x12\x1f.airlock.agent.v1.RemoveRequest\x1a .airlock.agent.v1.RemoveResponse\x12H\n" +
-	"\x05Mkdir\x12\x1e.airlock.agent.v1.MkdirRequest\x1a\x1f.airlock.agent.v1.MkdirResponseB7Z5github.com/airlock-dev/airlock/internal/guest/agentpbb\x06proto3"
+	"\x05Mkdir\x12\x1e.airlock.agent.v1.MkdirRequest\x1a\x1f.airlock.agent.v1.MkdirResponse\x12Z\n" +
+	"\vEgressCheck\x12$.airlock.agent.v1.EgressCheckRequest\x1a%.airlock.agent.v1.EgressCheckResponseB7Z5github.com/airlock-dev/airlock/internal/guest/agentpbb\x06proto3"
 
 var (
 	file_agent_proto_rawDescOnce sync.Once
@@ -1557,59 +1884,70 @@ func file_agent_proto_rawDescGZIP() []byte {
 	return file_agent_proto_rawDescData
 }
 
-var file_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_agent_proto_goTypes = []any{
-	(*HealthRequest)(nil),     // 0: airlock.agent.v1.HealthRequest
-	(*HealthResponse)(nil),    // 1: airlock.agent.v1.HealthResponse
-	(*NetConfig)(nil),         // 2: airlock.agent.v1.NetConfig
-	(*PrepareRequest)(nil),    // 3: airlock.agent.v1.PrepareRequest
-	(*PrepareResponse)(nil),   // 4: airlock.agent.v1.PrepareResponse
-	(*ExecStart)(nil),         // 5: airlock.agent.v1.ExecStart
-	(*ExecRequest)(nil),       // 6: airlock.agent.v1.ExecRequest
-	(*ExecExit)(nil),          // 7: airlock.agent.v1.ExecExit
-	(*ExecResponse)(nil),      // 8: airlock.agent.v1.ExecResponse
-	(*WriteFileHeader)(nil),   // 9: airlock.agent.v1.WriteFileHeader
-	(*WriteFileRequest)(nil),  // 10: airlock.agent.v1.WriteFileRequest
-	(*WriteFileResponse)(nil), // 11: airlock.agent.v1.WriteFileResponse
-	(*ReadFileRequest)(nil),   // 12: airlock.agent.v1.ReadFileRequest
-	(*ReadFileResponse)(nil),  // 13: airlock.agent.v1.ReadFileResponse
-	(*PathRequest)(nil),       // 14: airlock.agent.v1.PathRequest
-	(*FileInfo)(nil),          // 15: airlock.agent.v1.FileInfo
-	(*ListResponse)(nil),      // 16: airlock.agent.v1.ListResponse
-	(*RemoveRequest)(nil),     // 17: airlock.agent.v1.RemoveRequest
-	(*RemoveResponse)(nil),    // 18: airlock.agent.v1.RemoveResponse
-	(*MkdirRequest)(nil),      // 19: airlock.agent.v1.MkdirRequest
-	(*MkdirResponse)(nil),     // 20: airlock.agent.v1.MkdirResponse
+	(EgressOutcome)(0),          // 0: airlock.agent.v1.EgressOutcome
+	(*HealthRequest)(nil),       // 1: airlock.agent.v1.HealthRequest
+	(*HealthResponse)(nil),      // 2: airlock.agent.v1.HealthResponse
+	(*NetConfig)(nil),           // 3: airlock.agent.v1.NetConfig
+	(*PrepareRequest)(nil),      // 4: airlock.agent.v1.PrepareRequest
+	(*PrepareResponse)(nil),     // 5: airlock.agent.v1.PrepareResponse
+	(*ExecStart)(nil),           // 6: airlock.agent.v1.ExecStart
+	(*ExecRequest)(nil),         // 7: airlock.agent.v1.ExecRequest
+	(*ExecExit)(nil),            // 8: airlock.agent.v1.ExecExit
+	(*ExecResponse)(nil),        // 9: airlock.agent.v1.ExecResponse
+	(*WriteFileHeader)(nil),     // 10: airlock.agent.v1.WriteFileHeader
+	(*WriteFileRequest)(nil),    // 11: airlock.agent.v1.WriteFileRequest
+	(*WriteFileResponse)(nil),   // 12: airlock.agent.v1.WriteFileResponse
+	(*ReadFileRequest)(nil),     // 13: airlock.agent.v1.ReadFileRequest
+	(*ReadFileResponse)(nil),    // 14: airlock.agent.v1.ReadFileResponse
+	(*PathRequest)(nil),         // 15: airlock.agent.v1.PathRequest
+	(*FileInfo)(nil),            // 16: airlock.agent.v1.FileInfo
+	(*ListResponse)(nil),        // 17: airlock.agent.v1.ListResponse
+	(*RemoveRequest)(nil),       // 18: airlock.agent.v1.RemoveRequest
+	(*RemoveResponse)(nil),      // 19: airlock.agent.v1.RemoveResponse
+	(*MkdirRequest)(nil),        // 20: airlock.agent.v1.MkdirRequest
+	(*MkdirResponse)(nil),       // 21: airlock.agent.v1.MkdirResponse
+	(*EgressTarget)(nil),        // 22: airlock.agent.v1.EgressTarget
+	(*EgressCheckRequest)(nil),  // 23: airlock.agent.v1.EgressCheckRequest
+	(*EgressResult)(nil),        // 24: airlock.agent.v1.EgressResult
+	(*EgressCheckResponse)(nil), // 25: airlock.agent.v1.EgressCheckResponse
 }
 var file_agent_proto_depIdxs = []int32{
-	2,  // 0: airlock.agent.v1.PrepareRequest.net:type_name -> airlock.agent.v1.NetConfig
-	5,  // 1: airlock.agent.v1.ExecRequest.start:type_name -> airlock.agent.v1.ExecStart
-	7,  // 2: airlock.agent.v1.ExecResponse.exit:type_name -> airlock.agent.v1.ExecExit
-	9,  // 3: airlock.agent.v1.WriteFileRequest.header:type_name -> airlock.agent.v1.WriteFileHeader
-	15, // 4: airlock.agent.v1.ListResponse.entries:type_name -> airlock.agent.v1.FileInfo
-	0,  // 5: airlock.agent.v1.Agent.Health:input_type -> airlock.agent.v1.HealthRequest
-	3,  // 6: airlock.agent.v1.Agent.Prepare:input_type -> airlock.agent.v1.PrepareRequest
-	6,  // 7: airlock.agent.v1.Agent.Exec:input_type -> airlock.agent.v1.ExecRequest
-	10, // 8: airlock.agent.v1.Agent.WriteFile:input_type -> airlock.agent.v1.WriteFileRequest
-	12, // 9: airlock.agent.v1.Agent.ReadFile:input_type -> airlock.agent.v1.ReadFileRequest
-	14, // 10: airlock.agent.v1.Agent.Stat:input_type -> airlock.agent.v1.PathRequest
-	14, // 11: airlock.agent.v1.Agent.List:input_type -> airlock.agent.v1.PathRequest
-	17, // 12: airlock.agent.v1.Agent.Remove:input_type -> airlock.agent.v1.RemoveRequest
-	19, // 13: airlock.agent.v1.Agent.Mkdir:input_type -> airlock.agent.v1.MkdirRequest
-	1,  // 14: airlock.agent.v1.Agent.Health:output_type -> airlock.agent.v1.HealthResponse
-	4,  // 15: airlock.agent.v1.Agent.Prepare:output_type -> airlock.agent.v1.PrepareResponse
-	8,  // 16: airlock.agent.v1.Agent.Exec:output_type -> airlock.agent.v1.ExecResponse
-	11, // 17: airlock.agent.v1.Agent.WriteFile:output_type -> airlock.agent.v1.WriteFileResponse
-	13, // 18: airlock.agent.v1.Agent.ReadFile:output_type -> airlock.agent.v1.ReadFileResponse
-	15, // 19: airlock.agent.v1.Agent.Stat:output_type -> airlock.agent.v1.FileInfo
-	16, // 20: airlock.agent.v1.Agent.List:output_type -> airlock.agent.v1.ListResponse
-	18, // 21: airlock.agent.v1.Agent.Remove:output_type -> airlock.agent.v1.RemoveResponse
-	20, // 22: airlock.agent.v1.Agent.Mkdir:output_type -> airlock.agent.v1.MkdirResponse
-	14, // [14:23] is the sub-list for method output_type
-	5,  // [5:14] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	3,  // 0: airlock.agent.v1.PrepareRequest.net:type_name -> airlock.agent.v1.NetConfig
+	6,  // 1: airlock.agent.v1.ExecRequest.start:type_name -> airlock.agent.v1.ExecStart
+	8,  // 2: airlock.agent.v1.ExecResponse.exit:type_name -> airlock.agent.v1.ExecExit
+	10, // 3: airlock.agent.v1.WriteFileRequest.header:type_name -> airlock.agent.v1.WriteFileHeader
+	16, // 4: airlock.agent.v1.ListResponse.entries:type_name -> airlock.agent.v1.FileInfo
+	22, // 5: airlock.agent.v1.EgressCheckRequest.targets:type_name -> airlock.agent.v1.EgressTarget
+	0,  // 6: airlock.agent.v1.EgressResult.outcome:type_name -> airlock.agent.v1.EgressOutcome
+	24, // 7: airlock.agent.v1.EgressCheckResponse.results:type_name -> airlock.agent.v1.EgressResult
+	1,  // 8: airlock.agent.v1.Agent.Health:input_type -> airlock.agent.v1.HealthRequest
+	4,  // 9: airlock.agent.v1.Agent.Prepare:input_type -> airlock.agent.v1.PrepareRequest
+	7,  // 10: airlock.agent.v1.Agent.Exec:input_type -> airlock.agent.v1.ExecRequest
+	11, // 11: airlock.agent.v1.Agent.WriteFile:input_type -> airlock.agent.v1.WriteFileRequest
+	13, // 12: airlock.agent.v1.Agent.ReadFile:input_type -> airlock.agent.v1.ReadFileRequest
+	15, // 13: airlock.agent.v1.Agent.Stat:input_type -> airlock.agent.v1.PathRequest
+	15, // 14: airlock.agent.v1.Agent.List:input_type -> airlock.agent.v1.PathRequest
+	18, // 15: airlock.agent.v1.Agent.Remove:input_type -> airlock.agent.v1.RemoveRequest
+	20, // 16: airlock.agent.v1.Agent.Mkdir:input_type -> airlock.agent.v1.MkdirRequest
+	23, // 17: airlock.agent.v1.Agent.EgressCheck:input_type -> airlock.agent.v1.EgressCheckRequest
+	2,  // 18: airlock.agent.v1.Agent.Health:output_type -> airlock.agent.v1.HealthResponse
+	5,  // 19: airlock.agent.v1.Agent.Prepare:output_type -> airlock.agent.v1.PrepareResponse
+	9,  // 20: airlock.agent.v1.Agent.Exec:output_type -> airlock.agent.v1.ExecResponse
+	12, // 21: airlock.agent.v1.Agent.WriteFile:output_type -> airlock.agent.v1.WriteFileResponse
+	14, // 22: airlock.agent.v1.Agent.ReadFile:output_type -> airlock.agent.v1.ReadFileResponse
+	16, // 23: airlock.agent.v1.Agent.Stat:output_type -> airlock.agent.v1.FileInfo
+	17, // 24: airlock.agent.v1.Agent.List:output_type -> airlock.agent.v1.ListResponse
+	19, // 25: airlock.agent.v1.Agent.Remove:output_type -> airlock.agent.v1.RemoveResponse
+	21, // 26: airlock.agent.v1.Agent.Mkdir:output_type -> airlock.agent.v1.MkdirResponse
+	25, // 27: airlock.agent.v1.Agent.EgressCheck:output_type -> airlock.agent.v1.EgressCheckResponse
+	18, // [18:28] is the sub-list for method output_type
+	8,  // [8:18] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_agent_proto_init() }
@@ -1633,18 +1971,23 @@ func file_agent_proto_init() {
 		(*WriteFileRequest_Header)(nil),
 		(*WriteFileRequest_Data)(nil),
 	}
+	file_agent_proto_msgTypes[21].OneofWrappers = []any{
+		(*EgressTarget_Tcp)(nil),
+		(*EgressTarget_Dns)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agent_proto_rawDesc), len(file_agent_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   21,
+			NumEnums:      1,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_agent_proto_goTypes,
 		DependencyIndexes: file_agent_proto_depIdxs,
+		EnumInfos:         file_agent_proto_enumTypes,
 		MessageInfos:      file_agent_proto_msgTypes,
 	}.Build()
 	File_agent_proto = out.File

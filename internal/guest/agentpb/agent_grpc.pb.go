@@ -26,15 +26,16 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Agent_Health_FullMethodName    = "/airlock.agent.v1.Agent/Health"
-	Agent_Prepare_FullMethodName   = "/airlock.agent.v1.Agent/Prepare"
-	Agent_Exec_FullMethodName      = "/airlock.agent.v1.Agent/Exec"
-	Agent_WriteFile_FullMethodName = "/airlock.agent.v1.Agent/WriteFile"
-	Agent_ReadFile_FullMethodName  = "/airlock.agent.v1.Agent/ReadFile"
-	Agent_Stat_FullMethodName      = "/airlock.agent.v1.Agent/Stat"
-	Agent_List_FullMethodName      = "/airlock.agent.v1.Agent/List"
-	Agent_Remove_FullMethodName    = "/airlock.agent.v1.Agent/Remove"
-	Agent_Mkdir_FullMethodName     = "/airlock.agent.v1.Agent/Mkdir"
+	Agent_Health_FullMethodName      = "/airlock.agent.v1.Agent/Health"
+	Agent_Prepare_FullMethodName     = "/airlock.agent.v1.Agent/Prepare"
+	Agent_Exec_FullMethodName        = "/airlock.agent.v1.Agent/Exec"
+	Agent_WriteFile_FullMethodName   = "/airlock.agent.v1.Agent/WriteFile"
+	Agent_ReadFile_FullMethodName    = "/airlock.agent.v1.Agent/ReadFile"
+	Agent_Stat_FullMethodName        = "/airlock.agent.v1.Agent/Stat"
+	Agent_List_FullMethodName        = "/airlock.agent.v1.Agent/List"
+	Agent_Remove_FullMethodName      = "/airlock.agent.v1.Agent/Remove"
+	Agent_Mkdir_FullMethodName       = "/airlock.agent.v1.Agent/Mkdir"
+	Agent_EgressCheck_FullMethodName = "/airlock.agent.v1.Agent/EgressCheck"
 )
 
 // AgentClient is the client API for Agent service.
@@ -58,6 +59,12 @@ type AgentClient interface {
 	List(ctx context.Context, in *PathRequest, opts ...grpc.CallOption) (*ListResponse, error)
 	Remove(ctx context.Context, in *RemoveRequest, opts ...grpc.CallOption) (*RemoveResponse, error)
 	Mkdir(ctx context.Context, in *MkdirRequest, opts ...grpc.CallOption) (*MkdirResponse, error)
+	// EgressCheck tries every target from inside the guest at once, each
+	// bounded by timeout_ms, and reports how each attempt ended. It only
+	// reports: the host decides what counts as a way out. (The agent does it
+	// natively because a shell doing the same costs a dozen process starts,
+	// seconds of CPU under emulation, before every document.)
+	EgressCheck(ctx context.Context, in *EgressCheckRequest, opts ...grpc.CallOption) (*EgressCheckResponse, error)
 }
 
 type agentClient struct {
@@ -173,6 +180,16 @@ func (c *agentClient) Mkdir(ctx context.Context, in *MkdirRequest, opts ...grpc.
 	return out, nil
 }
 
+func (c *agentClient) EgressCheck(ctx context.Context, in *EgressCheckRequest, opts ...grpc.CallOption) (*EgressCheckResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EgressCheckResponse)
+	err := c.cc.Invoke(ctx, Agent_EgressCheck_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServer is the server API for Agent service.
 // All implementations must embed UnimplementedAgentServer
 // for forward compatibility.
@@ -194,6 +211,12 @@ type AgentServer interface {
 	List(context.Context, *PathRequest) (*ListResponse, error)
 	Remove(context.Context, *RemoveRequest) (*RemoveResponse, error)
 	Mkdir(context.Context, *MkdirRequest) (*MkdirResponse, error)
+	// EgressCheck tries every target from inside the guest at once, each
+	// bounded by timeout_ms, and reports how each attempt ended. It only
+	// reports: the host decides what counts as a way out. (The agent does it
+	// natively because a shell doing the same costs a dozen process starts,
+	// seconds of CPU under emulation, before every document.)
+	EgressCheck(context.Context, *EgressCheckRequest) (*EgressCheckResponse, error)
 	mustEmbedUnimplementedAgentServer()
 }
 
@@ -230,6 +253,9 @@ func (UnimplementedAgentServer) Remove(context.Context, *RemoveRequest) (*Remove
 }
 func (UnimplementedAgentServer) Mkdir(context.Context, *MkdirRequest) (*MkdirResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Mkdir not implemented")
+}
+func (UnimplementedAgentServer) EgressCheck(context.Context, *EgressCheckRequest) (*EgressCheckResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method EgressCheck not implemented")
 }
 func (UnimplementedAgentServer) mustEmbedUnimplementedAgentServer() {}
 func (UnimplementedAgentServer) testEmbeddedByValue()               {}
@@ -385,6 +411,24 @@ func _Agent_Mkdir_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Agent_EgressCheck_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EgressCheckRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServer).EgressCheck(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Agent_EgressCheck_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServer).EgressCheck(ctx, req.(*EgressCheckRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Agent_ServiceDesc is the grpc.ServiceDesc for Agent service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -415,6 +459,10 @@ var Agent_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Mkdir",
 			Handler:    _Agent_Mkdir_Handler,
+		},
+		{
+			MethodName: "EgressCheck",
+			Handler:    _Agent_EgressCheck_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
