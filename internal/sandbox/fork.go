@@ -134,7 +134,7 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 		return nil, fmt.Errorf("fork %s: restore child: %w", id, firstErr)
 	}
 	out := make([]Info, 0, count)
-	now := time.Now().UTC()
+	now := stamp()
 	for i, c := range clones {
 		v := c.vm
 		info := Info{ID: v.ID, Tenant: parent.Tenant, Template: parent.Template, ParentID: parent.ID,

@@ -390,7 +390,7 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 			return fail(err)
 		}
 	}
-	now := time.Now().UTC()
+	now := stamp()
 	info := Info{ID: v.ID, Tenant: req.Tenant, Template: tmpl.Name, Metadata: copyMap(req.Metadata),
 		State: store.StateRunning, CreatedAt: now, Deadline: now.Add(ttl), Egress: egressPol}
 	if c.slot != nil {
@@ -605,7 +605,7 @@ func (m *Manager) end(ctx context.Context, l *live, state, event, reason string)
 	if !l.ending.CompareAndSwap(false, true) {
 		return false
 	}
-	now := time.Now().UTC()
+	now := stamp()
 	l.mu.Lock()
 	info := l.info
 	l.info.NetAddr = ""
@@ -910,6 +910,12 @@ func (m *Manager) Templates(ctx context.Context) ([]TemplateInfo, error) {
 	}
 	return out, nil
 }
+
+// stamp is the time a sandbox is created or ends, at the store's
+// resolution (milliseconds): what a caller is told must be what a later
+// read, or a restarted daemon, reports, or a sandbox could appear to have
+// expired before the deadline it was given.
+func stamp() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 
 // reaper kills sandboxes at their deadline.
 func (m *Manager) reaper() {

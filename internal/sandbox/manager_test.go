@@ -230,6 +230,7 @@ func TestTTLExpiry(t *testing.T) {
 	const n = 20
 	ttl := 3 * time.Second
 	var ids []string
+	created := map[string]sandbox.Info{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
@@ -243,6 +244,7 @@ func TestTTLExpiry(t *testing.T) {
 			}
 			mu.Lock()
 			ids = append(ids, info.ID)
+			created[info.ID] = info
 			mu.Unlock()
 		}()
 	}
@@ -262,6 +264,18 @@ func TestTTLExpiry(t *testing.T) {
 		info, err := m.Get(ctx, "acme", id)
 		if err != nil || info.State != store.StateExpired {
 			t.Errorf("%s: state %q (%v), want expired within ttl+2s", id, info.State, err)
+		}
+		// What create answered is what the store holds (milliseconds), and
+		// no sandbox ends before the deadline its creator was given.
+		stored, err := st.GetSandbox(ctx, "acme", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := created[id]; !stored.Deadline.Equal(c.Deadline) || !stored.CreatedAt.Equal(c.CreatedAt) {
+			t.Errorf("%s: stored created %s deadline %s, create answered %s %s", id, stored.CreatedAt, stored.Deadline, c.CreatedAt, c.Deadline)
+		}
+		if info.EndedAt == nil || info.EndedAt.Before(info.Deadline) {
+			t.Errorf("%s: ended %v, before its deadline %s", id, info.EndedAt, info.Deadline)
 		}
 		if _, err := os.Stat(filepath.Join(vmtest.Host(t).RunDir, id)); !os.IsNotExist(err) {
 			t.Errorf("%s: state dir remains", id)

@@ -83,7 +83,7 @@ func (m *Manager) endRecovered(ctx context.Context, sb store.Sandbox, state, eve
 	if err := killOrphan(ctx, sb.StateDir); err != nil {
 		m.log.Error("reap sandbox", "sandbox", sb.ID, "err", err)
 	}
-	ended := time.Now().UTC()
+	ended := stamp()
 	if err := m.cfg.Store.UpdateSandboxState(ctx, sb.ID, state, ended); err != nil {
 		m.log.Error("persist sandbox end", "sandbox", sb.ID, "err", err)
 	}
