@@ -12,6 +12,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/airlock ./cmd/airlock
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/airlock-agent ./cmd/airlock-agent
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o bin/airlock-jailer ./cmd/airlock-jailer
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "-s -w" -o bin/airlock-docs ./cmd/airlock-docs
 
 test:

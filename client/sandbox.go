@@ -55,6 +55,9 @@ type SandboxInfo struct {
 	// NetAddr is the address the sandbox's traffic leaves its network
 	// namespace with ("" without host networking).
 	NetAddr string `json:"net_addr,omitempty"`
+	// Jailed is whether the sandbox's VMM runs in a jail of its own
+	// (false only where the daemon runs with --jail=off).
+	Jailed bool `json:"jailed"`
 }
 
 // Sandbox is a handle on one sandbox. Its SandboxInfo is a snapshot from the

@@ -56,4 +56,4 @@ if [ "$(cat "$cache/bin/staticcheck.version" 2>/dev/null)" != "$staticcheck_vers
 fi
 
 make -s build
-echo "setup: built bin/airlock, bin/airlock-agent and bin/airlock-docs ($(bin/airlock version))" >&2
+echo "setup: built bin/airlock, bin/airlock-agent, bin/airlock-jailer and bin/airlock-docs ($(bin/airlock version))" >&2

@@ -25,6 +25,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			defer h.Close()
 			reg, err := hf.registry()
 			if err != nil {
 				return err

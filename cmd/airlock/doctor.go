@@ -13,8 +13,18 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/image"
 	"github.com/airlock-dev/airlock/internal/vmm"
+	"github.com/airlock-dev/airlock/internal/vmm/jail"
 	"github.com/airlock-dev/airlock/internal/vmm/qemu"
 )
+
+// jailCheck is what the jail would be on this host, without making it.
+func jailCheck() (jail.Report, error) {
+	helper, err := image.FindBinary("airlock-jailer", "AIRLOCK_JAILER")
+	if err != nil {
+		return jail.Report{}, err
+	}
+	return jail.Check(jail.Config{Helper: helper, Instance: "<instance>"})
+}
 
 func newDoctorCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
@@ -48,10 +58,20 @@ func doctor(ctx context.Context, out io.Writer, g *globalFlags) int {
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\n", name, mark, detail)
 	}
-	if d, err := qemu.New(); err != nil {
+	if d, err := qemu.New(qemu.Options{Unjailed: "version check"}); err != nil {
 		check("qemu", false, true, err.Error())
 	} else {
-		check("qemu", true, true, d.Path()+" "+d.Version())
+		check("qemu", true, true, d.Path()+" "+d.Version()+", seccomp sandbox "+jail.Seccomp)
+	}
+	if g.jail == "off" {
+		check("jail", false, false, "OFF by the operator (--jail=off): every VMM runs as this user in the host's mount, pid, ipc and uts namespaces, without cgroup limits")
+	} else if rep, err := jailCheck(); err != nil {
+		check("jail", false, true, err.Error()+" (or pass --jail=off to run VMMs unconfined)")
+	} else {
+		check("jail", true, true, fmt.Sprintf("each VMM: uid %s; namespaces %s; %s; %s", rep.UIDs, strings.Join(rep.Namespaces, ", "), rep.Privileges, rep.Limits))
+		for _, c := range []string{"memory", "pids", "cpu"} {
+			check("jail cgroup "+c, true, true, rep.Cgroups[c])
+		}
 	}
 	accel, err := vmm.ChooseAccel(g.accel)
 	if err != nil {

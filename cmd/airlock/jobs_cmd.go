@@ -121,6 +121,7 @@ func (f *jobFlags) localSandboxes(ctx context.Context) (_ jobs.Sandboxes, releas
 	if err != nil {
 		return nil, nil, err
 	}
+	undo = append(undo, func() { h.Close() })
 	// Like a daemon, a batch in this process owns the state and run
 	// directories while it runs.
 	for _, d := range []struct{ dir, what string }{{f.host.stateDir, "state directory"}, {h.RunDir, "run directory"}} {

@@ -46,6 +46,7 @@ out after it (both streamed).`,
 			if err != nil {
 				return err
 			}
+			defer host.Close()
 			t1 := time.Now()
 			var v *vm.VM
 			var env0 []string

@@ -257,6 +257,11 @@ func sbxGetCmd(f *clientFlags) *cobra.Command {
 			if s.NetAddr != "" {
 				fmt.Fprintf(w, "net address\t%s\n", s.NetAddr)
 			}
+			jail := "jailed (own uid, namespaces, root and cgroup; no capabilities; seccomp)"
+			if !s.Jailed {
+				jail = "NOT jailed: the daemon runs with --jail=off"
+			}
+			fmt.Fprintf(w, "vmm\t%s\n", jail)
 			return w.Flush()
 		},
 	}

@@ -59,6 +59,7 @@ unless --kill-on-exit is given.`,
 			if err != nil {
 				return err
 			}
+			defer host.Close()
 			// One daemon per state directory and per run directory: two
 			// would adopt, expire and reap each other's sandboxes.
 			for _, d := range []struct{ dir, what string }{{hf.stateDir, "state directory"}, {host.RunDir, "run directory"}} {

@@ -49,6 +49,7 @@ directory.`,
 			if err != nil {
 				return err
 			}
+			defer h.Close()
 			reg, err := hf.registry()
 			if err != nil {
 				return err

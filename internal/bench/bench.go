@@ -238,9 +238,10 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 		if err != nil {
 			return 0, err
 		}
+		defer files.Mem.Close()
 		copts := t.BootOptions()
 		copts.ID = vm.NewID("bench-")
-		copts.MemoryFile = files.Mem
+		copts.MemoryFile, copts.Memory = "", files.Mem
 		cp, err := h.StartPending(ctx, copts)
 		if err != nil {
 			return 0, err

@@ -109,6 +109,7 @@ func newEnv() (*env, error) {
 	}{
 		{e.bin, "./cmd/airlock", nil, nil},
 		{filepath.Join(binDir, "airlock-agent"), "./cmd/airlock-agent", []string{"-trimpath", "-ldflags", "-s -w"}, []string{"CGO_ENABLED=0"}},
+		{filepath.Join(binDir, "airlock-jailer"), "./cmd/airlock-jailer", []string{"-trimpath", "-ldflags", "-s -w"}, []string{"CGO_ENABLED=0"}},
 		// Built like `make build` does, so document templates baked here
 		// share their root image with the developer's.
 		{filepath.Join(binDir, "airlock-docs"), "./cmd/airlock-docs", []string{"-trimpath", "-buildvcs=false", "-ldflags", "-s -w"}, []string{"CGO_ENABLED=0"}},

@@ -61,7 +61,9 @@ func BuildInitramfs(cacheDir string, k *Kernel, agentPath string) (string, error
 	}
 	final := filepath.Join(dir, KeyOf(initramfsFormat, k.CacheKey(), agentSum, strings.Join(GuestModules, ","))+".cpio")
 	if exists(final) {
-		return final, nil
+		// Readable by the jailed VMMs that load it (it holds the agent and
+		// kernel modules, nothing secret); older caches made it 0600.
+		return final, os.Chmod(final, 0o644)
 	}
 	tmp, err := os.CreateTemp(dir, ".build-*")
 	if err != nil {
@@ -71,6 +73,10 @@ func BuildInitramfs(cacheDir string, k *Kernel, agentPath string) (string, error
 	if err := writeInitramfs(tmp, k, agentPath); err != nil {
 		tmp.Close()
 		return "", fmt.Errorf("build initramfs: %w", err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return "", err
 	}
 	if err := tmp.Close(); err != nil {
 		return "", err

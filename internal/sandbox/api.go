@@ -35,6 +35,10 @@ type Info struct {
 	// with (its slot's NsIP), what an allowed server sees; empty without
 	// networking or once ended.
 	NetAddr string `json:"net_addr,omitempty"`
+	// Jailed is whether the sandbox's VMM runs in a jail of its own (its
+	// own uid, namespaces, root, cgroup: see vmm/jail). False only where
+	// the operator turned jailing off.
+	Jailed bool `json:"jailed"`
 }
 
 // ListFilter selects sandboxes of one tenant.

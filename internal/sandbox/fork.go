@@ -73,8 +73,11 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 		return nil, fmt.Errorf("fork %s: %w", id, err)
 	}
 
+	// The children's VMMs hold their own descriptors of the base once
+	// started.
+	defer files.Mem.Close()
 	shape := tmpl.BootOptions()
-	shape.MemoryFile = files.Mem
+	shape.MemoryFile, shape.Memory = "", files.Mem
 	// Each child gets its own slot (with networking) and, before it is
 	// registered, the parent's policy: a child is never more open than its
 	// parent, and never shares the parent's namespace or address.
@@ -139,7 +142,7 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 		v := c.vm
 		info := Info{ID: v.ID, Tenant: parent.Tenant, Template: parent.Template, ParentID: parent.ID,
 			Metadata: copyMap(parent.Metadata), State: store.StateRunning, CreatedAt: now,
-			Deadline: parent.Deadline, Egress: parent.Egress}
+			Deadline: parent.Deadline, Egress: parent.Egress, Jailed: m.cfg.Host.Driver.Jailed()}
 		if c.slot != nil {
 			info.NetAddr = c.slot.NsIP.String()
 		}
@@ -155,7 +158,7 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 		out = append(out, info)
 		m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, ParentID: parent.ID, Template: info.Template,
 			Event: "create", Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: "ok",
-			Detail: map[string]string{"forked": "true"}})
+			Detail: map[string]string{"forked": "true", "jail": jailWord(info.Jailed)}})
 	}
 	d := time.Since(began)
 	m.cfg.Metrics.Forked(count)

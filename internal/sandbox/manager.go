@@ -392,7 +392,8 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 	}
 	now := stamp()
 	info := Info{ID: v.ID, Tenant: req.Tenant, Template: tmpl.Name, Metadata: copyMap(req.Metadata),
-		State: store.StateRunning, CreatedAt: now, Deadline: now.Add(ttl), Egress: egressPol}
+		State: store.StateRunning, CreatedAt: now, Deadline: now.Add(ttl), Egress: egressPol,
+		Jailed: m.cfg.Host.Driver.Jailed()}
 	if c.slot != nil {
 		info.NetAddr = c.slot.NsIP.String()
 	}
@@ -404,7 +405,8 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 	l.mu.Lock()
 	l.egressCA = ca
 	l.mu.Unlock()
-	detail := map[string]string{"ttl_s": strconv.Itoa(int(ttl / time.Second)), "egress_default": egressPol.Default}
+	detail := map[string]string{"ttl_s": strconv.Itoa(int(ttl / time.Second)), "egress_default": egressPol.Default,
+		"jail": jailWord(info.Jailed)}
 	if ca != nil {
 		detail["egress_tls"] = netpool.TLSInspect
 		detail["egress_ca_sha256"] = ca.Fingerprint()
@@ -478,7 +480,7 @@ func (m *Manager) register(ctx context.Context, info Info, v *vm.VM, slot *netpo
 	if err := m.cfg.Store.PutSandbox(ctx, store.Sandbox{ID: info.ID, Tenant: info.Tenant, Template: info.Template,
 		Metadata: info.Metadata, State: store.StateRunning, CreatedAt: info.CreatedAt, Deadline: info.Deadline,
 		PID: v.Machine.PID(), StateDir: v.Machine.StateDir(), ParentID: info.ParentID, Egress: eg,
-		NetSlot: netSlot}); err != nil {
+		NetSlot: netSlot, Jailed: info.Jailed}); err != nil {
 		return nil, fmt.Errorf("persist sandbox %s: %w", info.ID, err)
 	}
 	l := newLive(info, v, slot, env)
@@ -554,7 +556,8 @@ func (m *Manager) Get(ctx context.Context, tenant, id string) (Info, error) {
 
 func infoFromStore(sb store.Sandbox) Info {
 	info := Info{ID: sb.ID, Tenant: sb.Tenant, Template: sb.Template, ParentID: sb.ParentID,
-		Metadata: sb.Metadata, State: sb.State, CreatedAt: sb.CreatedAt, Deadline: sb.Deadline, EndedAt: sb.EndedAt}
+		Metadata: sb.Metadata, State: sb.State, CreatedAt: sb.CreatedAt, Deadline: sb.Deadline, EndedAt: sb.EndedAt,
+		Jailed: sb.Jailed}
 	if info.Metadata == nil {
 		info.Metadata = map[string]string{}
 	}
@@ -668,7 +671,7 @@ func (m *Manager) destroyVM(ctx context.Context, l *live) error {
 	if l.vm != nil {
 		return l.vm.Destroy(ctx)
 	}
-	return killOrphan(ctx, l.stateDir)
+	return m.killOrphan(ctx, l.stateDir)
 }
 
 // audit appends a record; a failure to audit is logged and counted, never
@@ -909,6 +912,14 @@ func (m *Manager) Templates(ctx context.Context) ([]TemplateInfo, error) {
 			DefaultTTLSeconds: t.DefaultTTLSeconds, BuiltAt: t.BuiltAt})
 	}
 	return out, nil
+}
+
+// jailWord is how audit records say whether a sandbox's VMM is jailed.
+func jailWord(jailed bool) string {
+	if jailed {
+		return "on"
+	}
+	return "off"
 }
 
 // stamp is the time a sandbox is created or ends, at the store's

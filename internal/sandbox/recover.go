@@ -74,13 +74,27 @@ func (m *Manager) recover(ctx context.Context) error {
 		m.goAttach(l, sb)
 	}
 	m.cfg.Metrics.SetRunning(len(m.all()))
-	return m.reapOrphanDirs(ctx, known)
+	if err := m.reapOrphanDirs(ctx, known); err != nil {
+		return err
+	}
+	// Jail cgroups of this daemon's VMs that died with the old daemon (the
+	// kernel reaped them; nobody removed their cgroups).
+	alive := map[string]bool{}
+	for _, sb := range survivors {
+		alive[sb.ID] = true
+	}
+	if err := m.cfg.Host.Driver.SweepJails(func(id string) bool {
+		return alive[id] || !hasAnyPrefix(id, daemonDirPrefixes)
+	}); err != nil {
+		m.log.Error("sweep jail cgroups", "err", err)
+	}
+	return nil
 }
 
 // endRecovered records the end of a sandbox found dead or overdue at
 // recovery and removes what is left of its VM.
 func (m *Manager) endRecovered(ctx context.Context, sb store.Sandbox, state, event, reason string) {
-	if err := killOrphan(ctx, sb.StateDir); err != nil {
+	if err := m.killOrphan(ctx, sb.StateDir); err != nil {
 		m.log.Error("reap sandbox", "sandbox", sb.ID, "err", err)
 	}
 	ended := stamp()
@@ -161,7 +175,7 @@ func (m *Manager) reapOrphanDirs(ctx context.Context, known map[string]bool) err
 		if !e.IsDir() || known[e.Name()] || !hasAnyPrefix(e.Name(), daemonDirPrefixes) {
 			continue
 		}
-		if err := killOrphan(ctx, filepath.Join(m.cfg.Host.RunDir, e.Name())); err != nil {
+		if err := m.killOrphan(ctx, filepath.Join(m.cfg.Host.RunDir, e.Name())); err != nil {
 			m.log.Error("reap orphan", "dir", e.Name(), "err", err)
 		} else {
 			m.log.Info("reaped orphan VM state", "dir", e.Name())
@@ -253,11 +267,11 @@ func (m *Manager) adoptSlots(ctx context.Context, slots map[string]int) (dead []
 	return dead
 }
 
-func killOrphan(ctx context.Context, stateDir string) error {
+func (m *Manager) killOrphan(ctx context.Context, stateDir string) error {
 	if stateDir == "" {
 		return nil
 	}
-	return qemu.KillOrphan(ctx, stateDir)
+	return m.cfg.Host.Driver.KillOrphan(ctx, filepath.Base(stateDir), stateDir)
 }
 
 func hasAnyPrefix(s string, prefixes []string) bool {

@@ -148,6 +148,11 @@ CREATE TABLE invoice_history (
 	seen_ms    INTEGER NOT NULL
 ) WITHOUT ROWID;
 `},
+	{name: "sandbox jail", sql: `
+-- Whether the sandbox's VMM runs jailed (vmm/jail). Sandboxes from before
+-- the jail existed ran unjailed.
+ALTER TABLE sandboxes ADD COLUMN jailed INTEGER NOT NULL DEFAULT 0 CHECK (jailed IN (0, 1));
+`},
 }
 
 // migrate applies the migrations the database has not seen yet. The version

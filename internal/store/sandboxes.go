@@ -68,6 +68,9 @@ type Sandbox struct {
 	// StateDir is the host directory holding the sandbox's private state
 	// (memory file, sockets), "" when none; removed when the sandbox ends.
 	StateDir string
+	// Jailed is whether its VMM runs in a jail (vmm/jail); immutable. False
+	// only where the operator turned jailing off.
+	Jailed bool
 	// ParentID is the sandbox this one was forked from, "" for none. The
 	// parent exists, and belongs to the same tenant.
 	ParentID string
@@ -139,10 +142,10 @@ func (s *Store) PutSandbox(ctx context.Context, sb Sandbox) error {
 			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO sandboxes
-			(id, tenant, template, metadata, state, created_ms, deadline_ms, ended_ms, pid, state_dir, parent_id, egress, net_slot)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			(id, tenant, template, metadata, state, created_ms, deadline_ms, ended_ms, pid, state_dir, parent_id, egress, net_slot, jailed)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sb.ID, sb.Tenant, sb.Template, md, sb.State, toMS(sb.CreatedAt), toMS(sb.Deadline), endedMS,
-			sb.PID, sb.StateDir, nullString(sb.ParentID), nullJSON(sb.Egress), sb.NetSlot)
+			sb.PID, sb.StateDir, nullString(sb.ParentID), nullJSON(sb.Egress), sb.NetSlot, sb.Jailed)
 		if err != nil {
 			return mapErr(err)
 		}
@@ -365,7 +368,7 @@ func placeholders(n int) string {
 }
 
 const sandboxColumns = `id, tenant, template, metadata, state, created_ms, deadline_ms, ended_ms,
-	pid, state_dir, parent_id, egress, net_slot`
+	pid, state_dir, parent_id, egress, net_slot, jailed`
 
 func (s *Store) querySandboxes(ctx context.Context, op string, where []string, args []any, orderBy ...string) ([]Sandbox, error) {
 	q := `SELECT ` + sandboxColumns + ` FROM sandboxes`
@@ -405,7 +408,7 @@ func scanSandbox(r rowScanner) (Sandbox, error) {
 		parentID, egress  sql.NullString
 	)
 	if err := r.Scan(&sb.ID, &sb.Tenant, &sb.Template, &md, &sb.State, &created, &deadline, &ended,
-		&sb.PID, &sb.StateDir, &parentID, &egress, &sb.NetSlot); err != nil {
+		&sb.PID, &sb.StateDir, &parentID, &egress, &sb.NetSlot, &sb.Jailed); err != nil {
 		return Sandbox{}, err
 	}
 	m, err := decodeMap(md)

@@ -51,6 +51,7 @@ func TestSandboxPutGet(t *testing.T) {
 	parent := sandbox("sb-parent", "firm-a", map[string]string{"matter": "m1", "doc": "d1", "class": "privileged"})
 	parent.Egress = json.RawMessage(`{"default":"deny","allow":[]}`)
 	parent.NetSlot = 7
+	parent.Jailed = true
 	parent.CreatedAt = t0.Add(123456 * time.Nanosecond) // sub-ms part is dropped
 	child := sandbox("sb-child", "firm-a", nil)
 	child.ParentID = parent.ID
@@ -65,7 +66,7 @@ func TestSandboxPutGet(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("GetSandbox =\n%+v\nwant\n%+v", got, want)
 	}
-	if got, err := s.GetSandbox(ctx, "", child.ID); err != nil || got.ParentID != parent.ID || got.Metadata != nil || got.Egress != nil {
+	if got, err := s.GetSandbox(ctx, "", child.ID); err != nil || got.ParentID != parent.ID || got.Metadata != nil || got.Egress != nil || got.Jailed {
 		t.Errorf("GetSandbox(any tenant, child) = %+v, %v", got, err)
 	}
 

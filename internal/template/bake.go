@@ -154,6 +154,11 @@ func (r *Registry) Bake(ctx context.Context, h *vm.Host, spec *Spec, progress im
 		return nil, err
 	}
 	for _, f := range []string{memFile, stateFile} {
+		// The bake's jailed VMM owned its memory file; a baked template
+		// belongs to this process's user alone, and nobody writes it.
+		if err := os.Lchown(filepath.Join(tmp, f), os.Geteuid(), os.Getegid()); err != nil {
+			return nil, err
+		}
 		if err := os.Chmod(filepath.Join(tmp, f), 0o444); err != nil {
 			return nil, err
 		}

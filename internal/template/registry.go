@@ -102,8 +102,16 @@ func (r *Registry) Open(h *vm.Host, name string) (*Template, error) {
 	if ok {
 		return t, nil
 	}
+	// The memory file is checked as its sealed copy is made: what is
+	// verified is exactly what every clone will map.
+	if _, sum, err := h.Base(t.MemPath()); err != nil {
+		return nil, errdefs.FailedPrecondition("template %q: %v", name, err)
+	} else if sum != t.MemSHA256 {
+		h.DropBase(t.MemPath())
+		return nil, errdefs.FailedPrecondition("template %q: %s does not match its checksum: refusing to restore from it", name, filepath.Base(t.MemPath()))
+	}
 	for _, c := range []struct{ path, want string }{
-		{t.StatePath(), t.StateSHA256}, {t.MemPath(), t.MemSHA256}, {t.RootImage, t.RootImageSHA256},
+		{t.StatePath(), t.StateSHA256}, {t.RootImage, t.RootImageSHA256},
 	} {
 		got, err := image.FileSHA256(c.path)
 		if err != nil {

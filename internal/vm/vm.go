@@ -3,11 +3,14 @@ package vm
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base32"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
@@ -16,6 +19,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/image"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/vmm"
+	"github.com/airlock-dev/airlock/internal/vmm/jail"
 	"github.com/airlock-dev/airlock/internal/vmm/qemu"
 )
 
@@ -26,6 +30,17 @@ type Config struct {
 	Accel    string // "", "auto", "kvm", "tcg"
 	Agent    string // airlock-agent binary; default image.FindAgent()
 	Progress image.Progress
+	// Jail is "on" (the default: every VMM in a jail of its own, see
+	// vmm/jail) or "off" (the operator's explicit opt-out: VMMs run as
+	// this process's user in its namespaces; doctor and every sandbox
+	// record say so). A host that cannot jail refuses to start unless off.
+	Jail string
+	// JailHelper is the airlock-jailer binary; default next to this
+	// executable, or $AIRLOCK_JAILER.
+	JailHelper string
+	// JailInstance names this host's jail cgroups (airlock-<instance>);
+	// default derived from RunDir, so two daemons never share them.
+	JailInstance string
 }
 
 // DefaultRunDir holds live VM state (sockets, pid files). It is short
@@ -40,8 +55,8 @@ func DefaultRunDir() string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("airlock-%d", os.Geteuid()))
 }
 
-// Host boots VMs on this machine. It is safe for concurrent use; all its
-// fields are immutable after NewHost.
+// Host boots VMs on this machine. It is safe for concurrent use; its
+// exported fields are immutable after NewHost.
 type Host struct {
 	Driver      *qemu.Driver
 	Accel       vmm.AccelChoice
@@ -50,6 +65,9 @@ type Host struct {
 	MinimalRoot string // busybox root image (cached)
 	CacheDir    string
 	RunDir      string
+
+	basesMu sync.Mutex
+	bases   map[string]*base // guarded by basesMu; sealed copies of clone bases, by path
 }
 
 // NewHost resolves everything a boot needs, fetching and building into the
@@ -61,7 +79,7 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 	if cfg.RunDir == "" {
 		cfg.RunDir = DefaultRunDir()
 	}
-	drv, err := qemu.New()
+	drv, err := newDriver(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +109,36 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, fmt.Errorf("run dir: %w", err)
 	}
 	return &Host{Driver: drv, Accel: accel, Kernel: k, Initrd: initrd, MinimalRoot: root,
-		CacheDir: cfg.CacheDir, RunDir: cfg.RunDir}, nil
+		CacheDir: cfg.CacheDir, RunDir: cfg.RunDir, bases: map[string]*base{}}, nil
+}
+
+// newDriver makes the QEMU driver with its jail, or refuses: a host asked
+// to jail its VMMs that cannot never runs them unconfined.
+func newDriver(cfg Config) (*qemu.Driver, error) {
+	switch cfg.Jail {
+	case "off":
+		return qemu.New(qemu.Options{Unjailed: "turned off by the operator (--jail=off)"})
+	case "", "on":
+	default:
+		return nil, errdefs.InvalidArgument("jail %q: want on or off", cfg.Jail)
+	}
+	helper := cfg.JailHelper
+	if helper == "" {
+		var err error
+		if helper, err = image.FindBinary("airlock-jailer", "AIRLOCK_JAILER"); err != nil {
+			return nil, errdefs.FailedPrecondition("cannot jail VMMs: %v (or pass --jail=off to run them unconfined)", err)
+		}
+	}
+	instance := cfg.JailInstance
+	if instance == "" {
+		sum := sha256.Sum256([]byte(cfg.RunDir))
+		instance = hex.EncodeToString(sum[:])[:8]
+	}
+	j, err := jail.New(jail.Config{Helper: helper, Instance: instance})
+	if err != nil {
+		return nil, errdefs.FailedPrecondition("cannot jail VMMs on this host: %v (pass --jail=off to run them unconfined)", err)
+	}
+	return qemu.New(qemu.Options{Jail: j})
 }
 
 // NewID returns a fresh random id with the given prefix, e.g. "vm-".
@@ -112,9 +159,13 @@ type BootOptions struct {
 	RootImage  string   // default the minimal busybox root
 	KernelArgs []string // extra guest kernel arguments
 	// MemoryFile backs RAM with a file: shared for a bake (the guest's RAM
-	// ends up in it), private and read-only for a restore.
+	// ends up in it); with MemoryPrivate, the base of a restore, which the
+	// VMM maps from a sealed copy (Host.Base) and never opens itself.
 	MemoryFile    string
 	MemoryPrivate bool
+	// Memory backs RAM with an open memfd instead of a file: shared for a
+	// fork receiver, private (sealed) for its children.
+	Memory *os.File
 	// Incoming starts the machine paused, waiting for LoadState or a
 	// migration, instead of booting.
 	Incoming bool
@@ -149,13 +200,21 @@ func (h *Host) withDefaults(opts BootOptions) BootOptions {
 
 // start launches the VMM for opts without waiting for the guest.
 func (h *Host) start(ctx context.Context, opts BootOptions) (vmm.Machine, error) {
-	m, err := h.Driver.Boot(ctx, vmm.BootSpec{
+	spec := vmm.BootSpec{
 		ID: opts.ID, StateDir: filepath.Join(h.RunDir, opts.ID),
 		Kernel: h.Kernel.Vmlinuz(), Initrd: h.Initrd, RootImage: opts.RootImage,
 		KernelArgs: opts.KernelArgs, MemoryMiB: opts.MemoryMiB, VCPUs: opts.VCPUs,
-		Accel: h.Accel.Accel, MemoryFile: opts.MemoryFile, MemoryPrivate: opts.MemoryPrivate,
+		Accel: h.Accel.Accel, MemoryFile: opts.MemoryFile, MemoryPrivate: opts.MemoryPrivate, Memory: opts.Memory,
 		Incoming: opts.Incoming, NICMAC: netpool.Guest().MAC.String(), TapFile: opts.TapFile,
-	})
+	}
+	if spec.MemoryPrivate && spec.MemoryFile != "" {
+		f, _, err := h.Base(spec.MemoryFile)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", opts.ID, err)
+		}
+		spec.MemoryFile, spec.Memory = "", f
+	}
+	m, err := h.Driver.Boot(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", opts.ID, err)
 	}

@@ -32,6 +32,11 @@ type BootSpec struct {
 	// file is the copy-on-write base and is never written.
 	MemoryFile    string
 	MemoryPrivate bool
+	// Memory, instead of MemoryFile, backs guest RAM with an open memfd:
+	// a fresh one mapped shared (a fork receiver), or a sealed one mapped
+	// private (a clone's base: see vm.SealedCopy). The VMM reaches it
+	// through /proc/self/fd and never opens a base file on disk.
+	Memory *os.File
 	// Incoming starts the VMM paused, waiting for a migration stream
 	// (`-incoming defer`) instead of booting the kernel.
 	Incoming bool

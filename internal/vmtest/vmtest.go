@@ -22,13 +22,15 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/template"
 	"github.com/airlock-dev/airlock/internal/vm"
+	"github.com/airlock-dev/airlock/internal/vmm/jail"
 	"github.com/airlock-dev/airlock/internal/vmm/qemu"
 )
 
 var (
-	agentOnce sync.Once
-	agentPath string
-	agentErr  error
+	agentOnce  sync.Once
+	agentPath  string
+	jailerPath string
+	agentErr   error
 )
 
 // AgentBinary builds the static agent from this module into a temporary
@@ -43,17 +45,22 @@ func AgentBinary(t testing.TB) string {
 		}
 		root := filepath.Dir(strings.TrimSpace(string(out)))
 		sweepStale()
+		sweepStaleJails()
 		dir, err := os.MkdirTemp("", fmt.Sprintf("airlock-agent-%d-", os.Getpid()))
 		if err != nil {
 			agentErr = err
 			return
 		}
 		agentPath = filepath.Join(dir, "airlock-agent")
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", agentPath, "./cmd/airlock-agent")
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			agentErr = &buildError{err: err, out: string(out)}
+		jailerPath = filepath.Join(dir, "airlock-jailer")
+		for _, b := range []struct{ out, pkg string }{{agentPath, "./cmd/airlock-agent"}, {jailerPath, "./cmd/airlock-jailer"}} {
+			cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", b.out, b.pkg)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				agentErr = &buildError{err: err, out: string(out)}
+				return
+			}
 		}
 	})
 	if agentErr != nil {
@@ -103,7 +110,9 @@ func Host(t testing.TB) *vm.Host {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		host, hostErr = vm.NewHost(ctx, vm.Config{RunDir: runDir, Agent: agent, Accel: os.Getenv("AIRLOCK_ACCEL")})
+		// Jailed like a daemon's VMs, in cgroups named for this process.
+		host, hostErr = vm.NewHost(ctx, vm.Config{RunDir: runDir, Agent: agent, Accel: os.Getenv("AIRLOCK_ACCEL"),
+			JailHelper: jailerPath, JailInstance: JailInstance()})
 	})
 	if hostErr != nil {
 		t.Fatalf("vm host: %v", hostErr)
@@ -207,6 +216,21 @@ func sweepStale() {
 			}
 			os.RemoveAll(d)
 		}
+	}
+}
+
+// JailInstance names this test process's jail cgroups (airlock-t<pid>).
+func JailInstance() string { return fmt.Sprintf("t%d", os.Getpid()) }
+
+// sweepStaleJails removes the jail cgroups of test processes that are gone.
+func sweepStaleJails() {
+	instances, _ := jail.Instances()
+	for _, in := range instances {
+		pid, err := strconv.Atoi(strings.TrimPrefix(in, "t"))
+		if !strings.HasPrefix(in, "t") || err != nil || processAlive(pid) {
+			continue
+		}
+		jail.RemoveInstance(in)
 	}
 }
 

@@ -3,6 +3,7 @@ package qemu
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,6 +54,10 @@ func (d *Driver) Adopt(id, stateDir string, pid int) (vmm.Machine, error) {
 		return nil, fmt.Errorf("VM %s: pidfd: %w", id, err)
 	}
 	m := &Machine{id: id, stateDir: stateDir, pid: pid, exited: make(chan struct{})}
+	if d.jail != nil {
+		m.jail = d.jail.Adopt(id, stateDir)
+		m.jailed, m.uid, m.gid = true, m.jail.UID, m.jail.UID
+	}
 	go func() {
 		defer unix.Close(fd)
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
@@ -65,14 +70,37 @@ func (d *Driver) Adopt(id, stateDir string, pid int) (vmm.Machine, error) {
 				break
 			}
 		}
-		m.mu.Lock()
-		if !m.killed {
-			m.exitErr = errdefs.Unavailable("VM %s: QEMU exited unexpectedly: %s", m.id, tailFile(filepath.Join(m.stateDir, qemuLog), 2048))
-		}
-		m.mu.Unlock()
-		close(m.exited)
+		m.ended("noticed through its pidfd")
 	}()
 	return m, nil
+}
+
+// KillOrphan ends the VMM of machine id left behind by an earlier airlock
+// process and removes everything it had on the host: process, state
+// directory, jail cgroups.
+func (d *Driver) KillOrphan(ctx context.Context, id, stateDir string) error {
+	err := KillOrphan(ctx, stateDir)
+	if d.jail != nil {
+		err = errors.Join(err, d.jail.ReleaseOrphan(id))
+	}
+	return err
+}
+
+// Close removes what the driver made for its jails that no VMM uses.
+func (d *Driver) Close() error {
+	if d.jail == nil {
+		return nil
+	}
+	return d.jail.Close()
+}
+
+// SweepJails removes the jail cgroups of this instance's machines that
+// live does not name (a daemon died and they were reaped without it).
+func (d *Driver) SweepJails(live func(id string) bool) error {
+	if d.jail == nil {
+		return nil
+	}
+	return d.jail.Sweep(live)
 }
 
 // KillOrphan ends a QEMU process left behind by an earlier airlock process

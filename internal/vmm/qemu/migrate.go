@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/digitalocean/go-qemu/qmp"
@@ -15,56 +16,182 @@ import (
 	"github.com/airlock-dev/airlock/internal/vmm"
 )
 
-// safePath is what may appear in an exec: migration URI, which QEMU runs
-// through /bin/sh: airlock's own absolute paths, nothing a shell would
-// interpret.
-var safePath = regexp.MustCompile(`^/[A-Za-z0-9/._-]+$`)
+// Migration streams to and from files travel over unix sockets in the
+// machine's state directory, copied by this process: QEMU never runs a
+// shell (`exec:` URIs), so it can run with spawn=deny and needs no
+// access to where state files are kept.
+const (
+	saveSock = "save.sock"
+	loadSock = "load.sock"
+)
 
-func shellSafe(path string) error {
-	if !safePath.MatchString(path) || filepath.Clean(path) != path {
-		return errdefs.InvalidArgument("state path %q has characters unsafe for a migration URI", path)
+// SaveState implements vmm.Machine.
+func (m *Machine) SaveState(ctx context.Context, path string, ramInFile bool) (err error) {
+	out, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("VM %s: state file: %w", m.id, err)
+	}
+	defer func() {
+		if cerr := out.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("VM %s: state file: %w", m.id, cerr)
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	ln, sock, err := m.listenForStream()
+	if err != nil {
+		return err
+	}
+	defer os.Remove(sock)
+	defer ln.Close()
+	copied := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			copied <- err
+			return
+		}
+		defer c.Close()
+		_, err = io.Copy(out, c)
+		copied <- err
+	}()
+	if err := m.saveStateURI(ctx, "unix:"+sock, ramInFile); err != nil {
+		ln.Close()
+		<-copied
+		return err
+	}
+	// QEMU reports completion once it has written everything; the copy
+	// ends when it closes the connection.
+	select {
+	case err := <-copied:
+		if err != nil {
+			return fmt.Errorf("VM %s: copy state: %w", m.id, err)
+		}
+	case <-ctx.Done():
+		ln.Close()
+		return fmt.Errorf("VM %s: copy state: %w", m.id, ctx.Err())
 	}
 	return nil
 }
 
-// SaveState implements vmm.Machine.
-func (m *Machine) SaveState(ctx context.Context, path string, ramInFile bool) error {
-	if err := shellSafe(path); err != nil {
-		return err
-	}
-	return m.saveStateURI(ctx, "exec:cat > "+path, ramInFile)
-}
-
 // LoadState implements vmm.Machine.
 func (m *Machine) LoadState(ctx context.Context, path string, ramInFile bool) error {
-	if err := shellSafe(path); err != nil {
+	in, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("VM %s: state file: %w", m.id, err)
+	}
+	defer in.Close()
+	sock := filepath.Join(m.stateDir, loadSock)
+	if err := m.setIgnoreShared(ctx, ramInFile); err != nil {
 		return err
 	}
-	return m.MigrateIn(ctx, "exec:cat "+path, ramInFile)
+	if _, err := m.QMP(ctx, "migrate-incoming", map[string]any{"uri": "unix:" + sock}); err != nil {
+		return err
+	}
+	defer os.Remove(sock)
+	// QEMU is listening once migrate-incoming has returned.
+	c, err := (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	if err != nil {
+		return fmt.Errorf("VM %s: connect to its state socket: %w", m.id, err)
+	}
+	sent := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(c, in)
+		c.Close()
+		sent <- err
+	}()
+	if err := m.awaitMigration(ctx); err != nil {
+		c.Close()
+		<-sent
+		return err
+	}
+	if err := <-sent; err != nil {
+		return fmt.Errorf("VM %s: send state: %w", m.id, err)
+	}
+	return nil
 }
 
 // Resume implements vmm.Machine.
 func (m *Machine) Resume(ctx context.Context) error { return m.Cont(ctx) }
 
-// MigrateTo implements vmm.Machine: a full-RAM live migration over a unix
-// socket in dst's state directory. x-ignore-shared is off on both ends:
-// the source's RAM is private and must travel.
+// MigrateTo implements vmm.Machine: a full-RAM live migration into dst.
+// x-ignore-shared is off on both ends: the source's RAM is private and
+// must travel. The two QEMUs never share a directory (each sees only its
+// own state directory when jailed): dst listens on a socket in its
+// directory, this process accepts the source's stream on a socket in the
+// source's, and pipes one into the other.
 func (m *Machine) MigrateTo(ctx context.Context, dst vmm.Machine) error {
 	d, ok := dst.(*Machine)
 	if !ok {
 		return errdefs.InvalidArgument("migrate to a %T: not a QEMU machine", dst)
 	}
-	uri := "unix:" + filepath.Join(d.stateDir, "migrate.sock")
 	if err := d.setIgnoreShared(ctx, false); err != nil {
 		return err
 	}
-	if _, err := d.QMP(ctx, "migrate-incoming", map[string]any{"uri": uri}); err != nil {
+	inSock := filepath.Join(d.stateDir, loadSock)
+	if _, err := d.QMP(ctx, "migrate-incoming", map[string]any{"uri": "unix:" + inSock}); err != nil {
 		return err
 	}
-	if err := m.saveStateURI(ctx, uri, false); err != nil {
+	defer os.Remove(inSock)
+	ln, outSock, err := m.listenForStream()
+	if err != nil {
 		return err
 	}
-	return d.awaitMigration(ctx)
+	defer os.Remove(outSock)
+	defer ln.Close()
+	piped := make(chan error, 1)
+	go func() {
+		src, err := ln.Accept()
+		if err != nil {
+			piped <- err
+			return
+		}
+		defer src.Close()
+		dstConn, err := (&net.Dialer{}).DialContext(ctx, "unix", inSock)
+		if err != nil {
+			piped <- fmt.Errorf("connect to the receiver: %w", err)
+			return
+		}
+		defer dstConn.Close()
+		_, err = io.Copy(dstConn, src)
+		piped <- err
+	}()
+	if err := m.saveStateURI(ctx, "unix:"+outSock, false); err != nil {
+		ln.Close()
+		return err
+	}
+	if err := d.awaitMigration(ctx); err != nil {
+		return err
+	}
+	select {
+	case err := <-piped:
+		if err != nil {
+			return fmt.Errorf("VM %s: migration stream: %w", m.id, err)
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// listenForStream listens on a fresh socket in the machine's state
+// directory for QEMU to send a migration stream to.
+func (m *Machine) listenForStream() (net.Listener, string, error) {
+	sock := filepath.Join(m.stateDir, saveSock)
+	os.Remove(sock)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return nil, "", fmt.Errorf("VM %s: listen for its state: %w", m.id, err)
+	}
+	if m.jailed {
+		// QEMU connects as the jail's user.
+		if err := os.Chown(sock, m.uid, m.gid); err != nil {
+			ln.Close()
+			return nil, "", fmt.Errorf("VM %s: state socket: %w", m.id, err)
+		}
+	}
+	return ln, sock, nil
 }
 
 // ConnectAgent opens a raw connection to the agent's socket. For a restore
@@ -95,19 +222,6 @@ func (m *Machine) setIgnoreShared(ctx context.Context, on bool) error {
 		"capabilities": []map[string]any{{"capability": "x-ignore-shared", "state": on}},
 	})
 	return err
-}
-
-// MigrateIn loads a migration stream from uri into a machine started with
-// Incoming, and waits until it has completed. The machine stays paused;
-// call Cont.
-func (m *Machine) MigrateIn(ctx context.Context, uri string, ignoreShared bool) error {
-	if err := m.setIgnoreShared(ctx, ignoreShared); err != nil {
-		return err
-	}
-	if _, err := m.QMP(ctx, "migrate-incoming", map[string]any{"uri": uri}); err != nil {
-		return err
-	}
-	return m.awaitMigration(ctx)
 }
 
 // Cont resumes a paused machine.

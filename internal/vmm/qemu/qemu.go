@@ -20,6 +20,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/vmm"
+	"github.com/airlock-dev/airlock/internal/vmm/jail"
 )
 
 // Binary is the QEMU system emulator airlock drives.
@@ -41,10 +42,23 @@ const (
 	defaultWait = 30 * time.Second
 )
 
-// Driver boots QEMU microvm machines.
+// Driver boots QEMU microvm machines. Its fields are immutable after New.
 type Driver struct {
 	path    string // absolute path of the QEMU binary
 	version string // e.g. "7.2.19"
+	// jail confines every QEMU it starts; nil only when the operator
+	// turned jailing off, for the reason in unjailed.
+	jail     *jail.Jailer
+	unjailed string
+}
+
+// Options configure a Driver.
+type Options struct {
+	// Jail confines every VMM. Nil runs them as this process's user in its
+	// namespaces: only on an operator's explicit opt-out, whose reason
+	// Unjailed gives (doctor and every sandbox record show it).
+	Jail     *jail.Jailer
+	Unjailed string
 }
 
 var (
@@ -53,7 +67,7 @@ var (
 )
 
 // New finds QEMU on PATH and reads its version.
-func New() (*Driver, error) {
+func New(opts Options) (*Driver, error) {
 	path, err := exec.LookPath(Binary)
 	if err != nil {
 		return nil, errdefs.FailedPrecondition("%s not found (apt-get install qemu-system-x86): %v", Binary, err)
@@ -66,8 +80,22 @@ func New() (*Driver, error) {
 	if m == nil {
 		return nil, fmt.Errorf("%s --version: unrecognised output %q", path, out)
 	}
-	return &Driver{path: path, version: string(m[1])}, nil
+	if opts.Jail == nil && opts.Unjailed == "" {
+		return nil, errdefs.InvalidArgument("qemu driver: no jail and no reason to run without one")
+	}
+	return &Driver{path: path, version: string(m[1]), jail: opts.Jail, unjailed: opts.Unjailed}, nil
 }
+
+// Protections says what confines the VMMs this driver starts.
+func (d *Driver) Protections() jail.Report {
+	if d.jail == nil {
+		return jail.Unjailed(d.unjailed)
+	}
+	return d.jail.Report()
+}
+
+// Jailed reports whether VMMs run jailed.
+func (d *Driver) Jailed() bool { return d.jail != nil }
 
 func (d *Driver) Name() string    { return "qemu" }
 func (d *Driver) Version() string { return d.version }
@@ -80,6 +108,11 @@ type Machine struct {
 	pid      int       // immutable
 	cmd      *exec.Cmd // immutable; nil for an adopted machine (not our child)
 	exited   chan struct{}
+	// jail is QEMU's confinement (immutable; nil when unjailed). Sockets
+	// this process makes for it must belong to its uid.
+	jail     *jail.Jail
+	jailed   bool
+	uid, gid int
 
 	mu      sync.Mutex
 	exitErr error // guarded by mu; set when the process ends unexpectedly
@@ -102,7 +135,9 @@ func (m *Machine) ExitError() error {
 // args builds the QEMU command line for a cold boot. The device set must
 // stay identical between bake and restore (same ids, same order), since a
 // migration stream only loads into a matching machine.
-func (d *Driver) args(spec vmm.BootSpec, stateDir string) []string {
+//
+// Descriptors handed over (tapFD, memFD; 0 when none) are named by number.
+func (d *Driver) args(spec vmm.BootSpec, stateDir string, tapFD, memFD int) []string {
 	cpu := "max"
 	if spec.Accel == vmm.AccelKVM {
 		cpu = "host"
@@ -132,21 +167,30 @@ func (d *Driver) args(spec vmm.BootSpec, stateDir string) []string {
 		"-device", "virtio-serial-device",
 		"-chardev", "socket,id=agent,path=" + filepath.Join(stateDir, agentSock) + ",server=on,wait=off",
 		"-device", "virtserialport,chardev=agent,id=" + agentPortID + ",name=" + AgentPortName,
-		"-pidfile", filepath.Join(stateDir, pidFile),
+		// QEMU's own seccomp filter: no exec, no setuid, no scheduler or
+		// affinity changes, no obsolete syscalls. Migration streams go over
+		// unix sockets (see migrate.go), so nothing needs a shell.
+		"-sandbox", jail.Seccomp,
 	}
-	if spec.MemoryFile != "" {
+	// No -pidfile: a jailed QEMU is PID 1 of its namespace; the host's pid
+	// is written by start. The RAM block id "mem" must be identical on
+	// every side of a migration.
+	switch {
+	case spec.Memory != nil:
 		share := "on"
 		if spec.MemoryPrivate {
-			// A private mapping: guest writes land in this process's
-			// copy-on-write pages, never in the file. (QEMU 7.2's
-			// readonly=on would make guest RAM itself read-only; the
-			// rom=off that fixes that arrived in 8.2.)
 			share = "off"
 		}
-		// The RAM block id "mem" must be identical on every side of a
-		// migration.
 		a = append(a,
-			"-object", fmt.Sprintf("memory-backend-file,id=mem,size=%dM,mem-path=%s,share=%s", spec.MemoryMiB, spec.MemoryFile, share),
+			"-object", fmt.Sprintf("memory-backend-file,id=mem,size=%dM,mem-path=/proc/self/fd/%d,share=%s", spec.MemoryMiB, memFD, share),
+			"-machine", "memory-backend=mem")
+	case spec.MemoryFile != "":
+		// A shared file (a bake): the guest's RAM ends up in it. (A private
+		// base is always a sealed memfd: QEMU 7.2 opens memory files
+		// read-write, and its readonly=on would make guest RAM itself
+		// read-only; the rom=off that fixes that arrived in 8.2.)
+		a = append(a,
+			"-object", fmt.Sprintf("memory-backend-file,id=mem,size=%dM,mem-path=%s,share=on", spec.MemoryMiB, spec.MemoryFile),
 			"-machine", "memory-backend=mem")
 	}
 	if spec.Incoming {
@@ -173,10 +217,6 @@ func (d *Driver) args(spec vmm.BootSpec, stateDir string) []string {
 	return a
 }
 
-// tapFD is the descriptor number QEMU finds BootSpec.TapFile at: the first
-// of exec.Cmd.ExtraFiles.
-const tapFD = 3
-
 func validate(spec vmm.BootSpec) error {
 	switch {
 	case spec.ID == "":
@@ -191,6 +231,10 @@ func validate(spec vmm.BootSpec) error {
 		return errdefs.InvalidArgument("acceleration %q unknown", spec.Accel)
 	case spec.NICMAC != "" && !macRE.MatchString(spec.NICMAC):
 		return errdefs.InvalidArgument("nic mac %q is not aa:bb:cc:dd:ee:ff", spec.NICMAC)
+	case spec.MemoryFile != "" && spec.Memory != nil:
+		return errdefs.InvalidArgument("memory: a file or a memfd, not both")
+	case spec.MemoryFile != "" && spec.MemoryPrivate:
+		return errdefs.InvalidArgument("memory: a private base must be a sealed memfd, never a file the VMM opens read-write")
 	}
 	// Unix socket paths are limited to 107 bytes.
 	if n := len(filepath.Join(spec.StateDir, agentSock)); n > 100 {
@@ -218,12 +262,29 @@ func (d *Driver) Boot(ctx context.Context, spec vmm.BootSpec) (_ vmm.Machine, er
 		}
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
+	// Descriptors from 3 up, in this order.
 	var extra []*os.File
+	tapFD, memFD := 0, 0
 	if spec.NICMAC != "" && spec.TapFile != nil {
-		extra = []*os.File{spec.TapFile}
+		extra = append(extra, spec.TapFile)
+		tapFD = 2 + len(extra)
 	}
-	m, err := d.start(spec.ID, spec.StateDir, d.args(spec, spec.StateDir), extra)
+	if spec.Memory != nil {
+		extra = append(extra, spec.Memory)
+		memFD = 2 + len(extra)
+	}
+	var jl *jail.Jail
+	if d.jail != nil {
+		if jl, err = d.prepareJail(spec, len(extra)); err != nil {
+			os.RemoveAll(spec.StateDir)
+			return nil, err
+		}
+	}
+	m, err := d.start(spec.ID, spec.StateDir, d.args(spec, spec.StateDir, tapFD, memFD), extra, jl)
 	if err != nil {
+		if jl != nil {
+			jl.Release()
+		}
 		os.RemoveAll(spec.StateDir)
 		return nil, err
 	}
@@ -242,35 +303,92 @@ func (d *Driver) Boot(ctx context.Context, spec vmm.BootSpec) (_ vmm.Machine, er
 	return m, nil
 }
 
-// start launches QEMU with its output going to the state directory.
-func (d *Driver) start(id, stateDir string, args []string, extra []*os.File) (*Machine, error) {
+// prepareJail gives a machine its jail: what it may read (kernel,
+// initramfs, root image), what it may write (its state directory, a
+// shared memory file, created here so that it is the jail's), its limits.
+func (d *Driver) prepareJail(spec vmm.BootSpec, keepFDs int) (*jail.Jail, error) {
+	jm := jail.Machine{ID: spec.ID, StateDir: spec.StateDir, KVM: spec.Accel == vmm.AccelKVM,
+		MemoryMiB: spec.MemoryMiB, VCPUs: spec.VCPUs, KeepFDs: keepFDs,
+		ReadOnly: []string{spec.Kernel, spec.Initrd}}
+	if spec.RootImage != "" {
+		jm.ReadOnly = append(jm.ReadOnly, spec.RootImage)
+	}
+	if spec.MemoryFile != "" {
+		f, err := os.OpenFile(spec.MemoryFile, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("memory file: %w", err)
+		}
+		f.Close()
+		jm.Writable = append(jm.Writable, spec.MemoryFile)
+	}
+	return d.jail.Prepare(jm)
+}
+
+// start launches QEMU (through its jail, when it has one) with its output
+// going to the state directory, and records its pid there.
+func (d *Driver) start(id, stateDir string, args []string, extra []*os.File, jl *jail.Jail) (*Machine, error) {
 	logf, err := os.OpenFile(filepath.Join(stateDir, qemuLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	defer logf.Close() // the child has its own copy
-	cmd := exec.Command(d.path, args...)
+	var cmd *exec.Cmd
+	if jl != nil {
+		if cmd, err = jl.Command(d.path, args); err != nil {
+			return nil, err
+		}
+	} else {
+		cmd = exec.Command(d.path, args...)
+		// Nothing of this process's environment (API keys, proxy
+		// credentials) reaches the VMM.
+		cmd.Env = []string{}
+		// Own process group: a terminal's ^C goes to airlock, which destroys
+		// the VM in order, rather than racing it.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.ExtraFiles = extra // fd 3...: see tapFD
-	// Own process group: a terminal's ^C goes to airlock, which destroys
-	// the VM in order, rather than racing it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.ExtraFiles = extra // fd 3...
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", d.path, err)
 	}
-	m := &Machine{id: id, stateDir: stateDir, pid: cmd.Process.Pid, cmd: cmd, exited: make(chan struct{})}
+	m := &Machine{id: id, stateDir: stateDir, pid: cmd.Process.Pid, cmd: cmd, exited: make(chan struct{}), jail: jl}
+	if jl != nil {
+		m.jailed, m.uid, m.gid = true, jl.UID, jl.UID
+	}
 	go m.reap()
+	if err := writePID(stateDir, m.pid); err != nil {
+		m.Destroy(context.Background())
+		return nil, err
+	}
 	return m, nil
+}
+
+// writePID records the host's pid of a machine's VMM, for adoption by a
+// later process.
+func writePID(stateDir string, pid int) error {
+	tmp := filepath.Join(stateDir, pidFile+".tmp")
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(pid)+"\n"), 0o600); err != nil {
+		return fmt.Errorf("pid file: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(stateDir, pidFile))
 }
 
 func (m *Machine) reap() {
 	err := m.cmd.Wait()
+	m.ended(fmt.Sprint(err))
+}
+
+// ended records how the VMM ended, undoes its jail and tells waiters.
+func (m *Machine) ended(how string) {
 	m.mu.Lock()
 	if !m.killed {
 		tail := tailFile(filepath.Join(m.stateDir, qemuLog), 2048)
-		m.exitErr = errdefs.Unavailable("VM %s: QEMU exited unexpectedly (%v): %s", m.id, err, tail)
+		m.exitErr = errdefs.Unavailable("VM %s: QEMU exited unexpectedly (%s): %s", m.id, how, tail)
 	}
 	m.mu.Unlock()
+	if m.jail != nil {
+		m.jail.Release()
+	}
 	close(m.exited)
 }
 

@@ -245,6 +245,12 @@ class Sandbox:
     def parent_id(self) -> str:
         return self.info.get("parent_id", "")
 
+    @property
+    def jailed(self) -> bool:
+        """Whether this sandbox's VMM runs in a jail of its own (False only
+        where the daemon was started with --jail=off)."""
+        return bool(self.info.get("jailed", False))
+
     # -- lifecycle -------------------------------------------------------
 
     @classmethod

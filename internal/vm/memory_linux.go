@@ -1,0 +1,186 @@
+//go:build linux
+
+package vm
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Guest RAM a VMM maps privately (a clone's copy-on-write base) is never
+// the file on disk: QEMU 7.2 can only open a memory file read-write, and a
+// VMM that escaped its guest could then rewrite what every later clone
+// starts from. Instead each base is copied once into a sealed memfd (no
+// writes, no resizing, by anyone, ever: the kernel refuses them), and
+// VMMs map that privately through /proc/self/fd. Clones share its pages
+// exactly as they shared the file's page cache.
+
+// NewMemory returns an empty memfd of size bytes for guest RAM that is
+// written (a fork receiver's), to be sealed with Seal before any clone
+// maps it.
+func NewMemory(name string, size int64) (*os.File, error) {
+	fd, err := unix.MemfdCreate("airlock-"+name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("memfd: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "memfd:airlock-"+name)
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("memfd: size %d: %w", size, err)
+	}
+	return f, nil
+}
+
+// Seal makes a memfd immutable: no write, no shared writable mapping, no
+// resizing, and no way to undo that.
+func Seal(f *os.File) error {
+	_, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS,
+		unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE|unix.F_SEAL_SEAL)
+	if err != nil {
+		return fmt.Errorf("seal memfd: %w", err)
+	}
+	return nil
+}
+
+// SealedCopy copies the file at path into a sealed memfd and returns it
+// with the hex sha256 of the content it copied (holes count as zeros), so
+// a caller can check what clones will map, not what a file held earlier.
+// Only the file's data extents are read and copied; holes stay holes.
+func SealedCopy(path string) (_ *os.File, sum string, err error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return nil, "", err
+	}
+	dst, err := NewMemory("base", fi.Size())
+	if err != nil {
+		return nil, "", err
+	}
+	defer func() {
+		if err != nil {
+			dst.Close()
+		}
+	}()
+	h := sha256.New()
+	zeros := make([]byte, 1<<20)
+	buf := make([]byte, 1<<20)
+	hashZeros := func(n int64) {
+		for n > 0 {
+			k := min(n, int64(len(zeros)))
+			h.Write(zeros[:k])
+			n -= k
+		}
+	}
+	off := int64(0) // everything before off is hashed (and copied)
+	for off < fi.Size() {
+		data, err := unix.Seek(int(src.Fd()), off, unix.SEEK_DATA)
+		if errors.Is(err, syscall.ENXIO) {
+			break // only a hole from here to the end
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: seek data: %w", path, err)
+		}
+		hole, err := unix.Seek(int(src.Fd()), data, unix.SEEK_HOLE)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: seek hole: %w", path, err)
+		}
+		hashZeros(data - off)
+		for p := data; p < hole; {
+			n, err := src.ReadAt(buf[:min(int64(len(buf)), hole-p)], p)
+			if n > 0 {
+				h.Write(buf[:n])
+				if _, werr := dst.WriteAt(buf[:n], p); werr != nil {
+					return nil, "", fmt.Errorf("copy %s: %w", path, werr)
+				}
+				p += int64(n)
+			}
+			if err == io.EOF && p < hole {
+				return nil, "", fmt.Errorf("%s: shrank while it was copied", path)
+			}
+			if err != nil && err != io.EOF {
+				return nil, "", fmt.Errorf("read %s: %w", path, err)
+			}
+		}
+		off = hole
+	}
+	if st, err := src.Stat(); err != nil || st.Size() != fi.Size() || !st.ModTime().Equal(fi.ModTime()) {
+		return nil, "", fmt.Errorf("%s changed while it was copied", path)
+	}
+	hashZeros(fi.Size() - off)
+	if err := Seal(dst); err != nil {
+		return nil, "", err
+	}
+	return dst, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// base is a clone base's sealed copy and the identity of the file it was
+// copied from.
+type base struct {
+	f        *os.File
+	sum      string
+	dev, ino uint64
+	size     int64
+	mtime    syscall.Timespec
+	ctime    syscall.Timespec
+}
+
+// Base returns the sealed copy of the memory file at path that clones
+// restored from it map, with the sha256 of its content, copying it the
+// first time a path is asked for and again whenever the file is not the
+// one copied (inode, size, mtime, ctime). Copies live as long as the
+// Host: one per template in use.
+func (h *Host) Base(path string) (*os.File, string, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return nil, "", fmt.Errorf("memory file: %w", err)
+	}
+	h.basesMu.Lock()
+	defer h.basesMu.Unlock()
+	if b := h.bases[path]; b != nil {
+		if b.dev == st.Dev && b.ino == st.Ino && b.size == st.Size && b.mtime == st.Mtim && b.ctime == st.Ctim {
+			return b.f, b.sum, nil
+		}
+		b.f.Close() // running clones keep their own mappings
+		delete(h.bases, path)
+	}
+	f, sum, err := SealedCopy(path)
+	if err != nil {
+		return nil, "", err
+	}
+	h.bases[path] = &base{f: f, sum: sum, dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
+	return f, sum, nil
+}
+
+// DropBase forgets path's sealed copy (a template that was rebuilt or
+// removed); machines already started keep their mappings.
+func (h *Host) DropBase(path string) {
+	h.basesMu.Lock()
+	defer h.basesMu.Unlock()
+	if b := h.bases[path]; b != nil {
+		b.f.Close()
+		delete(h.bases, path)
+	}
+}
+
+// Close releases the host's sealed copies and the driver's jail parents.
+// Machines still running keep their own mappings and cgroups.
+func (h *Host) Close() error {
+	h.basesMu.Lock()
+	for p, b := range h.bases {
+		b.f.Close()
+		delete(h.bases, p)
+	}
+	h.basesMu.Unlock()
+	return h.Driver.Close()
+}
