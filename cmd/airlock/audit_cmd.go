@@ -134,11 +134,17 @@ rewrite of the whole chain by someone with write access to the file.`,
 			out := cmd.OutOrStdout()
 			if f.json {
 				if err := printJSON(out, map[string]any{"ok": rep.OK, "records": rep.Records, "first_bad_seq": rep.FirstBadSeq,
-					"problem": rep.Problem, "last_hash": rep.LastHash}); err != nil {
+					"problem": rep.Problem, "last_hash": rep.LastHash, "anchor": rep.Anchor, "anchor_seq": rep.AnchorSeq,
+					"anchor_append_only": rep.AnchorAppendOnly}); err != nil {
 					return err
 				}
 			} else if rep.OK {
 				fmt.Fprintf(out, "audit chain ok: %d records, last hash %s\n", rep.Records, rep.LastHash)
+				ao := "append-only"
+				if !rep.AnchorAppendOnly {
+					ao = "NOT append-only (the daemon makes it so where the filesystem allows)"
+				}
+				fmt.Fprintf(out, "anchor %s agrees up to record %d; %s\n", rep.Anchor, rep.AnchorSeq, ao)
 			} else {
 				fmt.Fprintf(cmd.ErrOrStderr(), "airlock: audit chain BROKEN at record %d: %s\n", rep.FirstBadSeq, strings.TrimSpace(rep.Problem))
 				fmt.Fprintf(out, "%d records verified before it; last good hash %s\n", rep.Records, rep.LastHash)

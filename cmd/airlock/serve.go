@@ -74,6 +74,9 @@ unless --kill-on-exit is given.`,
 				return err
 			}
 			defer st.Close()
+			if !st.SealAuditAnchor() {
+				log.Warn("audit anchor cannot be made append-only on this filesystem; truncation is still detected unless the anchor is cut too")
+			}
 			reg, err := hf.registry()
 			if err != nil {
 				return err

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/client"
+	"github.com/airlock-dev/airlock/internal/store"
 	"github.com/airlock-dev/airlock/internal/vmtest"
 )
 
@@ -58,6 +59,8 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	cleanupMu.Lock()
 	for _, d := range cleanupDirs {
+		// A daemon makes its audit anchor append-only.
+		store.UnsealAuditAnchor(filepath.Join(d, "airlock.db"))
 		os.RemoveAll(d)
 	}
 	cleanupMu.Unlock()

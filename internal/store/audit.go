@@ -104,6 +104,12 @@ type VerifyReport struct {
 	FirstBadSeq int64
 	// Problem says what is wrong at FirstBadSeq, "" when OK.
 	Problem string
+	// Anchor is the file outside the database the head is also written
+	// to; AnchorSeq the newest record it saw (checked against the log);
+	// AnchorAppendOnly whether it carries the append-only flag.
+	Anchor           string
+	AnchorSeq        int64
+	AnchorAppendOnly bool
 	// LastHash is the hash of the last record that verified. Recording it
 	// outside this database (a log line, another host) is what lets a later
 	// Verify detect a rewrite of the whole chain by someone with write
@@ -318,6 +324,9 @@ func (s *Store) AppendAudit(ctx context.Context, r AuditRecord) (AuditRecord, er
 	if err != nil {
 		return AuditRecord{}, fmt.Errorf("store: append audit %s: %w", r.Event, err)
 	}
+	if err := s.anchor.record(out.Seq, out.Hash); err != nil {
+		return out, fmt.Errorf("store: audit record %d appended but not anchored: %w", out.Seq, err)
+	}
 	return out, nil
 }
 
@@ -410,6 +419,9 @@ func (s *Store) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRecord, e
 // who rewrites every record from some point on and the head to match. Compare
 // LastHash with a copy kept elsewhere for that.
 func (s *Store) VerifyAudit(ctx context.Context) (VerifyReport, error) {
+	// The anchor first: it is written after each commit, so what it holds
+	// now is at most what the snapshot read below will hold.
+	aseq, ahash, anchorErr := readAnchor(s.anchor.path)
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return VerifyReport{}, fmt.Errorf("store: verify audit: %w", mapErr(err))
@@ -450,6 +462,27 @@ func (s *Store) VerifyAudit(ctx context.Context) (VerifyReport, error) {
 		return bad(headSeq+1, "records after %d are not covered by the head (head rolled back or records added around it)", headSeq)
 	case headHash != rep.LastHash:
 		return bad(max(headSeq, 1), "head hash does not match record %d", headSeq)
+	}
+	// The anchor outside the database: a tail deleted together with a
+	// rewritten head, or a chain recomputed from some record on.
+	rep.Anchor = s.anchor.path
+	rep.AnchorAppendOnly = s.anchor.appendOnly
+	if anchorErr != nil {
+		return bad(last+1, "audit anchor unreadable: %v", anchorErr)
+	}
+	rep.AnchorSeq = aseq
+	switch {
+	case aseq > last:
+		return bad(last+1, "records %d..%d are missing: the anchor outside the database saw record %d, the log ends at %d (tail deleted and head rewritten)",
+			last+1, aseq, aseq, last)
+	case aseq > 0:
+		var h string
+		if err := tx.QueryRowContext(ctx, `SELECT hash FROM audit WHERE seq = ?`, aseq).Scan(&h); err != nil {
+			return VerifyReport{}, fmt.Errorf("store: verify audit: read record %d: %w", aseq, mapErr(err))
+		}
+		if h != ahash {
+			return bad(aseq, "record %d is not the one the anchor saw (the chain was rewritten from there or before)", aseq)
+		}
 	}
 	return rep, nil
 }

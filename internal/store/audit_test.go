@@ -327,6 +327,22 @@ func TestAuditVerifyDetectsTampering(t *testing.T) {
 			mustExec(t, db, `DELETE FROM audit_metadata`)
 			mustExec(t, db, `DELETE FROM audit`)
 		}, 1, false},
+		{"delete the last three records and rewrite the head", func(t *testing.T, db *sql.DB, recs []AuditRecord) {
+			// Consistent inside the database: only the anchor outside it
+			// still knows record 10 existed.
+			mustExec(t, db, `DELETE FROM audit_metadata WHERE seq >= 8`)
+			mustExec(t, db, `DELETE FROM audit WHERE seq >= 8`)
+			mustExec(t, db, `UPDATE audit_head SET seq = 7, hash = ?`, recs[6].Hash)
+		}, 8, false},
+		{"recompute the chain from a record on", func(t *testing.T, db *sql.DB, recs []AuditRecord) {
+			// Rewrite record 10 (the newest) with its hash recomputed and the
+			// head to match: the chain and the head agree, the anchor not.
+			r := recs[9]
+			r.Outcome = "not_found"
+			h := must(auditHash(r))
+			mustExec(t, db, `UPDATE audit SET outcome = 'not_found', hash = ? WHERE seq = 10`, h)
+			mustExec(t, db, `UPDATE audit_head SET hash = ?`, h)
+		}, 10, true},
 		{"roll the head back with the tail", func(t *testing.T, db *sql.DB, recs []AuditRecord) {
 			// Consistent deletion of the tail plus head: only an external
 			// copy of LastHash can catch this, so here only the head row is

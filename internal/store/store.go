@@ -41,6 +41,9 @@ type Store struct {
 	// now returns the current time; time.Now outside tests. Immutable after
 	// Open (tests replace it before any concurrent use).
 	now func() time.Time
+	// anchor records the audit head outside the database; immutable after
+	// Open.
+	anchor *anchor
 }
 
 // Open opens (creating if needed) the SQLite database at path and brings its
@@ -112,6 +115,20 @@ func openWith(ctx context.Context, path string, migs []migration) (_ *Store, err
 	if err := s.migrate(ctx, migs); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
+	if s.anchor, err = openAnchor(path); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if s.anchor.empty() {
+		// A log from before the anchor existed: anchor what is there now.
+		var seq int64
+		var hash string
+		if err := db.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`).Scan(&seq, &hash); err == nil && seq > 0 {
+			if err := s.anchor.record(seq, hash); err != nil {
+				s.anchor.close()
+				return nil, fmt.Errorf("store: open %s: %w", path, err)
+			}
+		}
+	}
 	return s, nil
 }
 
@@ -135,11 +152,21 @@ func dsn(path string) string {
 
 // Close closes the database. The Store must not be used afterwards.
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
+	err := s.anchor.close()
+	if dberr := s.db.Close(); dberr != nil {
+		err = errors.Join(err, dberr)
+	}
+	if err != nil {
 		return fmt.Errorf("store: close %s: %w", s.path, err)
 	}
 	return nil
 }
+
+// SealAuditAnchor makes the audit anchor file append-only (chattr +a)
+// where the filesystem and privileges allow, and reports whether it is.
+// The daemon calls it; removing a state directory afterwards needs
+// `chattr -a` on the anchor first.
+func (s *Store) SealAuditAnchor() bool { return s.anchor.seal() }
 
 // inTx runs fn in a read-write (BEGIN IMMEDIATE) transaction, committing if
 // fn returns nil and rolling back otherwise.
