@@ -30,6 +30,8 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 		gid          int
 		maxTTL       time.Duration
 		maxSandboxes int
+		maxMemoryMiB int
+		maxVCPUs     int
 		warmPool     int
 		maxUpload    int64
 		logLevel     string
@@ -93,7 +95,14 @@ unless --kill-on-exit is given.`,
 			defer hn.close(log)
 			m := metrics.New()
 			cfg := sandbox.Config{Host: host, Templates: reg, Store: st, Metrics: m,
-				Logger: log, MaxTTL: maxTTL, MaxSandboxes: maxSandboxes, WarmPool: warmPool}
+				Logger: log, MaxTTL: maxTTL, MaxSandboxes: maxSandboxes, WarmPool: warmPool,
+				MaxMemoryMiB: maxMemoryMiB, MaxVCPUs: maxVCPUs,
+				// Fault-injection tests only (internal/e2e): the daemon kills
+				// itself at the named step. Never set in production.
+				Failpoint: os.Getenv("AIRLOCK_FAILPOINT")}
+			if cfg.Failpoint != "" {
+				log.Warn("AIRLOCK_FAILPOINT is set: this daemon will kill itself at that step (fault-injection tests only)", "failpoint", cfg.Failpoint)
+			}
 			if hn != nil {
 				cfg.Net, cfg.Credentials = hn.pool, hn.credentials
 			}
@@ -139,6 +148,8 @@ unless --kill-on-exit is given.`,
 	f.IntVar(&gid, "socket-gid", -1, "group owning the socket (-1 = unchanged)")
 	f.DurationVar(&maxTTL, "max-ttl", 24*time.Hour, "longest lifetime any sandbox may have")
 	f.IntVar(&maxSandboxes, "max-sandboxes", 64, "most sandboxes running at once")
+	f.IntVar(&maxMemoryMiB, "max-memory-mib", 0, "refuse sandboxes of templates with more guest memory than this (0: no cap)")
+	f.IntVar(&maxVCPUs, "max-vcpus", 0, "refuse sandboxes of templates with more vCPUs than this (0: no cap)")
 	f.IntVar(&warmPool, "warm-pool", 2, "restored, idle clones kept ready per template so a create is one identity push (0 or less disables)")
 	f.Int64Var(&maxUpload, "max-upload-bytes", 512<<20, "largest single file upload")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")

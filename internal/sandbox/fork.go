@@ -22,6 +22,9 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 	if count < 1 || count > maxForkCount {
 		return nil, errdefs.InvalidArgument("fork count %d out of range 1..%d", count, maxForkCount)
 	}
+	if err := m.admit(); err != nil {
+		return nil, err
+	}
 	l, err := m.lookup(tenant, id)
 	if err != nil {
 		return nil, err
@@ -73,6 +76,7 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 		return nil, fmt.Errorf("fork %s: %w", id, err)
 	}
 
+	m.failpoint(FailForkSnapshotted)
 	// The children's VMMs hold their own descriptors of the base once
 	// started.
 	defer files.Mem.Close()
@@ -136,6 +140,7 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 		destroy(clones)
 		return nil, fmt.Errorf("fork %s: restore child: %w", id, firstErr)
 	}
+	m.failpoint(FailForkChildren)
 	out := make([]Info, 0, count)
 	now := stamp()
 	for i, c := range clones {

@@ -54,6 +54,14 @@ type Config struct {
 	// or logged). A sandbox uses a route only when its policy has a domain
 	// rule naming the route's host. Needs Net with a proxy.
 	Credentials map[string][]egress.CredentialRoute
+	// MaxMemoryMiB and MaxVCPUs cap the machine a sandbox may have (a
+	// template's size is its sandboxes' size: a snapshot restores only into
+	// the machine it was taken of). 0: no cap.
+	MaxMemoryMiB int
+	MaxVCPUs     int
+	// Failpoint, for fault-injection tests only, names a step at which the
+	// process kills itself (see failpoint.go). Empty in production.
+	Failpoint string
 }
 
 // Limits on caller input.
@@ -322,6 +330,9 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 	if err := validateMetadata(req.Metadata); err != nil {
 		return Info{}, err
 	}
+	if err := m.admit(); err != nil {
+		return Info{}, err
+	}
 	if req.TTL < 0 {
 		return Info{}, errdefs.InvalidArgument("ttl must not be negative")
 	}
@@ -335,6 +346,9 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 	tmpl, err := m.cfg.Templates.Open(m.cfg.Host, req.Template)
 	if err != nil {
 		return Info{}, err
+	}
+	if err := m.checkSize(tmpl.MemoryMiB, tmpl.VCPUs); err != nil {
+		return Info{}, fmt.Errorf("template %q: %w", tmpl.Name, err)
 	}
 	ttl := req.TTL
 	if ttl == 0 {
@@ -390,6 +404,7 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 			return fail(err)
 		}
 	}
+	m.failpoint(FailCreateRestored)
 	now := stamp()
 	info := Info{ID: v.ID, Tenant: req.Tenant, Template: tmpl.Name, Metadata: copyMap(req.Metadata),
 		State: store.StateRunning, CreatedAt: now, Deadline: now.Add(ttl), Egress: egressPol,
@@ -405,6 +420,7 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 	l.mu.Lock()
 	l.egressCA = ca
 	l.mu.Unlock()
+	m.failpoint(FailCreateRegistered)
 	detail := map[string]string{"ttl_s": strconv.Itoa(int(ttl / time.Second)), "egress_default": egressPol.Default,
 		"jail": jailWord(info.Jailed)}
 	if ca != nil {
@@ -537,7 +553,7 @@ func (m *Manager) use(ctx context.Context, tenant, id string, fn func(l *live) e
 	err = fn(l)
 	if err != nil && l.ending.Load() {
 		// The VM was destroyed under the call: say so, not "transport closing".
-		return errdefs.NotFound("sandbox %s ended (%s) while the call was running", id, l.infoCopy().State)
+		return errdefs.NotFound("sandbox %s ended while the call was running", id)
 	}
 	return err
 }
@@ -609,18 +625,21 @@ func (m *Manager) end(ctx context.Context, l *live, state, event, reason string)
 		return false
 	}
 	now := stamp()
-	l.mu.Lock()
-	info := l.info
-	l.info.NetAddr = ""
-	l.info.State, l.info.EndedAt = state, &now
-	l.mu.Unlock()
+	info := l.infoCopy()
 	// Destroy without waiting for calls in flight: they fail as soon as
 	// the VM is gone, so a running command cannot hold a sandbox past its
-	// deadline or a kill.
+	// deadline or a kill. (ending already refuses new calls.)
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	destroyErr := m.destroyVM(dctx, l)
 	cancel()
+	m.failpoint(FailKillDestroyed)
 	m.releaseNet(info.ID, l.slot)
+	// Only now does the sandbox show as ended: whoever sees that state can
+	// rely on its VM, state directory and network being gone.
+	l.mu.Lock()
+	l.info.NetAddr = ""
+	l.info.State, l.info.EndedAt = state, &now
+	l.mu.Unlock()
 
 	m.mu.Lock()
 	delete(m.sandboxes, info.ID)
@@ -694,11 +713,15 @@ func pathDigest(sandboxID, path string) string {
 
 // Exec runs a command in a sandbox, streaming its output.
 func (m *Manager) Exec(ctx context.Context, tenant, id string, opts guest.ExecOptions, stdout, stderr io.Writer) (res guest.ExecResult, err error) {
+	if err := m.admit(); err != nil {
+		return guest.ExecResult{}, err
+	}
 	began := time.Now()
 	var info Info
 	err = m.use(ctx, tenant, id, func(l *live) error {
 		info = l.infoCopy()
 		opts.Env = append(append([]string(nil), l.env...), opts.Env...)
+		m.failpointSoon(FailExecRunning, 300*time.Millisecond)
 		res, err = l.vm.Agent.Exec(ctx, opts, stdout, stderr)
 		return err
 	})
@@ -729,6 +752,9 @@ func (m *Manager) Exec(ctx context.Context, tenant, id string, opts guest.ExecOp
 // fileOp runs a file operation and audits it with its byte count and a
 // keyed digest of the path.
 func (m *Manager) fileOp(ctx context.Context, tenant, id, event, path string, fn func(l *live) (int64, error)) (int64, error) {
+	if err := m.admit(); err != nil {
+		return 0, err
+	}
 	began := time.Now()
 	var info Info
 	var n int64
@@ -753,6 +779,9 @@ func (m *Manager) fileOp(ctx context.Context, tenant, id, event, path string, fn
 
 // WriteFile streams r into a file in the sandbox, creating parents.
 func (m *Manager) WriteFile(ctx context.Context, tenant, id, path string, r io.Reader, mode uint32) (int64, error) {
+	if m.cfg.Failpoint == FailUploadMidway {
+		r = &failReader{r: r, n: 64 << 10, point: FailUploadMidway, m: m}
+	}
 	return m.fileOp(ctx, tenant, id, "file_write", path, func(l *live) (int64, error) {
 		return l.vm.Agent.WriteFile(ctx, path, r, mode, true)
 	})
@@ -912,6 +941,17 @@ func (m *Manager) Templates(ctx context.Context) ([]TemplateInfo, error) {
 			DefaultTTLSeconds: t.DefaultTTLSeconds, BuiltAt: t.BuiltAt})
 	}
 	return out, nil
+}
+
+// checkSize refuses a machine larger than the daemon allows.
+func (m *Manager) checkSize(memoryMiB, vcpus int) error {
+	if m.cfg.MaxMemoryMiB > 0 && memoryMiB > m.cfg.MaxMemoryMiB {
+		return errdefs.FailedPrecondition("%d MiB of guest memory exceeds this server's maximum of %d MiB", memoryMiB, m.cfg.MaxMemoryMiB)
+	}
+	if m.cfg.MaxVCPUs > 0 && vcpus > m.cfg.MaxVCPUs {
+		return errdefs.FailedPrecondition("%d vCPUs exceeds this server's maximum of %d", vcpus, m.cfg.MaxVCPUs)
+	}
+	return nil
 }
 
 // jailWord is how audit records say whether a sandbox's VMM is jailed.

@@ -112,6 +112,9 @@ func lookPath(file string, env []string) (string, error) {
 type execCgroup struct {
 	path string
 	fd   int
+	// lingering is set when processes the exec left behind run on until
+	// its deadline (killAtDeadline owns the cgroup from then on).
+	lingering bool
 }
 
 // activeCgroups are the exec cgroups of calls in flight. The sweep of
@@ -123,7 +126,8 @@ var (
 )
 
 func newExecCgroup() *execCgroup {
-	p := filepath.Join(cgroupDir, fmt.Sprintf("exec-%d", execSeq.Add(1)))
+	setupJobs()
+	p := filepath.Join(jobsDir, fmt.Sprintf("exec-%d", execSeq.Add(1)))
 	cgMu.Lock()
 	activeCgroups[p] = true
 	cgMu.Unlock()
@@ -158,11 +162,14 @@ func (c *execCgroup) release() {
 		return
 	}
 	unix.Close(c.fd)
+	if c.lingering {
+		return
+	}
 	cgMu.Lock()
 	defer cgMu.Unlock()
 	delete(activeCgroups, c.path)
 	os.Remove(c.path)
-	old, _ := filepath.Glob(filepath.Join(cgroupDir, "exec-*"))
+	old, _ := filepath.Glob(filepath.Join(jobsDir, "exec-*"))
 	for _, o := range old {
 		if !activeCgroups[o] {
 			os.Remove(o)
@@ -371,6 +378,10 @@ drain:
 				break drain
 			}
 		}
+	}
+	if cg != nil && st.TimeoutMs > 0 && !timedOut && populated(cg.path) {
+		cg.lingering = true
+		cg.killAtDeadline(began.Add(time.Duration(st.TimeoutMs) * time.Millisecond))
 	}
 	exit := &agentpb.ExecExit{
 		TimedOut:        timedOut,

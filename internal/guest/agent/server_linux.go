@@ -238,8 +238,10 @@ func fsStatus(op, path string, err error) error {
 		code = codes.AlreadyExists
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
 		code = codes.PermissionDenied
-	case errors.Is(err, syscall.ENAMETOOLONG), errors.Is(err, syscall.EINVAL):
+	case errors.Is(err, syscall.ENAMETOOLONG), errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.ENXIO):
 		code = codes.InvalidArgument
+	case errors.Is(err, syscall.EBUSY), errors.Is(err, syscall.ETXTBSY):
+		code = codes.FailedPrecondition
 	default:
 		code = codes.Internal
 	}
@@ -320,7 +322,10 @@ func (s *Server) ReadFile(req *agentpb.ReadFileRequest, stream agentpb.Agent_Rea
 	if err := checkPath(req.Path); err != nil {
 		return err
 	}
-	f, err := os.Open(req.Path)
+	// O_NONBLOCK: opening a FIFO nobody writes would otherwise block this
+	// handler forever (and a thread with it); it is refused below like any
+	// special file.
+	f, err := os.OpenFile(req.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return fsStatus("read", req.Path, err)
 	}
@@ -336,6 +341,15 @@ func (s *Server) ReadFile(req *agentpb.ReadFileRequest, stream agentpb.Agent_Rea
 		// Devices and pipes can be endless (/dev/zero); refuse rather than
 		// stream forever.
 		return status.Errorf(codes.InvalidArgument, "read %s: not a regular file", req.Path)
+	}
+	if pseudo := pseudoFS(f); pseudo != "" {
+		// procfs and sysfs files look regular but are views of kernel
+		// state (/proc/self/mem is the agent's own memory): not files of
+		// the sandbox's.
+		return status.Errorf(codes.InvalidArgument, "read %s: a %s file, not one of the sandbox's files", req.Path, pseudo)
+	}
+	if err := unix.SetNonblock(int(f.Fd()), false); err != nil {
+		return fsStatus("read", req.Path, err)
 	}
 	if req.MaxBytes > 0 && fi.Size() > req.MaxBytes {
 		return status.Errorf(codes.ResourceExhausted, "read %s: %d bytes exceeds the limit of %d", req.Path, fi.Size(), req.MaxBytes)
@@ -364,6 +378,25 @@ func (s *Server) ReadFile(req *agentpb.ReadFileRequest, stream agentpb.Agent_Rea
 			return fsStatus("read", req.Path, rerr)
 		}
 	}
+}
+
+// pseudoFS names the kernel filesystem f is on when it is not a real one.
+func pseudoFS(f *os.File) string {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &st); err != nil {
+		return ""
+	}
+	switch st.Type {
+	case unix.PROC_SUPER_MAGIC:
+		return "procfs"
+	case unix.SYSFS_MAGIC:
+		return "sysfs"
+	case unix.CGROUP2_SUPER_MAGIC, unix.CGROUP_SUPER_MAGIC:
+		return "cgroupfs"
+	case unix.DEBUGFS_MAGIC, unix.TRACEFS_MAGIC, unix.SECURITYFS_MAGIC, unix.BPF_FS_MAGIC:
+		return "kernel"
+	}
+	return ""
 }
 
 func fileInfo(path string, fi fs.FileInfo) *agentpb.FileInfo {

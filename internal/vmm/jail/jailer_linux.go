@@ -25,8 +25,9 @@ const (
 	DefaultUIDBase  = 0x60000000
 	DefaultUIDCount = 1 << 16
 	// DefaultOverheadMiB is the VMM's own memory above the guest's RAM
-	// (TCG's translation buffer, QEMU's heap, device buffers).
-	DefaultOverheadMiB = 384
+	// (QEMU's heap, device buffers, TCG's translation cache), when the
+	// driver does not say.
+	DefaultOverheadMiB = 512
 	// DefaultPids bounds the VMM's threads (QEMU starts a handful and a
 	// worker pool that grows under I/O).
 	DefaultPids = 256
@@ -122,9 +123,11 @@ type Machine struct {
 	ReadOnly []string // kernel, initramfs, root image
 	Writable []string // a shared memory file (bake, fork receiver); made the jail's
 	KVM      bool     // bind /dev/kvm and keep the kvm group
-	// MemoryMiB and VCPUs are the guest's; the cgroup adds the VMM's own.
-	MemoryMiB int
-	VCPUs     int
+	// MemoryMiB and VCPUs are the guest's; the cgroup adds the VMM's own,
+	// OverheadMiB (default Config.OverheadMiB).
+	MemoryMiB   int
+	OverheadMiB int
+	VCPUs       int
 	// KeepFDs descriptors from 3 up are handed to the VMM.
 	KeepFDs int
 }
@@ -169,7 +172,11 @@ func (j *Jailer) Prepare(m Machine) (_ *Jail, err error) {
 			return nil, fmt.Errorf("jail: hand %s to uid %d: %w", p, uid, err)
 		}
 	}
-	lim := Limits{MemoryBytes: int64(m.MemoryMiB+j.cfg.OverheadMiB) << 20, CPUs: float64(m.VCPUs) + 0.5, Pids: j.cfg.Pids}
+	overhead := m.OverheadMiB
+	if overhead == 0 {
+		overhead = j.cfg.OverheadMiB
+	}
+	lim := Limits{MemoryBytes: int64(m.MemoryMiB+overhead) << 20, CPUs: float64(m.VCPUs) + 0.5, Pids: j.cfg.Pids}
 	if jl.cgroups, err = j.cg.create(m.ID, lim); err != nil {
 		return nil, err
 	}
@@ -300,8 +307,8 @@ func (j *Jailer) Report() Report {
 		Root:       "pivot_root into a read-only tmpfs: /usr (ro, nosuid), the VM's kernel, initramfs, image (ro) and state directory, its own /proc, null/zero/random/urandom (and kvm)",
 		Privileges: "all capabilities dropped (bounding set too), no_new_privs, no environment, no inherited descriptors",
 		Cgroups:    j.cg.describe(),
-		Limits: fmt.Sprintf("memory = guest RAM + %d MiB (no swap), cpu = vCPUs + 0.5, pids %d; rlimits nofile 1024, nproc %d, fsize 256 MiB, core 0",
-			j.cfg.OverheadMiB, j.cfg.Pids, j.cfg.Pids),
+		Limits: fmt.Sprintf("memory = guest RAM + the VMM's own (512 MiB under TCG, whose translation cache is capped at 256 MiB; 256 MiB under KVM), no swap; cpu = vCPUs + 0.5; pids %d; rlimits nofile 1024, nproc %d, fsize 256 MiB, core 0",
+			j.cfg.Pids, j.cfg.Pids),
 		Seccomp: Seccomp}
 }
 
@@ -345,4 +352,29 @@ func Instances() ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// Count is how many VM cgroup directories this instance has, across its
+// hierarchies (a leak check: it returns to its level when VMs end).
+func (j *Jailer) Count() int {
+	n := 0
+	for _, h := range j.cg.hs {
+		entries, _ := os.ReadDir(j.cg.parent(h))
+		for _, e := range entries {
+			if e.IsDir() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// CountInstance is how many VM cgroup directories instance has on this
+// host, whichever process made them (a leak check for tests).
+func CountInstance(instance string) (int, error) {
+	cg, err := detectCgroups(instance)
+	if err != nil {
+		return 0, err
+	}
+	return (&Jailer{cg: cg}).Count(), nil
 }

@@ -94,6 +94,15 @@ func (d *Driver) Close() error {
 	return d.jail.Close()
 }
 
+// JailCgroups counts the jail cgroups of this driver's instance (0 when
+// unjailed).
+func (d *Driver) JailCgroups() int {
+	if d.jail == nil {
+		return 0
+	}
+	return d.jail.Count()
+}
+
 // SweepJails removes the jail cgroups of this instance's machines that
 // live does not name (a daemon died and they were reaped without it).
 func (d *Driver) SweepJails(live func(id string) bool) error {

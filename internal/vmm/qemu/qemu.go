@@ -153,7 +153,8 @@ func (d *Driver) args(spec vmm.BootSpec, stateDir string, tapFD, memFD int) []st
 	}
 	kargs = append(kargs, spec.KernelArgs...)
 	a := []string{
-		"-M", "microvm,accel=" + string(spec.Accel),
+		"-M", "microvm",
+		"-accel", accelArg(spec.Accel),
 		"-cpu", cpu,
 		"-m", strconv.Itoa(spec.MemoryMiB),
 		"-smp", strconv.Itoa(spec.VCPUs),
@@ -215,6 +216,29 @@ func (d *Driver) args(spec vmm.BootSpec, stateDir string, tapFD, memFD int) []st
 			"-device", "virtio-net-device,netdev=net0,mac="+spec.NICMAC)
 	}
 	return a
+}
+
+// tcgBufferMiB caps TCG's translation cache. QEMU's default lets it grow
+// to 1 GiB per VM, and a guest that churns code (a fork bomb) gets there:
+// with a cap, a full cache is flushed and refilled (slower, bounded), and
+// the jail's memory limit can be tight.
+const tcgBufferMiB = 256
+
+func accelArg(a vmm.Accel) string {
+	if a == vmm.AccelTCG {
+		return "tcg,tb-size=" + strconv.Itoa(tcgBufferMiB)
+	}
+	return string(a)
+}
+
+// vmmOverheadMiB is what the jail's memory limit allows QEMU above the
+// guest's RAM: its heap and device buffers, and under TCG the capped
+// translation cache.
+func vmmOverheadMiB(a vmm.Accel) int {
+	if a == vmm.AccelTCG {
+		return 256 + tcgBufferMiB
+	}
+	return 256
 }
 
 func validate(spec vmm.BootSpec) error {
@@ -308,17 +332,23 @@ func (d *Driver) Boot(ctx context.Context, spec vmm.BootSpec) (_ vmm.Machine, er
 // shared memory file, created here so that it is the jail's), its limits.
 func (d *Driver) prepareJail(spec vmm.BootSpec, keepFDs int) (*jail.Jail, error) {
 	jm := jail.Machine{ID: spec.ID, StateDir: spec.StateDir, KVM: spec.Accel == vmm.AccelKVM,
-		MemoryMiB: spec.MemoryMiB, VCPUs: spec.VCPUs, KeepFDs: keepFDs,
+		MemoryMiB: spec.MemoryMiB, OverheadMiB: vmmOverheadMiB(spec.Accel), VCPUs: spec.VCPUs, KeepFDs: keepFDs,
 		ReadOnly: []string{spec.Kernel, spec.Initrd}}
 	if spec.RootImage != "" {
 		jm.ReadOnly = append(jm.ReadOnly, spec.RootImage)
 	}
 	if spec.MemoryFile != "" {
+		// Sized here: the jail's file-size rlimit stops the VMM itself
+		// from growing a file (it only maps this one).
 		f, err := os.OpenFile(spec.MemoryFile, os.O_CREATE|os.O_RDWR, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("memory file: %w", err)
 		}
+		err = f.Truncate(int64(spec.MemoryMiB) << 20)
 		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("memory file: %w", err)
+		}
 		jm.Writable = append(jm.Writable, spec.MemoryFile)
 	}
 	return d.jail.Prepare(jm)
