@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +25,7 @@ import (
 
 	"github.com/airlock-dev/airlock/client"
 	"github.com/airlock-dev/airlock/internal/store"
+	"github.com/airlock-dev/airlock/internal/vmm/jail"
 	"github.com/airlock-dev/airlock/internal/vmtest"
 )
 
@@ -188,6 +191,12 @@ func (e *env) withOwnState(tb testing.TB) *env {
 		tb.Fatal(err)
 	}
 	removeAtExit(dir)
+	return e.withStateIn(tb, dir)
+}
+
+// withStateIn is withOwnState in a given (empty) directory.
+func (e *env) withStateIn(tb testing.TB, dir string) *env {
+	tb.Helper()
 	if err := os.Symlink(filepath.Join(e.stateDir, "templates"), filepath.Join(dir, "templates")); err != nil {
 		tb.Fatal(err)
 	}
@@ -393,6 +402,11 @@ func (d *daemon) checkNoLeftovers(tb testing.TB) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	// The instance is derived from the run directory (vm.Config.JailInstance).
+	sum := sha256.Sum256([]byte(d.runDir))
+	if n, err := jail.CountInstance(hex.EncodeToString(sum[:])[:8]); err != nil || n != 0 {
+		tb.Errorf("jail cgroups left after the daemon stopped: %d (%v)", n, err)
 	}
 	var left []string
 	for _, name := range dirEntries(d.runDir) {

@@ -162,6 +162,9 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
 // SealAuditAnchor makes the audit anchor file append-only (chattr +a)
 // where the filesystem and privileges allow, and reports whether it is.
 // The daemon calls it; removing a state directory afterwards needs
