@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/template"
@@ -59,5 +60,60 @@ build:
 				t.Errorf("bake VM state left in the run dir: %s", e.Name())
 			}
 		}
+	}
+}
+
+// TestOpenRefusesChangedFiles: once verified, a template whose files change
+// identity (inode, size, mtime, ctime) is refused with a clear error and
+// verified again from scratch at the next use: a touched file passes
+// again, a modified one never does, and a writable one is refused.
+func TestOpenRefusesChangedFiles(t *testing.T) {
+	vmtest.Registry(t) // caches test-tiny's root image
+	h := vmtest.Host(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "trusted.yaml"), []byte("name: trusted\nsuite: bookworm\npackages: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := template.LoadResolved(dir, "trusted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := template.NewRegistry(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := reg.Bake(vmtest.Context(t), h, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Open(h, "trusted"); err != nil {
+		t.Fatalf("first open: %v", err)
+	}
+	state := tmpl.StatePath()
+	now := time.Now()
+	if err := os.Chtimes(state, now, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Open(h, "trusted"); !errdefs.IsFailedPrecondition(err) || !strings.Contains(err.Error(), "changed since it was verified") {
+		t.Fatalf("open after touching state: %v, want failed_precondition naming the change", err)
+	}
+	if _, err := reg.Open(h, "trusted"); err != nil {
+		t.Fatalf("open after re-verifying a touched (unchanged) file: %v", err)
+	}
+	b, _ := os.ReadFile(state)
+	b[len(b)/2] ^= 0xff
+	os.Chmod(state, 0o644)
+	if err := os.WriteFile(state, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Open(h, "trusted"); !errdefs.IsFailedPrecondition(err) {
+		t.Fatalf("open after modifying state: %v, want failed_precondition", err)
+	}
+	if _, err := reg.Open(h, "trusted"); !errdefs.IsFailedPrecondition(err) || !strings.Contains(err.Error(), "writable") {
+		t.Fatalf("open of a writable state file: %v, want failed_precondition naming it writable", err)
+	}
+	os.Chmod(state, 0o444)
+	if _, err := reg.Open(h, "trusted"); !errdefs.IsFailedPrecondition(err) || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("open of a modified state file: %v, want failed_precondition naming the checksum", err)
 	}
 }

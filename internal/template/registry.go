@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/image"
@@ -21,8 +22,46 @@ import (
 type Registry struct {
 	root string // immutable
 
-	mu       sync.Mutex
-	verified map[string]bool // guarded by mu; template dirs whose checksums passed
+	mu sync.Mutex
+	// verified holds, for each template dir whose checksums passed, the
+	// identity its files had then (guarded by mu): a later Open that finds
+	// one changed refuses, and the next verifies again from scratch.
+	verified map[string][]fileID
+}
+
+// fileID is what identifies a file's content without reading it: a new
+// inode, size, mtime or ctime means it may have changed.
+type fileID struct {
+	path       string
+	dev, ino   uint64
+	size       int64
+	mtim, ctim syscall.Timespec
+}
+
+func statID(path string) (fileID, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return fileID{}, err
+	}
+	return fileID{path: path, dev: st.Dev, ino: st.Ino, size: st.Size, mtim: st.Mtim, ctim: st.Ctim}, nil
+}
+
+// trusted checks that a baked file is what a template's files must be:
+// a regular file this process's user owns that nobody can write.
+func trusted(path string) error {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		return err
+	}
+	switch {
+	case st.Mode&syscall.S_IFMT != syscall.S_IFREG:
+		return fmt.Errorf("%s is not a regular file", filepath.Base(path))
+	case int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("%s is owned by uid %d, not %d", filepath.Base(path), st.Uid, os.Geteuid())
+	case st.Mode&0o222 != 0:
+		return fmt.Errorf("%s is writable (mode %o)", filepath.Base(path), st.Mode&0o777)
+	}
+	return nil
 }
 
 // NewRegistry opens (creating if needed) the registry at root.
@@ -30,7 +69,7 @@ func NewRegistry(root string) (*Registry, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("template registry: %w", err)
 	}
-	return &Registry{root: root, verified: map[string]bool{}}, nil
+	return &Registry{root: root, verified: map[string][]fileID{}}, nil
 }
 
 // Root is the registry's directory.
@@ -96,14 +135,41 @@ func (r *Registry) Open(h *vm.Host, name string) (*Template, error) {
 	if hp := hostParts(h); t.Host != hp {
 		return nil, errdefs.FailedPrecondition("template %q was baked for %+v, this host has %+v: rebuild it with airlock template build", name, t.Host, hp)
 	}
+	files := []string{t.StatePath(), t.MemPath(), t.RootImage}
 	r.mu.Lock()
-	ok := r.verified[t.Dir]
+	ids, ok := r.verified[t.Dir]
 	r.mu.Unlock()
 	if ok {
+		for _, want := range ids {
+			got, err := statID(want.path)
+			if err != nil || got != want {
+				r.mu.Lock()
+				delete(r.verified, t.Dir)
+				r.mu.Unlock()
+				h.DropBase(t.MemPath())
+				return nil, errdefs.FailedPrecondition("template %q: %s changed since it was verified (inode, size, mtime or ctime): refusing to restore from it; it is checked again on the next use", name, filepath.Base(want.path))
+			}
+		}
 		return t, nil
+	}
+	// Identities first, checksums after: a file replaced while it is being
+	// hashed shows up at the next use.
+	ids = nil
+	for _, f := range files {
+		id, err := statID(f)
+		if err != nil {
+			return nil, errdefs.FailedPrecondition("template %q: %v", name, err)
+		}
+		ids = append(ids, id)
+	}
+	for _, f := range []string{t.StatePath(), t.MemPath()} {
+		if err := trusted(f); err != nil {
+			return nil, errdefs.FailedPrecondition("template %q: %v: refusing to restore from it", name, err)
+		}
 	}
 	// The memory file is checked as its sealed copy is made: what is
 	// verified is exactly what every clone will map.
+	h.DropBase(t.MemPath())
 	if _, sum, err := h.Base(t.MemPath()); err != nil {
 		return nil, errdefs.FailedPrecondition("template %q: %v", name, err)
 	} else if sum != t.MemSHA256 {
@@ -122,7 +188,7 @@ func (r *Registry) Open(h *vm.Host, name string) (*Template, error) {
 		}
 	}
 	r.mu.Lock()
-	r.verified[t.Dir] = true
+	r.verified[t.Dir] = ids
 	r.mu.Unlock()
 	return t, nil
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
 )
 
 // Guest RAM a VMM maps privately (a clone's copy-on-write base) is never
@@ -137,9 +139,9 @@ type base struct {
 
 // Base returns the sealed copy of the memory file at path that clones
 // restored from it map, with the sha256 of its content, copying it the
-// first time a path is asked for and again whenever the file is not the
-// one copied (inode, size, mtime, ctime). Copies live as long as the
-// Host: one per template in use.
+// first time a path is asked for. A file that is no longer the one copied
+// (inode, size, mtime, ctime) is refused until DropBase. Copies live as
+// long as the Host: one per template in use.
 func (h *Host) Base(path string) (*os.File, string, error) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err != nil {
@@ -151,8 +153,10 @@ func (h *Host) Base(path string) (*os.File, string, error) {
 		if b.dev == st.Dev && b.ino == st.Ino && b.size == st.Size && b.mtime == st.Mtim && b.ctime == st.Ctim {
 			return b.f, b.sum, nil
 		}
-		b.f.Close() // running clones keep their own mappings
-		delete(h.bases, path)
+		// Never a silent re-copy: what clones map must be what was
+		// verified. The template registry drops the copy and verifies the
+		// file again before it is used next.
+		return nil, "", errdefs.FailedPrecondition("memory file %s changed since it was copied and verified: refusing to restore from it", path)
 	}
 	f, sum, err := SealedCopy(path)
 	if err != nil {
