@@ -17,3 +17,5 @@ fi
 PYTHONPATH=sdk/python python3 -m unittest discover -s sdk/python/tests
 # VM tests share two cores: one package at a time, generous timeouts.
 go test -p 1 -count=1 -timeout 60m ./...
+# Every fuzz target for a bounded time (FUZZTIME, default 8s each).
+./scripts/fuzz.sh

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs every fuzz target (func FuzzXxx) for a bounded time each: the
+# parsers of everything airlock reads from outside (API bodies, agent sync,
+# template specs, egress policies, jail specs, the audit anchor, and what
+# the document jobs read back from guests or take from users). Their seed
+# corpora also run in every plain `go test`.
+#   FUZZTIME=8s (default) ./scripts/fuzz.sh         the suite's share
+#   FUZZTIME=10m ./scripts/fuzz.sh ./internal/api   longer, on demand
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$PATH"
+fuzztime="${FUZZTIME:-8s}"
+pkgs=("${@:-./...}")
+total=0
+for pkg in $(go list "${pkgs[@]}"); do
+  for target in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
+    echo "fuzz: $pkg $target for $fuzztime" >&2
+    # -parallel 2: the machines this runs on have two cores.
+    out=$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -parallel 2 "$pkg" 2>&1) || {
+      echo "$out" >&2
+      echo "fuzz: $target FAILED (the failing input is under testdata/fuzz/$target in $pkg)" >&2
+      exit 1
+    }
+    execs=$(echo "$out" | grep -o 'execs: [0-9]*' | tail -1 | grep -o '[0-9]*' || echo 0)
+    total=$((total + execs))
+    echo "fuzz: $target ok ($execs executions)" >&2
+  done
+done
+echo "fuzz: all targets ok, $total executions in all" >&2
