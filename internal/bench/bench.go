@@ -89,6 +89,54 @@ type Report struct {
 	IdlePSSKiB   int64 // mean PSS of an idle sandbox's VMM
 	IdleRSSKiB   int64
 	IdleSamples  int
+	// JailCost, when measured, is create including the VMM process start
+	// with the jail and without it, sampled alternately in the same run.
+	JailCost *JailCost `json:",omitempty"`
+}
+
+// JailCost is what the jail adds to starting and restoring a VMM.
+type JailCost struct {
+	Jailed, Unjailed Stats
+}
+
+// MeasureJailCost restores n clones of t through each host in turn (one
+// jailed, one not) and reports both, so the jail's cost is measured
+// against a baseline taken under the same load.
+func MeasureJailCost(ctx context.Context, jailed, unjailed *vm.Host, t *template.Template, n int) (*JailCost, error) {
+	one := func(h *vm.Host) func(context.Context) (time.Duration, error) {
+		return func(ctx context.Context) (time.Duration, error) {
+			start := time.Now()
+			v, err := clone(ctx, h, t)
+			if err != nil {
+				return 0, err
+			}
+			d := time.Since(start)
+			v.Destroy(context.WithoutCancel(ctx))
+			return d, nil
+		}
+	}
+	// Each host makes its sealed copy of the base once; not measured.
+	for _, h := range []*vm.Host{jailed, unjailed} {
+		if _, err := one(h)(ctx); err != nil {
+			return nil, fmt.Errorf("bench jail cost: warm-up: %w", err)
+		}
+	}
+	var js, us []time.Duration
+	for i := 0; i < n; i++ {
+		for _, side := range []struct {
+			h   *vm.Host
+			out *[]time.Duration
+		}{{jailed, &js}, {unjailed, &us}} {
+			sctx, cancel := context.WithTimeout(ctx, sampleLimit)
+			d, err := one(side.h)(sctx)
+			cancel()
+			if err != nil {
+				return nil, fmt.Errorf("bench jail cost: sample %d: %w", i+1, err)
+			}
+			*side.out = append(*side.out, d)
+		}
+	}
+	return &JailCost{Jailed: summarize(js), Unjailed: summarize(us)}, nil
 }
 
 // clone restores t into a freshly started VMM and prepares it.
@@ -322,6 +370,14 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "  exec round trip (`true`)     %s\n", r.ExecRTT)
 	fmt.Fprintf(w, "  agent call round trip        %s\n", r.HealthRTT)
 	fmt.Fprintf(w, "  idle sandbox memory          PSS %.1f MiB, RSS %.1f MiB (mean of %d)\n", float64(r.IdlePSSKiB)/1024, float64(r.IdleRSSKiB)/1024, r.IdleSamples)
+	if c := r.JailCost; c != nil {
+		fmt.Fprintf(w, "  create, jailed               %s\n", c.Jailed)
+		fmt.Fprintf(w, "  create, unjailed (baseline)  %s\n", c.Unjailed)
+		if c.Unjailed.P50 > 0 {
+			fmt.Fprintf(w, "  jail cost                    %.2fx p50, +%.1f ms p50 (same run, alternating)\n",
+				float64(c.Jailed.P50)/float64(c.Unjailed.P50), float64(c.Jailed.P50-c.Unjailed.P50)/1e6)
+		}
+	}
 	if r.CreateWarm.P50 > 0 {
 		fmt.Fprintf(w, "  ratio cold boot / create     %.0fx warm pool, %.1fx paused VMM, %.1fx with process start (p50/p50)\n",
 			float64(r.ColdBoot.P50)/float64(r.CreateWarm.P50), float64(r.ColdBoot.P50)/float64(r.CreatePaused.P50), float64(r.ColdBoot.P50)/float64(r.CreateCold.P50))
