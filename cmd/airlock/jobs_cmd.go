@@ -103,14 +103,16 @@ func (f *jobFlags) sandboxes(ctx context.Context) (jobs.Sandboxes, func(), error
 
 func (f *jobFlags) localSandboxes(ctx context.Context) (_ jobs.Sandboxes, release func(), err error) {
 	var undo []func()
-	release = func() {
+	// A local: the error returns below set the named release to nil.
+	undoAll := func() {
 		for i := len(undo) - 1; i >= 0; i-- {
 			undo[i]()
 		}
 	}
+	release = undoAll
 	defer func() {
 		if err != nil {
-			release()
+			undoAll()
 		}
 	}()
 	f.host.stateDir = filepath.Clean(f.host.stateDir)

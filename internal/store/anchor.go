@@ -39,9 +39,13 @@ func openAnchor(dbPath string) (*anchor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit anchor: %w", err)
 	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("audit anchor: %w", err)
+	// Owner-only, like the database (an append-only anchor cannot be
+	// chmod'ed, so only one that needs it is).
+	if fi, err := f.Stat(); err != nil || fi.Mode().Perm()&0o077 != 0 {
+		if err := f.Chmod(0o600); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("audit anchor: %w", err)
+		}
 	}
 	return &anchor{path: path, f: f, appendOnly: isAppendOnly(f)}, nil
 }
