@@ -21,14 +21,17 @@ func (vm *VM) Quiesce(ctx context.Context) (net.Conn, error) {
 	if vm.Agent != nil {
 		agent := vm.Agent
 		vm.Agent = nil
-		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		// A short wait for the guest to notice: QEMU throttles the event
+		// that would say so (one per second per port, see
+		// AwaitAgentPortClosed) and a guest that was migrated (a fork's
+		// parent, again) may not report it at all; the sync below ends any
+		// session the guest may still be in (ResetStale) either way.
+		wctx, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
 		err := vm.Machine.AwaitAgentPortClosed(wctx, func() { agent.Close() })
 		cancel()
 		if err != nil && ctx.Err() != nil {
 			return nil, err
 		}
-		// Otherwise carry on: the sync below still proves the agent is
-		// waiting, only perhaps after a retry.
 	}
 	for {
 		conn, err := vm.Machine.ConnectAgent(ctx)
@@ -37,7 +40,7 @@ func (vm *VM) Quiesce(ctx context.Context) (net.Conn, error) {
 		}
 		// Short attempts: the agent may still be tearing down the old
 		// session; a fresh connection resets the port for it.
-		err = guest.HostSync(conn, time.Now().Add(2*time.Second), guest.SyncOptions{})
+		err = guest.HostSync(conn, time.Now().Add(2*time.Second), guest.SyncOptions{ResetStale: true})
 		if err == nil {
 			return conn, nil
 		}

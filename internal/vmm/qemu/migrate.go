@@ -298,8 +298,8 @@ func pollInterval(elapsed time.Duration) time.Duration {
 }
 
 // AwaitAgentPortClosed runs trigger (which ends the host's agent session)
-// and waits until the guest has closed its end of the agent port, as
-// reported by QEMU's VSERPORT_CHANGE event. Only then is it safe to
+// and waits until the guest has closed (and perhaps already reopened) its
+// end of the agent port, as reported by QEMU's VSERPORT_CHANGE event. Only then is it safe to
 // reconnect: a host that reconnects at once can hide its disconnect from
 // the guest, whose old session would then swallow the next bytes.
 func (m *Machine) AwaitAgentPortClosed(ctx context.Context, trigger func()) error {
@@ -329,7 +329,11 @@ func (m *Machine) AwaitAgentPortClosed(ctx context.Context, trigger func()) erro
 			if !ok {
 				return fmt.Errorf("VM %s: QMP closed while waiting for the agent port", m.id)
 			}
-			if ev.Event == "VSERPORT_CHANGE" && ev.Data["id"] == agentPortID && ev.Data["open"] == false {
+			// QEMU throttles VSERPORT_CHANGE to one per second per port and
+			// delivers only the latest state: a guest that closes and at
+			// once reopens the port shows as one "open". Any change after
+			// the trigger means the guest has let go of the old session.
+			if ev.Event == "VSERPORT_CHANGE" && ev.Data["id"] == agentPortID {
 				return nil
 			}
 		case <-ctx.Done():
