@@ -6,12 +6,13 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 
 .PHONY: build test test-short bench generate clean
 
-# The document tool is baked into templates by content hash: it is built
-# reproducibly (no version stamp, no VCS stamp), so a commit that does not
-# touch its code does not rebuild every document template.
+# The agent and the document tool are baked into templates by content
+# hash: they are built reproducibly (no version stamp, no VCS stamp), so a
+# commit that does not touch their code does not rebuild every template.
+# (The agent reports its own content hash as its version.)
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/airlock ./cmd/airlock
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/airlock-agent ./cmd/airlock-agent
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "-s -w" -o bin/airlock-agent ./cmd/airlock-agent
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o bin/airlock-jailer ./cmd/airlock-jailer
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "-s -w" -o bin/airlock-docs ./cmd/airlock-docs
 
