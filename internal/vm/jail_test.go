@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/errdefs"
 	avm "github.com/airlock-dev/airlock/internal/vm"
 	"github.com/airlock-dev/airlock/internal/vmtest"
 )
@@ -184,4 +185,25 @@ func cgroupFile(t *testing.T, cg, id, ctrl string, names ...string) string {
 		}
 	}
 	return ""
+}
+
+// TestNoJailNoStart: a host asked to jail its VMMs that cannot (here: the
+// helper is missing) refuses to start, naming the opt-out; with the
+// opt-out it starts, and says its VMMs are not jailed.
+func TestNoJailNoStart(t *testing.T) {
+	vmtest.RequireVMs(t)
+	agent := vmtest.AgentBinary(t)
+	ctx := vmtest.Context(t)
+	_, err := avm.NewHost(ctx, avm.Config{RunDir: t.TempDir(), Agent: agent, JailHelper: "/nonexistent/airlock-jailer"})
+	if !errdefs.IsFailedPrecondition(err) || !strings.Contains(err.Error(), "--jail=off") {
+		t.Fatalf("NewHost without a usable jail: %v, want failed_precondition naming --jail=off", err)
+	}
+	h, err := avm.NewHost(ctx, avm.Config{RunDir: t.TempDir(), Agent: agent, Jail: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if rep := h.Driver.Protections(); h.Driver.Jailed() || rep.Jailed || !strings.Contains(rep.Reason, "--jail=off") {
+		t.Errorf("an opted-out host reports %+v", rep)
+	}
 }
