@@ -6,6 +6,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
 )
 
@@ -137,8 +139,9 @@ type candidate struct {
 	words  []word
 	issues []string
 	amt    *amount
-	pos    int     // document order
-	base   float64 // reliability when not the method's usual one; 0 = methodBase
+	rate   *decimal.Decimal // a tax label's printed rate in percent ("VAT 20%"), nil if none
+	pos    int              // document order
+	base   float64          // reliability when not the method's usual one; 0 = methodBase
 	// confirmed: the invoice's arithmetic ties this amount to the others.
 	confirmed bool
 }
@@ -170,8 +173,12 @@ func (x *run) labelCandidates(pg *page, pos *int) {
 			}
 			switch {
 			case ok:
-				x.add(h.lab.field, candidate{value: p.value, method: schema.MethodLabel, weak: h.lab.weak,
-					words: p.words, issues: p.issues, amt: p.amt, pos: *pos})
+				c := candidate{value: p.value, method: schema.MethodLabel, weak: h.lab.weak,
+					words: p.words, issues: p.issues, amt: p.amt, pos: *pos}
+				if h.lab.field == schema.FieldTax {
+					c.rate = taxRate(joinWords(r.slice(r.fmap[h.start], r.fmap[end])))
+				}
+				x.add(h.lab.field, c)
 			case bankField(h.lab.field) && !h.lab.weak:
 				if _, seen := x.unread[h.lab.field]; !seen {
 					x.unread[h.lab.field] = pg.number

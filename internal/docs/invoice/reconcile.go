@@ -23,11 +23,13 @@ func (x *run) reconcile(picked map[string]*candidate, lines []line) {
 		x.reportImplausible(picked, lines)
 		return
 	}
+	repairLineDigits(picked, lines, frac)
 	for i := range lines {
 		repairLine(&lines[i], frac)
 		repairQty(&lines[i], decimal.New(1, int32(-frac)))
 		inferQty(&lines[i], decimal.New(1, int32(-frac)))
 	}
+	repairTotalsDigits(picked, lines)
 	sum, haveSum := sumLines(lines)
 	get := func(f string) (decimal.Decimal, bool) {
 		c := picked[f]
@@ -146,8 +148,20 @@ func repairLine(ln *line, frac int) {
 			ln.amt = repaired(ln.amt, alt, frac)
 		}
 	case suspect(ln.price) && !suspect(ln.amt):
-		if alt := digitsReading(ln.price, frac); q.Mul(alt).Sub(ln.amt.value).Abs().LessThanOrEqual(cent) {
-			ln.price = repaired(ln.price, alt, frac)
+		alt := digitsReading(ln.price, frac)
+		// The quantity may have lost its point too ("12.5 x 129.40" read
+		// "125 x 12940").
+		for shift := int32(0); shift <= 2; shift++ {
+			if shift > 0 && strings.Contains(ln.qty, ".") {
+				break
+			}
+			if qq := q.Shift(-shift); qq.Mul(alt).Sub(ln.amt.value).Abs().LessThanOrEqual(cent) {
+				ln.price = repaired(ln.price, alt, frac)
+				if shift > 0 {
+					ln.qty = qq.String()
+				}
+				break
+			}
 		}
 	}
 }
