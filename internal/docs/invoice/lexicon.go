@@ -61,6 +61,7 @@ type lexiconFile struct {
 	CurrencySymbols  map[string]string   `yaml:"currency_symbols"`
 	CurrencyCodes    []string            `yaml:"currency_codes"`
 	ReverseCharge    []string            `yaml:"reverse_charge"`
+	Units            []string            `yaml:"units"`
 	IBANLengths      map[string]int      `yaml:"iban_lengths"`
 	TaxIDFormats     []string            `yaml:"tax_id_formats"`
 	LegalSuffixes    []string            `yaml:"legal_suffixes"`
@@ -100,6 +101,7 @@ type lexicon struct {
 	symbols          []symbol
 	codes            map[string]bool
 	reverseCharge    []string
+	units            map[string]bool // lower case
 	ibanLengths      map[string]int
 	taxIDFormats     []*regexp.Regexp
 	legalSuffixes    []string
@@ -132,6 +134,10 @@ func parseLexicon(name string, b []byte) (*lexicon, error) {
 	lx.dayFirst = foldAll(f.DayFirstWords)
 	lx.monthFirst = foldAll(f.MonthFirstWords)
 	lx.reverseCharge = foldAll(f.ReverseCharge)
+	lx.units = map[string]bool{}
+	for _, u := range f.Units {
+		lx.units[strings.ToLower(u)] = true
+	}
 	for cc, n := range f.IBANLengths {
 		if len(cc) != 2 || strings.ToUpper(cc) != cc || n < 15 || n > 34 {
 			return nil, datafile.Errorf(name, datafile.Lookup(root, "iban_lengths", cc), "bad IBAN length entry %s: %d", cc, n)

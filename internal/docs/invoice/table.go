@@ -95,6 +95,7 @@ func (x *run) tables() []line {
 		lines, stopped := x.tableRows(pg, start, cols)
 		if pg.ocr {
 			harmonizeUnits(lines)
+			snapUnits(lines, x.lx.units)
 		}
 		out = append(out, lines...)
 		open = nil
@@ -261,6 +262,106 @@ func harmonizeUnits(lines []line) {
 			}
 		}
 	}
+}
+
+// snapUnits cleans the units harmonizeUnits left alone: a unit of no
+// letters ("9", "5%": a speck or a stray digit in the unit column) is
+// dropped; one with specks around its letters ("==m", "5h") is its
+// letters when they are a unit; one wrong letter ("en" among "ea"s,
+// "wur") is the unit the table prints on another line, or a known unit
+// of three letters or more; a speck letter in front ("Sm") goes when the
+// rest is a known unit. Anything else stays as read.
+func snapUnits(lines []line, known map[string]bool) {
+	count := map[string]int{}
+	for _, ln := range lines {
+		count[strings.ToLower(ln.unit)]++
+	}
+	for i := range lines {
+		u := lines[i].unit
+		lu := strings.ToLower(u)
+		if u == "" || known[lu] || count[lu] >= 2 {
+			continue
+		}
+		fixed, ok := snapUnit(u, lines, count, known)
+		if ok {
+			lines[i].unit = fixed
+			lines[i].issues = appendOnce(lines[i].issues, schema.IssueOCRCorrected)
+		}
+	}
+}
+
+func snapUnit(u string, lines []line, count map[string]int, known map[string]bool) (string, bool) {
+	letters := strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) {
+			return r
+		}
+		return -1
+	}, u)
+	ll := strings.ToLower(letters)
+	switch {
+	case letters == "":
+		return "", true
+	case known[ll] || count[ll] >= 1 && ll != strings.ToLower(u):
+		return spelling(lines, ll, letters), true
+	}
+	var near []string
+	for v, n := range count {
+		if n >= 1 && v != ll && oneLetterOff(ll, v) {
+			near = append(near, v)
+		}
+	}
+	if len(near) == 0 && len(ll) >= 3 {
+		for v := range known {
+			if oneLetterOff(ll, v) {
+				near = append(near, v)
+			}
+		}
+	}
+	if len(near) == 1 {
+		return spelling(lines, near[0], likeCase(letters, near[0])), true
+	}
+	if r := []rune(ll); len(r) >= 2 && known[string(r[1:])] {
+		return spelling(lines, string(r[1:]), string([]rune(letters)[1:])), true
+	}
+	return "", false
+}
+
+// spelling is how the table prints unit u (lower case) on another line,
+// else fallback.
+func spelling(lines []line, u, fallback string) string {
+	for _, ln := range lines {
+		if strings.ToLower(ln.unit) == u {
+			return ln.unit
+		}
+	}
+	return fallback
+}
+
+// likeCase writes v (lower case) capitalised when read was.
+func likeCase(read, v string) string {
+	r := []rune(read)
+	if len(r) > 0 && unicode.IsUpper(r[0]) {
+		rv := []rune(v)
+		rv[0] = unicode.ToUpper(rv[0])
+		return string(rv)
+	}
+	return v
+}
+
+// oneLetterOff: a and b differ in exactly one letter, same length, at
+// least two letters.
+func oneLetterOff(a, b string) bool {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) != len(rb) || len(ra) < 2 {
+		return false
+	}
+	diff := 0
+	for i := range ra {
+		if ra[i] != rb[i] {
+			diff++
+		}
+	}
+	return diff == 1
 }
 
 // commonSpelling is how the table prints unit u (any case).
