@@ -169,9 +169,11 @@ func sameLines(want, got []schema.LineItem) bool {
 	}
 	for i := range want {
 		w, g := want[i], got[i]
-		// Descriptions compare without spaces: OCR loses some, and the
-		// text is informational (amounts are compared exactly).
-		if strings.Join(strings.Fields(w.Description), "") != strings.Join(strings.Fields(g.Description), "") ||
+		// Descriptions compare as vendor names do (textnorm.Compact:
+		// without spaces, case or accents): OCR loses some spaces and
+		// accents, and the text is informational (amounts, quantities
+		// and units are compared exactly).
+		if textnorm.Compact(w.Description) != textnorm.Compact(g.Description) ||
 			!optEq(w.Quantity, g.Quantity, true) || !optEq(w.Unit, g.Unit, false) ||
 			!optEq(w.UnitPrice, g.UnitPrice, true) || !optEq(w.Amount, g.Amount, true) {
 			return false

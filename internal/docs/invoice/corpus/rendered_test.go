@@ -339,12 +339,27 @@ func logMisses(t *testing.T, cs *corpus.Case, doc *extract.Document, res *schema
 	}
 	if s.FieldRight[schema.FieldLineItems] != s.FieldTotal[schema.FieldLineItems] {
 		fmt.Fprintf(&b, "  line_items: want %d got %d\n", len(cs.Truth.LineItems), len(rep.Fields.LineItems))
-		for k, li := range rep.Fields.LineItems {
-			fmt.Fprintf(&b, "      got %d: %q q=%s u=%s p=%s a=%s\n", k, li.Description, deref(li.Quantity), deref(li.Unit), deref(li.UnitPrice), deref(li.Amount))
+		line := func(li schema.LineItem) string {
+			return fmt.Sprintf("%q q=%s u=%s p=%s a=%s", li.Description, deref(li.Quantity), deref(li.Unit), deref(li.UnitPrice), deref(li.Amount))
 		}
-		for k, li := range cs.Truth.LineItems {
-			fmt.Fprintf(&b, "      want %d: %q q=%s u=%s p=%s a=%s\n", k, li.Description, deref(li.Quantity), deref(li.Unit), deref(li.UnitPrice), deref(li.Amount))
+		// Only the lines that differ (a count mismatch shows them all).
+		for k := range max(len(rep.Fields.LineItems), len(cs.Truth.LineItems)) {
+			var g, w string
+			if k < len(rep.Fields.LineItems) {
+				g = line(rep.Fields.LineItems[k])
+			}
+			if k < len(cs.Truth.LineItems) {
+				w = line(cs.Truth.LineItems[k])
+			}
+			if g != w {
+				fmt.Fprintf(&b, "      line %d: got  %s\n               want %s\n", k, g, w)
+			}
 		}
+	}
+	if slices.Contains(rep.Codes(), "total_mismatch") {
+		fmt.Fprintf(&b, "  amounts: sub=%s tax=%s ship=%s total=%s; truth sub=%s tax=%s ship=%s total=%s\n",
+			deref(rep.Fields.Subtotal), deref(rep.Fields.Tax), deref(rep.Fields.Shipping), deref(rep.Fields.Total),
+			deref(cs.Truth.Subtotal), deref(cs.Truth.Tax), deref(cs.Truth.Shipping), deref(cs.Truth.Total))
 	}
 	if b.Len() == 0 && len(rep.Flags) == 0 {
 		t.Logf("%s %s %s: every field right, approved", cs.ID, cs.Layout, cs.Render.Mode)
