@@ -24,7 +24,9 @@
 // and decides. It must never guess silently either: an amount whose
 // separators make no sense is reported with implausible_separators and a
 // confidence the host will not approve, even when the rest of the invoice
-// says what it should be.
+// says what it should be. An OCR digit is repaired only where two
+// independent equations confirm the one look-alike that fits (repair.go),
+// never in the total or shipping, and always marked ocr_corrected.
 //
 // Driver sketch (cmd/airlock-docs):
 //

@@ -171,6 +171,11 @@ func (x *run) fill(res *Result, lines []line) {
 		x.inferCurrency(amts)
 		picked[schema.FieldCurrency] = x.pick(schema.FieldCurrency)
 	}
+	// Amounts the totals row balances AND whose subtotal the lines sum to
+	// are tied by two equations: a misread that satisfies both exactly
+	// does not happen, so a low tesseract confidence on them is noise
+	// (a currency sign, a thin space), unless the ink itself is faint.
+	twice := linesConfirmed && picked[schema.FieldTotal] != nil && picked[schema.FieldTotal].confirmed
 	for f, c := range picked {
 		if c == nil {
 			continue
@@ -178,7 +183,10 @@ func (x *run) fill(res *Result, lines []line) {
 		v := c.value
 		*res.Fields.Ptr(f) = &v
 		res.FieldSources[f] = source(c.method, c.base, c.words, c.issues, x.main.number)
-		if c.confirmed {
+		switch {
+		case c.confirmed && twice && fieldKind(f) == kindAmount && !anyFaint(c.words):
+			res.FieldSources[f] = raiseTwiceConfirmed(res.FieldSources[f])
+		case c.confirmed:
 			res.FieldSources[f] = raiseConfirmed(res.FieldSources[f])
 		}
 	}
@@ -190,7 +198,11 @@ func (x *run) fill(res *Result, lines []line) {
 	}
 	x.fillLines(res, lines)
 	if s, ok := res.FieldSources[schema.FieldLineItems]; ok && linesConfirmed {
-		res.FieldSources[schema.FieldLineItems] = raiseConfirmed(s)
+		if twice && !linesFaint(lines) {
+			res.FieldSources[schema.FieldLineItems] = raiseTwiceConfirmed(s)
+		} else {
+			res.FieldSources[schema.FieldLineItems] = raiseConfirmed(s)
+		}
 	}
 }
 
@@ -208,6 +220,26 @@ func raiseConfirmed(s schema.FieldSource) schema.FieldSource {
 		s.Confidence = confirmedFloor
 	}
 	return s
+}
+
+// raiseTwiceConfirmed is raiseConfirmed for an amount two equations tie
+// to the others: its low OCR confidence is dropped too (never its
+// separators in doubt, never a failed checksum).
+func raiseTwiceConfirmed(s schema.FieldSource) schema.FieldSource {
+	if hasAny(s.Issues, schema.IssueImplausibleSeparators, schema.IssueChecksumFailed) {
+		return s
+	}
+	s.Issues = slices.DeleteFunc(s.Issues, func(is string) bool { return is == schema.IssueLowOCRConfidence })
+	s.Confidence = max(s.Confidence, confirmedFloor)
+	return s
+}
+
+func anyFaint(ws []word) bool {
+	return slices.ContainsFunc(ws, func(w word) bool { return w.faint })
+}
+
+func linesFaint(lines []line) bool {
+	return slices.ContainsFunc(lines, func(ln line) bool { return anyFaint(ln.moneyWords) })
 }
 
 // pick chooses among a field's candidates: a template's over the rest,

@@ -14,6 +14,9 @@ type word struct {
 	box  extract.Box
 	conf float64 // 0..1; 1 for text-layer words
 	page int
+	// faint: extract measured the word's ink as much lighter than the
+	// page's text (printed faintly, whatever tesseract read).
+	faint bool
 }
 
 func (w word) height() float64  { return w.box.YMax - w.box.YMin }

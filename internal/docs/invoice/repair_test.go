@@ -193,3 +193,32 @@ func TestSnapUnits(t *testing.T) {
 		}
 	}
 }
+
+func TestLowConfidenceTiedByTwoEquationsIsTrusted(t *testing.T) {
+	doc := func(faint bool) *extract.Document {
+		d := scanned(table3With(-1, "", "Subtotal", "9,000.00", "Total", "$9,000.00"))
+		ls := d.Pages[0].Lines
+		last := &ls[len(ls)-1].Words[0] // the total's value
+		last.Conf, last.Faint = 35, faint
+		return d
+	}
+	// The lines sum to the subtotal and the totals balance: a total
+	// tesseract read at 35 that satisfies both is the printed one.
+	src := mustExtract(t, doc(false), Options{}).FieldSources[schema.FieldTotal]
+	if hasIssue(src, schema.IssueLowOCRConfidence) || src.Confidence < 0.6 {
+		t.Errorf("total tied by two equations: %+v", src)
+	}
+	// Faint ink goes to a person whatever the arithmetic says.
+	src = mustExtract(t, doc(true), Options{}).FieldSources[schema.FieldTotal]
+	if !hasIssue(src, schema.IssueLowOCRConfidence) || src.Confidence >= 0.6 {
+		t.Errorf("faint total: %+v", src)
+	}
+	// One equation is not enough: no subtotal printed.
+	d := scanned(table3With(-1, "", "Total", "$9,000.00"))
+	ls := d.Pages[0].Lines
+	ls[len(ls)-1].Words[0].Conf = 35
+	src = mustExtract(t, d, Options{}).FieldSources[schema.FieldTotal]
+	if !hasIssue(src, schema.IssueLowOCRConfidence) {
+		t.Errorf("total with one equation: %+v", src)
+	}
+}

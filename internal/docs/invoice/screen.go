@@ -93,7 +93,7 @@ func classifyPage(cfg hidden.Config, p *extract.Page, num int, ocr bool, r *hidd
 		// the specks it reads as punctuation.
 		for _, w := range uprightOCRWords(p) {
 			if t := cleanText(w.Text); t != "" && !ocrNoise(t) {
-				out = append(out, sword{word: word{text: t, box: w.Box, conf: wordConf(w), page: num}})
+				out = append(out, sword{word: word{text: t, box: w.Box, conf: wordConf(w), page: num, faint: w.Faint}})
 			}
 		}
 		return out
@@ -104,7 +104,7 @@ func classifyPage(cfg hidden.Config, p *extract.Page, num int, ocr bool, r *hidd
 			if t == "" {
 				continue
 			}
-			sw := sword{word: word{text: t, box: w.Box, conf: wordConf(w), page: num}}
+			sw := sword{word: word{text: t, box: w.Box, conf: wordConf(w), page: num, faint: w.Faint}}
 			if v := hidden.Classify(cfg, p.Width, p.Height, w.Box, r); !v.Visible {
 				sw.kind = v.Kind
 			}

@@ -243,7 +243,9 @@ func ocrNoise(rng *rand.Rand, ws []extract.Word, it testdocs.Item, scale float64
 		w.Box.XMin, w.Box.XMax = w.Box.XMin+j, w.Box.XMax+j
 		switch {
 		case faint:
-			w.Conf = 25 + rng.Float64()*20
+			// extract marks light ink as faint (its ink check), whatever
+			// tesseract's confidence.
+			w.Conf, w.Faint = 25+rng.Float64()*20, true
 			if numeric(w.Text) {
 				w.Text = degrade(rng, w.Text)
 				info.Degraded = true
