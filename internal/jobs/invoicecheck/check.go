@@ -140,7 +140,7 @@ func (c *Checker) check(ctx context.Context, res *schema.Result) (*Report, error
 	c.checkArithmetic(&f, &fl)
 	c.checkLimit(&f, &fl)
 	c.checkDates(m, &f, &fl)
-	c.checkConfidence(res, &f, &fl)
+	c.checkConfidence(res, &f, asOnFile(m, &f), &fl)
 	if err := c.checkDuplicate(ctx, m, &f, &fl); err != nil {
 		return nil, err
 	}
@@ -200,6 +200,41 @@ func (c *Checker) checkVendor(m vendorMatch, f *schema.Fields, fl *flagger) {
 	}
 }
 
+// bankDetail is one bank field of the invoice beside the vendor's.
+type bankDetail struct {
+	field, label string
+	got          *string
+	want         string
+	same         func(a, b string) bool
+}
+
+func bankDetails(f *schema.Fields, known Bank) []bankDetail {
+	return []bankDetail{
+		{schema.FieldIBAN, "IBAN", f.IBAN, known.IBAN, func(a, b string) bool { return normIBAN(a) == b }},
+		{schema.FieldBIC, "BIC", f.BIC, known.BIC, sameBIC},
+		{schema.FieldAccountNumber, "account number", f.AccountNumber, known.AccountNumber, func(a, b string) bool { return digitsOnly(a) == b }},
+		{schema.FieldRoutingNumber, "routing number", f.RoutingNumber, known.RoutingNumber, func(a, b string) bool { return digitsOnly(a) == b }},
+		{schema.FieldSortCode, "sort code", f.SortCode, known.SortCode, func(a, b string) bool { return digitsOnly(a) == b }},
+	}
+}
+
+// asOnFile reports the bank fields read exactly as the matched vendor's
+// master data has them: where money goes is then the vendor's own
+// account, and a misread that lands exactly on it does not happen (an
+// IBAN's mod-97 alone rules out almost every one).
+func asOnFile(m vendorMatch, f *schema.Fields) map[string]bool {
+	out := map[string]bool{}
+	if m.vendor == nil || m.taxConflict {
+		return out
+	}
+	for _, k := range bankDetails(f, m.vendor.Bank) {
+		if k.got != nil && k.want != "" && k.same(*k.got, k.want) {
+			out[k.field] = true
+		}
+	}
+	return out
+}
+
 // checkBank validates the invoice's bank details and compares them with
 // the vendor's: any difference, any detail the master does not have, and
 // any number failing its checksum is a change.
@@ -215,20 +250,7 @@ func (c *Checker) checkBank(m vendorMatch, f *schema.Fields, fl *flagger) {
 	if m.vendor == nil {
 		return
 	}
-	known := m.vendor.Bank
-	cmp := []struct {
-		field, label string
-		got          *string
-		want         string
-		same         func(a, b string) bool
-	}{
-		{schema.FieldIBAN, "IBAN", f.IBAN, known.IBAN, func(a, b string) bool { return normIBAN(a) == b }},
-		{schema.FieldBIC, "BIC", f.BIC, known.BIC, sameBIC},
-		{schema.FieldAccountNumber, "account number", f.AccountNumber, known.AccountNumber, func(a, b string) bool { return digitsOnly(a) == b }},
-		{schema.FieldRoutingNumber, "routing number", f.RoutingNumber, known.RoutingNumber, func(a, b string) bool { return digitsOnly(a) == b }},
-		{schema.FieldSortCode, "sort code", f.SortCode, known.SortCode, func(a, b string) bool { return digitsOnly(a) == b }},
-	}
-	for _, k := range cmp {
+	for _, k := range bankDetails(f, m.vendor.Bank) {
 		switch {
 		case k.got == nil:
 		case k.field == schema.FieldBIC && k.want == "":

@@ -54,6 +54,20 @@ func TestChecksFlag(t *testing.T) {
 			delete(r.FieldSources, schema.FieldDueDate)
 		}, []string{FlagPastDue}},
 		{"low confidence total", func(r *schema.Result) { r.FieldSources[schema.FieldTotal] = src(0.4) }, []string{FlagLowConfidence}},
+		{"account read faintly but exactly as on file", func(r *schema.Result) {
+			s := src(0.4)
+			s.Issues = []string{schema.IssueLowOCRConfidence}
+			r.FieldSources[schema.FieldAccountNumber] = s
+		}, nil},
+		{"account read faintly, not as on file", func(r *schema.Result) {
+			r.Fields.AccountNumber = sp("123456780")
+			r.FieldSources[schema.FieldAccountNumber] = src(0.4)
+		}, []string{FlagBankChanged, FlagLowConfidence}},
+		{"as on file, but its checksum failed as read", func(r *schema.Result) {
+			s := src(0.9)
+			s.Issues = []string{schema.IssueChecksumFailed}
+			r.FieldSources[schema.FieldRoutingNumber] = s
+		}, []string{FlagLowConfidence}},
 		{"implausible separators at high confidence", func(r *schema.Result) {
 			s := src(0.9)
 			s.Issues = []string{schema.IssueImplausibleSeparators}

@@ -119,8 +119,10 @@ func critical() []string {
 
 // checkConfidence: a critical field (or the line items) below the minimum
 // confidence, without a source, or marked with implausible separators or a
-// failed checksum is never approved.
-func (c *Checker) checkConfidence(res *schema.Result, f *schema.Fields, fl *flagger) {
+// failed checksum is never approved. A bank detail read exactly as on file
+// (onFile) is exempt from the confidence minimum, never from a failed
+// checksum or separators in doubt.
+func (c *Checker) checkConfidence(res *schema.Result, f *schema.Fields, onFile map[string]bool, fl *flagger) {
 	names := critical()
 	if len(f.LineItems) > 0 {
 		names = append(names, schema.FieldLineItems)
@@ -140,6 +142,7 @@ func (c *Checker) checkConfidence(res *schema.Result, f *schema.Fields, fl *flag
 			fl.add(FlagLowConfidence, name, "%s: implausible separators (confidence %.2f)", name, src.Confidence)
 		case hasIssue(src, schema.IssueChecksumFailed):
 			fl.add(FlagLowConfidence, name, "%s: checksum failed as read", name)
+		case onFile[name]:
 		case hasIssue(src, schema.IssueLowOCRConfidence):
 			fl.add(FlagLowConfidence, name, "%s: printed too faintly or damaged to read with confidence", name)
 		case hasIssue(src, schema.IssueModelDisagrees):
