@@ -236,28 +236,61 @@ func readFaint(ctx context.Context, p *Page, img *image.Gray, dpi float64, n int
 // ink, joined along the line across gaps of up to two cells, kept when
 // the region's ink is much lighter than the page's words.
 func faintRegions(p *Page, img *image.Gray, scale float64, paper uint8, typical float64) []image.Rectangle {
-	b := img.Bounds()
-	cw, ch := b.Dx()/faintCell, b.Dy()/faintCell
-	if cw == 0 || ch == 0 {
+	g, ok := newCellGrid(img)
+	if !ok {
 		return nil
 	}
-	covered := make([]bool, cw*ch)
+	g.markInk(img, g.coveredByWords(p, scale), uint8(float64(paper)*(1-minInkContrast)))
+	var out []image.Rectangle
+	for _, r := range g.components() {
+		px, ok := faintLine(img, r, scale, paper, typical)
+		if !ok {
+			continue
+		}
+		out = append(out, px)
+		if len(out) == maxFaintRegions {
+			break
+		}
+	}
+	return out
+}
+
+// cellGrid is a page cut into faintCell-pixel cells.
+type cellGrid struct {
+	cw, ch int
+	inky   []bool // the cell holds enough ink outside any known word
+}
+
+func newCellGrid(img *image.Gray) (*cellGrid, bool) {
+	b := img.Bounds()
+	g := &cellGrid{cw: b.Dx() / faintCell, ch: b.Dy() / faintCell}
+	g.inky = make([]bool, g.cw*g.ch)
+	return g, g.cw > 0 && g.ch > 0
+}
+
+// coveredByWords marks the cells under (and one cell around) p's words.
+func (g *cellGrid) coveredByWords(p *Page, scale float64) []bool {
+	covered := make([]bool, g.cw*g.ch)
 	for _, l := range p.Lines {
 		for _, w := range l.Words {
 			x0, y0 := int(w.Box.XMin*scale)/faintCell-1, int(w.Box.YMin*scale)/faintCell-1
 			x1, y1 := int(w.Box.XMax*scale)/faintCell+1, int(w.Box.YMax*scale)/faintCell+1
-			for y := max(y0, 0); y <= min(y1, ch-1); y++ {
-				for x := max(x0, 0); x <= min(x1, cw-1); x++ {
-					covered[y*cw+x] = true
+			for y := max(y0, 0); y <= min(y1, g.ch-1); y++ {
+				for x := max(x0, 0); x <= min(x1, g.cw-1); x++ {
+					covered[y*g.cw+x] = true
 				}
 			}
 		}
 	}
-	inkMax := uint8(float64(paper) * (1 - minInkContrast))
-	inky := make([]bool, cw*ch)
-	for cy := range ch {
-		for cx := range cw {
-			if covered[cy*cw+cx] {
+	return covered
+}
+
+// markInk marks the uncovered cells with at least faintCellInk pixels at
+// or below inkMax.
+func (g *cellGrid) markInk(img *image.Gray, covered []bool, inkMax uint8) {
+	for cy := range g.ch {
+		for cx := range g.cw {
+			if covered[cy*g.cw+cx] {
 				continue
 			}
 			n := 0
@@ -268,55 +301,66 @@ func faintRegions(p *Page, img *image.Gray, scale float64, paper uint8, typical 
 					}
 				}
 			}
-			inky[cy*cw+cx] = n >= faintCellInk
+			g.inky[cy*g.cw+cx] = n >= faintCellInk
 		}
 	}
-	// Join inky cells into components (8-connected, bridging up to two
-	// empty cells along a row: the gaps between words).
-	seen := make([]bool, cw*ch)
+}
+
+// components joins inky cells into components (8-connected, bridging up
+// to two empty cells along a row: the gaps between words) and returns
+// each one's bounding rectangle in cells.
+func (g *cellGrid) components() []image.Rectangle {
+	seen := make([]bool, len(g.inky))
 	var out []image.Rectangle
-	for start := range inky {
-		if !inky[start] || seen[start] {
-			continue
-		}
-		r := image.Rect(start%cw, start/cw, start%cw+1, start/cw+1)
-		stack := []int{start}
-		seen[start] = true
-		for len(stack) > 0 {
-			c := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			x, y := c%cw, c/cw
-			r = r.Union(image.Rect(x, y, x+1, y+1))
-			for dy := -1; dy <= 1; dy++ {
-				for dx := -3; dx <= 3; dx++ {
-					nx, ny := x+dx, y+dy
-					if nx < 0 || ny < 0 || nx >= cw || ny >= ch || (dy != 0 && (dx < -1 || dx > 1)) {
-						continue
-					}
-					if k := ny*cw + nx; inky[k] && !seen[k] {
-						seen[k] = true
-						stack = append(stack, k)
-					}
-				}
-			}
-		}
-		// A line of print: one to six cells high, at least three wide.
-		if r.Dy() > 6 || r.Dx() < 3 {
-			continue
-		}
-		px := image.Rect(r.Min.X*faintCell-faintCell/2, r.Min.Y*faintCell-faintCell/2,
-			r.Max.X*faintCell+faintCell/2, r.Max.Y*faintCell+faintCell/2).Intersect(b)
-		box := Box{XMin: float64(px.Min.X) / scale, YMin: float64(px.Min.Y) / scale, XMax: float64(px.Max.X) / scale, YMax: float64(px.Max.Y) / scale}
-		if ink, ok := inkLevel(img, box, scale); !ok || contrast(paper, ink) >= faintShare*typical ||
-			contrast(paper, ink) < faintFloor*typical {
-			continue // print tesseract skipped for other reasons, or scattered specks
-		}
-		out = append(out, px)
-		if len(out) == maxFaintRegions {
-			break
+	for start := range g.inky {
+		if g.inky[start] && !seen[start] {
+			out = append(out, g.walk(start, seen))
 		}
 	}
 	return out
+}
+
+func (g *cellGrid) walk(start int, seen []bool) image.Rectangle {
+	r := image.Rect(start%g.cw, start/g.cw, start%g.cw+1, start/g.cw+1)
+	stack := []int{start}
+	seen[start] = true
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		x, y := c%g.cw, c/g.cw
+		r = r.Union(image.Rect(x, y, x+1, y+1))
+		for dy := -1; dy <= 1; dy++ {
+			for dx := -3; dx <= 3; dx++ {
+				nx, ny := x+dx, y+dy
+				if nx < 0 || ny < 0 || nx >= g.cw || ny >= g.ch || (dy != 0 && (dx < -1 || dx > 1)) {
+					continue
+				}
+				if k := ny*g.cw + nx; g.inky[k] && !seen[k] {
+					seen[k] = true
+					stack = append(stack, k)
+				}
+			}
+		}
+	}
+	return r
+}
+
+// faintLine turns a component (in cells) into its pixel region when it is
+// a line of print (one to six cells high, at least three wide) whose ink
+// is faint: lighter than faintShare of the page's typical contrast, yet
+// above faintFloor (scattered specks).
+func faintLine(img *image.Gray, r image.Rectangle, scale float64, paper uint8, typical float64) (image.Rectangle, bool) {
+	if r.Dy() > 6 || r.Dx() < 3 {
+		return image.Rectangle{}, false
+	}
+	px := image.Rect(r.Min.X*faintCell-faintCell/2, r.Min.Y*faintCell-faintCell/2,
+		r.Max.X*faintCell+faintCell/2, r.Max.Y*faintCell+faintCell/2).Intersect(img.Bounds())
+	box := Box{XMin: float64(px.Min.X) / scale, YMin: float64(px.Min.Y) / scale, XMax: float64(px.Max.X) / scale, YMax: float64(px.Max.Y) / scale}
+	ink, ok := inkLevel(img, box, scale)
+	if !ok || contrast(paper, ink) >= faintShare*typical || contrast(paper, ink) < faintFloor*typical {
+		return image.Rectangle{}, false // print tesseract skipped for other reasons, or scattered specks
+	}
+	return px, true
 }
 
 // stretch copies region r of img with its contrast stretched: the
