@@ -30,6 +30,10 @@ type Scores struct {
 	// Clean cases (no trap, not degraded) and those with any flag.
 	Clean, CleanFlagged int
 	CleanFlags          map[string]int
+	// CleanFalseAlarms: clean cases flagged although every field was
+	// read right (the rest were flagged for a real misread, which must
+	// go to a person).
+	CleanFalseAlarms int
 	// MisreadApprovals: approved with an amount that differs from the
 	// printed one. Must be 0.
 	MisreadApprovals int
@@ -59,7 +63,7 @@ func Eval(name string, cases []Case, outs []Outcome, ocr func(*Case) bool) *Scor
 		TrapHit: map[Trap]int{}, TrapTotal: map[Trap]int{}, CleanFlags: map[string]int{}}
 	for i := range cases {
 		c, o := &cases[i], &outs[i]
-		s.scoreFields(c, o)
+		right := s.scoreFields(c, o)
 		expected := 0
 		for _, t := range c.Traps {
 			want := ExpectedFlags(t, ocr(c))
@@ -79,6 +83,9 @@ func Eval(name string, cases []Case, outs []Outcome, ocr func(*Case) bool) *Scor
 			s.Clean++
 			if len(o.Flags) > 0 {
 				s.CleanFlagged++
+				if right {
+					s.CleanFalseAlarms++
+				}
 				for _, f := range o.Flags {
 					s.CleanFlags[f]++
 				}
@@ -111,7 +118,9 @@ func containsAll(have, want []string) bool {
 	return true
 }
 
-func (s *Scores) scoreFields(c *Case, o *Outcome) {
+// scoreFields counts one case's fields and reports whether all were right.
+func (s *Scores) scoreFields(c *Case, o *Outcome) bool {
+	all := true
 	for _, f := range schema.ScalarFields() {
 		want, got := *c.Truth.Ptr(f), *o.Fields.Ptr(f)
 		if want == nil && got == nil {
@@ -120,14 +129,19 @@ func (s *Scores) scoreFields(c *Case, o *Outcome) {
 		s.FieldTotal[f]++
 		if want != nil && got != nil && sameValue(f, *want, *got) {
 			s.FieldRight[f]++
+		} else {
+			all = false
 		}
 	}
 	if len(c.Truth.LineItems) > 0 || len(o.Fields.LineItems) > 0 {
 		s.FieldTotal[schema.FieldLineItems]++
 		if sameLines(c.Truth.LineItems, o.Fields.LineItems) {
 			s.FieldRight[schema.FieldLineItems]++
+		} else {
+			all = false
 		}
 	}
+	return all
 }
 
 // sameValue compares money numerically and identifiers without spacing
@@ -225,6 +239,7 @@ func (s *Scores) Table() string {
 	}
 	sort.Strings(cf)
 	fmt.Fprintf(&b, "clean invoices flagged: %d/%d %s\n", s.CleanFlagged, s.Clean, strings.Join(cf, " "))
+	fmt.Fprintf(&b, "  of them with every field read right (false alarms): %d\n", s.CleanFalseAlarms)
 	fmt.Fprintf(&b, "approvals of misread amounts: %d\n", s.MisreadApprovals)
 	fmt.Fprintf(&b, "approvals despite a planted trap: %d\n", s.TrapApprovals)
 	return b.String()
