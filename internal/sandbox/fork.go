@@ -71,8 +71,9 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 	l.ops.Unlock()
 	snapDur := time.Since(began)
 	if err != nil {
-		m.audit(ctx, store.AuditRecord{Tenant: parent.Tenant, SandboxID: parent.ID, Template: parent.Template,
-			Event: "fork", Metadata: parent.Metadata, DurationMS: snapDur.Milliseconds(), Outcome: errdefs.Code(err)})
+		rec := auditRecord(store.EventFork, parent)
+		rec.DurationMS, rec.Outcome = snapDur.Milliseconds(), errdefs.Code(err)
+		m.audit(ctx, rec)
 		return nil, fmt.Errorf("fork %s: %w", id, err)
 	}
 
@@ -161,15 +162,17 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []I
 		l.mu.Unlock()
 		registered++
 		out = append(out, info)
-		m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, ParentID: parent.ID, Template: info.Template,
-			Event: "create", Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: "ok",
-			Detail: map[string]string{"forked": "true", "jail": jailWord(info.Jailed)}})
+		rec := auditRecord(store.EventCreate, info)
+		rec.ParentID, rec.DurationMS, rec.Outcome = parent.ID, time.Since(began).Milliseconds(), "ok"
+		rec.Detail = map[string]string{"forked": "true", "jail": jailWord(info.Jailed)}
+		m.audit(ctx, rec)
 	}
 	d := time.Since(began)
 	m.cfg.Metrics.Forked(count)
-	m.audit(ctx, store.AuditRecord{Tenant: parent.Tenant, SandboxID: parent.ID, Template: parent.Template, Event: "fork",
-		Metadata: parent.Metadata, DurationMS: d.Milliseconds(), Outcome: "ok",
-		Detail: map[string]string{"children": strconv.Itoa(count), "snapshot_ms": strconv.FormatInt(snapDur.Milliseconds(), 10)}})
+	rec := auditRecord(store.EventFork, parent)
+	rec.DurationMS, rec.Outcome = d.Milliseconds(), "ok"
+	rec.Detail = map[string]string{"children": strconv.Itoa(count), "snapshot_ms": strconv.FormatInt(snapDur.Milliseconds(), 10)}
+	m.audit(ctx, rec)
 	m.log.Info("sandbox forked", "sandbox", parent.ID, "children", count, "ms", d.Milliseconds())
 	return out, nil
 }

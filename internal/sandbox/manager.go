@@ -2,9 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -143,7 +140,8 @@ func newLive(info Info, v *vm.VM, slot *netpool.Slot, env []string) *live {
 	return l
 }
 
-// info returns a copy of the sandbox's externally visible state.
+// infoCopy returns a copy of the sandbox's externally visible state
+// (Info), taken under l.mu. It has nothing to do with VM snapshots.
 func (l *live) infoCopy() Info {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -220,7 +218,7 @@ func (m *Manager) Close() {
 // Shutdown kills every running sandbox, then closes the manager.
 func (m *Manager) Shutdown(ctx context.Context) {
 	for _, l := range m.all() {
-		m.end(ctx, l, store.StateKilled, "kill", "shutdown")
+		m.end(ctx, l, store.StateKilled, store.EventKill, reasonShutdown)
 	}
 	m.Close()
 }
@@ -251,7 +249,7 @@ func (m *Manager) goWatch(l *live) {
 				return // ended on purpose: the VM went because end destroyed it
 			}
 			m.log.Warn("sandbox VM exited", "sandbox", l.id, "err", l.vm.Machine.ExitError())
-			m.end(context.Background(), l, store.StateFailed, "fail", reasonVMExited)
+			m.end(context.Background(), l, store.StateFailed, store.EventFail, reasonVMExited)
 		}
 	}()
 }
@@ -320,8 +318,9 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 	audited := false // set when the failure was already audited with the sandbox's id
 	defer func() {
 		if err != nil && !audited {
-			m.audit(ctx, store.AuditRecord{Tenant: req.Tenant, Template: req.Template, Event: "create",
-				Metadata: req.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: errdefs.Code(err)})
+			rec := auditRecord(store.EventCreate, Info{Tenant: req.Tenant, Template: req.Template, Metadata: req.Metadata})
+			rec.DurationMS, rec.Outcome = time.Since(began).Milliseconds(), errdefs.Code(err)
+			m.audit(ctx, rec)
 		}
 	}()
 	if err := store.ValidateTenant(req.Tenant); err != nil {
@@ -451,18 +450,20 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err er
 			if f := failedProbes(results); f != "" {
 				detail["probe_failed"] = f
 			}
-			m.end(ctx, l, store.StateFailed, "fail", reasonProbeFailed)
+			m.end(ctx, l, store.StateFailed, store.EventFail, reasonProbeFailed)
 			audited = true
-			m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: "create",
-				Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: errdefs.Code(err), Detail: detail})
+			rec := auditRecord(store.EventCreate, info)
+			rec.DurationMS, rec.Outcome, rec.Detail = time.Since(began).Milliseconds(), errdefs.Code(err), detail
+			m.audit(ctx, rec)
 			return Info{}, fmt.Errorf("sandbox %s killed: %w", info.ID, err)
 		}
 		detail["probe"] = "ok"
 	}
 	d := time.Since(began)
 	m.cfg.Metrics.CreateObserved(d)
-	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: "create",
-		Metadata: info.Metadata, DurationMS: d.Milliseconds(), Outcome: "ok", Detail: detail})
+	rec := auditRecord(store.EventCreate, info)
+	rec.DurationMS, rec.Outcome, rec.Detail = d.Milliseconds(), "ok", detail
+	m.audit(ctx, rec)
 	m.log.Info("sandbox created", "sandbox", info.ID, "tenant", info.Tenant, "template", info.Template, "ms", d.Milliseconds())
 	return info, nil
 }
@@ -610,7 +611,7 @@ func (m *Manager) Kill(ctx context.Context, tenant, id string) error {
 	if err != nil {
 		return err
 	}
-	if !m.end(ctx, l, store.StateKilled, "kill", reasonKilled) {
+	if !m.end(ctx, l, store.StateKilled, store.EventKill, reasonKilled) {
 		return errdefs.NotFound("sandbox %s not found", id)
 	}
 	return nil
@@ -654,9 +655,10 @@ func (m *Manager) end(ctx context.Context, l *live, state, event, reason string)
 		m.log.Error("destroy sandbox", "sandbox", info.ID, "err", destroyErr)
 		m.cfg.Metrics.Error(destroyErr)
 	}
-	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, ParentID: info.ParentID, Template: info.Template,
-		Event: event, Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: outcome,
-		Detail: map[string]string{"lifetime_ms": strconv.FormatInt(now.Sub(info.CreatedAt).Milliseconds(), 10), "reason": reason}})
+	rec := auditRecord(event, info)
+	rec.ParentID, rec.DurationMS, rec.Outcome = info.ParentID, time.Since(began).Milliseconds(), outcome
+	rec.Detail = map[string]string{"lifetime_ms": strconv.FormatInt(now.Sub(info.CreatedAt).Milliseconds(), 10), "reason": reason}
+	m.audit(ctx, rec)
 	if reason != reasonShutdown {
 		m.cfg.Metrics.Killed(metricReason(reason))
 	}
@@ -693,24 +695,6 @@ func (m *Manager) destroyVM(ctx context.Context, l *live) error {
 	return m.killOrphan(ctx, l.stateDir)
 }
 
-// audit appends a record; a failure to audit is logged and counted, never
-// silently dropped.
-func (m *Manager) audit(ctx context.Context, r store.AuditRecord) {
-	if _, err := m.cfg.Store.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
-		m.log.Error("audit append failed", "event", r.Event, "sandbox", r.SandboxID, "err", err)
-		m.cfg.Metrics.Error(err)
-	}
-}
-
-// pathDigest lets an auditor check "was this exact path touched in this
-// sandbox" without the log holding the path: an HMAC keyed by the sandbox
-// id, so digests cannot be correlated across sandboxes.
-func pathDigest(sandboxID, path string) string {
-	h := hmac.New(sha256.New, []byte(sandboxID))
-	h.Write([]byte(path))
-	return hex.EncodeToString(h.Sum(nil))[:32]
-}
-
 // Exec runs a command in a sandbox, streaming its output.
 func (m *Manager) Exec(ctx context.Context, tenant, id string, opts guest.ExecOptions, stdout, stderr io.Writer) (res guest.ExecResult, err error) {
 	if err := m.admit(); err != nil {
@@ -730,9 +714,9 @@ func (m *Manager) Exec(ctx context.Context, tenant, id string, opts guest.ExecOp
 	}
 	d := time.Since(began)
 	m.cfg.Metrics.ExecObserved(d)
-	rec := store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: "exec",
-		Metadata: info.Metadata, Bytes: res.StdoutBytes + res.StderrBytes, DurationMS: d.Milliseconds(),
-		Outcome: "ok", Detail: map[string]string{}}
+	rec := auditRecord(store.EventExec, info)
+	rec.Bytes, rec.DurationMS, rec.Outcome = res.StdoutBytes+res.StderrBytes, d.Milliseconds(), "ok"
+	rec.Detail = map[string]string{}
 	if err != nil {
 		rec.Outcome = errdefs.Code(err)
 	} else {
@@ -767,12 +751,9 @@ func (m *Manager) fileOp(ctx context.Context, tenant, id, event, path string, fn
 	if info.ID == "" {
 		return n, err
 	}
-	rec := store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: event,
-		Metadata: info.Metadata, Bytes: n, DurationMS: time.Since(began).Milliseconds(), Outcome: "ok",
-		Detail: map[string]string{"path_hmac": pathDigest(info.ID, path)}}
-	if err != nil {
-		rec.Outcome = errdefs.Code(err)
-	}
+	rec := auditRecord(event, info)
+	rec.Bytes, rec.DurationMS, rec.Outcome = n, time.Since(began).Milliseconds(), outcomeOf(err)
+	rec.Detail = map[string]string{"path_hmac": pathDigest(info.ID, path)}
 	m.audit(ctx, rec)
 	return n, err
 }
@@ -782,14 +763,14 @@ func (m *Manager) WriteFile(ctx context.Context, tenant, id, path string, r io.R
 	if m.cfg.Failpoint == FailUploadMidway {
 		r = &failReader{r: r, n: 64 << 10, point: FailUploadMidway, m: m}
 	}
-	return m.fileOp(ctx, tenant, id, "file_write", path, func(l *live) (int64, error) {
+	return m.fileOp(ctx, tenant, id, store.EventFileWrite, path, func(l *live) (int64, error) {
 		return l.vm.Agent.WriteFile(ctx, path, r, mode, true)
 	})
 }
 
 // ReadFile streams a file out of the sandbox.
 func (m *Manager) ReadFile(ctx context.Context, tenant, id, path string, w io.Writer, maxBytes int64) (int64, error) {
-	return m.fileOp(ctx, tenant, id, "file_read", path, func(l *live) (int64, error) {
+	return m.fileOp(ctx, tenant, id, store.EventFileRead, path, func(l *live) (int64, error) {
 		return l.vm.Agent.ReadFile(ctx, path, w, maxBytes)
 	})
 }
@@ -814,7 +795,7 @@ func (m *Manager) ListFiles(ctx context.Context, tenant, id, path string) (ents 
 
 // RemoveFile deletes a path in the sandbox.
 func (m *Manager) RemoveFile(ctx context.Context, tenant, id, path string, recursive bool) error {
-	_, err := m.fileOp(ctx, tenant, id, "file_remove", path, func(l *live) (int64, error) {
+	_, err := m.fileOp(ctx, tenant, id, store.EventFileRemove, path, func(l *live) (int64, error) {
 		return 0, l.vm.Agent.Remove(ctx, path, recursive)
 	})
 	return err
@@ -864,9 +845,9 @@ func (m *Manager) SetEgress(ctx context.Context, tenant, id string, p netpool.Po
 	if l.slot != nil {
 		if err := m.applyEgress(l.slot, id, tenant, pol, ca); err != nil {
 			l.mu.Unlock()
-			m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: id, Template: info.Template, Event: "egress_change",
-				Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: errdefs.Code(err),
-				Detail: detail})
+			rec := auditRecord(store.EventEgressChange, info)
+			rec.DurationMS, rec.Outcome, rec.Detail = time.Since(began).Milliseconds(), errdefs.Code(err), detail
+			m.audit(ctx, rec)
 			return Info{}, err
 		}
 	}
@@ -877,8 +858,9 @@ func (m *Manager) SetEgress(ctx context.Context, tenant, id string, p netpool.Po
 	if err := m.cfg.Store.SetSandboxEgress(ctx, id, eg); err != nil {
 		return Info{}, err
 	}
-	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: id, Template: info.Template, Event: "egress_change",
-		Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: "ok", Detail: detail})
+	rec := auditRecord(store.EventEgressChange, info)
+	rec.DurationMS, rec.Outcome, rec.Detail = time.Since(began).Milliseconds(), "ok", detail
+	m.audit(ctx, rec)
 	return info, nil
 }
 
@@ -987,7 +969,7 @@ func (m *Manager) reaper() {
 				m.wg.Add(1)
 				go func() {
 					defer m.wg.Done()
-					m.end(context.Background(), l, store.StateExpired, "expire", reasonExpired)
+					m.end(context.Background(), l, store.StateExpired, store.EventExpire, reasonExpired)
 				}()
 			}
 		}

@@ -240,8 +240,9 @@ func (m *Manager) AuditEgress(ev egress.Event) {
 	if ev.Outcome != egress.OutcomeOK {
 		outcome = ev.Outcome
 	}
-	m.audit(context.Background(), store.AuditRecord{Tenant: ev.Tenant, SandboxID: ev.SandboxID, Event: "egress",
-		Bytes: ev.BytesUp + ev.BytesDown, DurationMS: ev.Duration.Milliseconds(), Outcome: outcome, Detail: d})
+	rec := auditRecord(store.EventEgress, m.auditInfo(ev.Tenant, ev.SandboxID))
+	rec.Bytes, rec.DurationMS, rec.Outcome, rec.Detail = ev.BytesUp+ev.BytesDown, ev.Duration.Milliseconds(), outcome, d
+	m.audit(context.Background(), rec)
 }
 
 // ProbeResult is one egress self-check.
@@ -371,8 +372,9 @@ func (m *Manager) Probe(ctx context.Context, tenant, id string) ([]ProbeResult, 
 	if err != nil {
 		d["failed"] = failedProbes(results)
 	}
-	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: "egress_probe",
-		Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: outcomeOf(err), Detail: d})
+	rec := auditRecord(store.EventEgressProbe, info)
+	rec.DurationMS, rec.Outcome, rec.Detail = time.Since(began).Milliseconds(), outcomeOf(err), d
+	m.audit(ctx, rec)
 	return results, err
 }
 
@@ -391,11 +393,4 @@ func probeError(rs []ProbeResult) error {
 		return errdefs.FailedPrecondition("egress self-check failed: %s", f)
 	}
 	return nil
-}
-
-func outcomeOf(err error) string {
-	if err == nil {
-		return "ok"
-	}
-	return errdefs.Code(err)
 }

@@ -49,9 +49,9 @@ func (m *Manager) recover(ctx context.Context) error {
 		known[sb.ID] = true
 		switch {
 		case !now.Before(sb.Deadline):
-			m.endRecovered(ctx, sb, store.StateExpired, "expire", reasonExpired)
+			m.endRecovered(ctx, sb, store.StateExpired, store.EventExpire, reasonExpired)
 		case !qemu.Live(sb.PID, sb.StateDir):
-			m.endRecovered(ctx, sb, store.StateFailed, "fail", reasonVMExited)
+			m.endRecovered(ctx, sb, store.StateFailed, store.EventFail, reasonVMExited)
 		default:
 			m.registerSurvivor(sb)
 			survivors = append(survivors, sb)
@@ -68,7 +68,7 @@ func (m *Manager) recover(ctx context.Context) error {
 		if noNet[sb.ID] {
 			l.attachErr = errdefs.FailedPrecondition("sandbox %s: network slot lost", sb.ID)
 			close(l.attached) // never attached: end kills the VMM by its state directory
-			m.end(ctx, l, store.StateFailed, "fail", reasonNetworkLost)
+			m.end(ctx, l, store.StateFailed, store.EventFail, reasonNetworkLost)
 			continue
 		}
 		m.goAttach(l, sb)
@@ -101,8 +101,10 @@ func (m *Manager) endRecovered(ctx context.Context, sb store.Sandbox, state, eve
 	if err := m.cfg.Store.UpdateSandboxState(ctx, sb.ID, state, ended); err != nil {
 		m.log.Error("persist sandbox end", "sandbox", sb.ID, "err", err)
 	}
-	m.audit(ctx, store.AuditRecord{Tenant: sb.Tenant, SandboxID: sb.ID, ParentID: sb.ParentID, Template: sb.Template,
-		Event: event, Metadata: sb.Metadata, Outcome: "ok", Detail: map[string]string{"during": "recovery", "reason": reason}})
+	rec := auditRecord(event, Info{ID: sb.ID, Tenant: sb.Tenant, Template: sb.Template, Metadata: sb.Metadata})
+	rec.ParentID, rec.Outcome = sb.ParentID, "ok"
+	rec.Detail = map[string]string{"during": "recovery", "reason": reason}
+	m.audit(ctx, rec)
 	m.log.Info("sandbox ended during recovery", "sandbox", sb.ID, "tenant", sb.Tenant, "state", state, "reason", reason)
 	m.cfg.Metrics.Killed(metricReason(reason))
 }
@@ -135,7 +137,7 @@ func (m *Manager) goAttach(l *live, sb store.Sandbox) {
 		close(l.attached)
 		if err != nil {
 			m.log.Warn("cannot re-attach to sandbox", "sandbox", sb.ID, "err", err)
-			m.end(context.Background(), l, store.StateFailed, "fail", reasonAttachFailed)
+			m.end(context.Background(), l, store.StateFailed, store.EventFail, reasonAttachFailed)
 			return
 		}
 		m.log.Info("sandbox re-attached", "sandbox", sb.ID, "tenant", sb.Tenant, "ms", time.Since(began).Milliseconds())
