@@ -59,8 +59,8 @@ type ForkRequest struct {
 	Count *int `json:"count,omitempty"` // absent = 1; 1..MaxForkCount
 }
 
-// MaxForkCount bounds one fork request.
-const MaxForkCount = 16
+// MaxForkCount bounds one fork request: the sandbox manager's limit.
+const MaxForkCount = sandbox.MaxForkCount
 
 // ExecRequest is the body of both exec routes.
 type ExecRequest struct {

@@ -59,3 +59,11 @@ func (m *Manager) auditInfo(tenant, id string) Info {
 	}
 	return Info{ID: id, Tenant: tenant}
 }
+
+// logUndo logs what undoing a failed operation could not remove; the
+// operation's own error is what its caller reports.
+func (m *Manager) logUndo(op string, err error) {
+	if err != nil {
+		m.log.Error("undo of a failed "+op+" left resources", "err", err)
+	}
+}

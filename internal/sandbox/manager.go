@@ -66,8 +66,10 @@ const (
 	maxMetadataPairs = 64
 	maxMetadataKey   = 63
 	maxMetadataValue = 1024
-	maxForkCount     = 16
 )
+
+// MaxForkCount bounds the children of one fork.
+const MaxForkCount = 16
 
 var metaKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,63}$`)
 
@@ -310,162 +312,6 @@ func (m *Manager) checkEgress(tenant string, p *netpool.Policy) (netpool.Policy,
 		return netpool.Policy{}, err
 	}
 	return *p, nil
-}
-
-// Create restores a new sandbox from a template.
-func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err error) {
-	began := time.Now()
-	audited := false // set when the failure was already audited with the sandbox's id
-	defer func() {
-		if err != nil && !audited {
-			rec := auditRecord(store.EventCreate, Info{Tenant: req.Tenant, Template: req.Template, Metadata: req.Metadata})
-			rec.DurationMS, rec.Outcome = time.Since(began).Milliseconds(), errdefs.Code(err)
-			m.audit(ctx, rec)
-		}
-	}()
-	if err := store.ValidateTenant(req.Tenant); err != nil {
-		return Info{}, err
-	}
-	if err := validateMetadata(req.Metadata); err != nil {
-		return Info{}, err
-	}
-	if err := m.admit(); err != nil {
-		return Info{}, err
-	}
-	if req.TTL < 0 {
-		return Info{}, errdefs.InvalidArgument("ttl must not be negative")
-	}
-	if req.TTL > m.cfg.MaxTTL {
-		return Info{}, errdefs.InvalidArgument("ttl %s exceeds this server's maximum of %s", req.TTL, m.cfg.MaxTTL)
-	}
-	egressPol, err := m.checkEgress(req.Tenant, req.Egress)
-	if err != nil {
-		return Info{}, err
-	}
-	tmpl, err := m.cfg.Templates.Open(m.cfg.Host, req.Template)
-	if err != nil {
-		return Info{}, err
-	}
-	if err := m.checkSize(tmpl.MemoryMiB, tmpl.VCPUs); err != nil {
-		return Info{}, fmt.Errorf("template %q: %w", tmpl.Name, err)
-	}
-	ttl := req.TTL
-	if ttl == 0 {
-		ttl = time.Duration(tmpl.DefaultTTLSeconds) * time.Second
-		if ttl > m.cfg.MaxTTL {
-			ttl = m.cfg.MaxTTL
-		}
-	}
-	if err := m.reserve(); err != nil {
-		return Info{}, err
-	}
-	defer func() {
-		if err != nil {
-			m.release()
-		}
-	}()
-	c, err := m.pools.take(ctx, tmpl)
-	if err != nil {
-		return Info{}, fmt.Errorf("create from %s: %w", tmpl.Name, err)
-	}
-	v := c.vm
-	fail := func(err error) (Info, error) {
-		m.releaseNet(v.ID, c.slot) // after the VM: drops the proxy entry too
-		return Info{}, err
-	}
-	// Before anything of the caller's runs: its own clock, entropy, id.
-	if err := v.Prepare(ctx, v.ID); err != nil {
-		v.Destroy(context.WithoutCancel(ctx))
-		return fail(fmt.Errorf("create from %s: %w", tmpl.Name, err))
-	}
-	// The pooled clone's slot is deny-all already, so a deny-all request
-	// only needs its proxy entry (which makes the proxy answer the sandbox,
-	// with nothing, rather than log an unknown source); anything else
-	// replaces the slot's table before the caller gets the id.
-	var ca *egress.CA
-	if c.slot != nil && egressPol.Inspects() {
-		// The guest trusts its CA before the proxy ever presents it.
-		var err error
-		if ca, err = m.newEgressCA(v.ID); err == nil {
-			err = installEgressCA(ctx, v, ca)
-		}
-		if err != nil {
-			v.Destroy(context.WithoutCancel(ctx))
-			return fail(fmt.Errorf("create from %s: %w", tmpl.Name, err))
-		}
-	}
-	if c.slot != nil {
-		if isDenyAll(egressPol) && isDenyAll(c.slot.Policy()) {
-			psb, _ := m.proxySandbox(v.ID, req.Tenant, egressPol, ca)
-			m.setEgressLookup(c.slot.NsIP, psb)
-		} else if err := m.applyEgress(c.slot, v.ID, req.Tenant, egressPol, ca); err != nil {
-			v.Destroy(context.WithoutCancel(ctx))
-			return fail(err)
-		}
-	}
-	m.failpoint(FailCreateRestored)
-	now := stamp()
-	info := Info{ID: v.ID, Tenant: req.Tenant, Template: tmpl.Name, Metadata: copyMap(req.Metadata),
-		State: store.StateRunning, CreatedAt: now, Deadline: now.Add(ttl), Egress: egressPol,
-		Jailed: m.cfg.Host.Driver.Jailed()}
-	if c.slot != nil {
-		info.NetAddr = c.slot.NsIP.String()
-	}
-	l, err := m.register(ctx, info, v, c.slot, tmpl.EnvList())
-	if err != nil {
-		v.Destroy(context.Background())
-		return fail(err)
-	}
-	l.mu.Lock()
-	l.egressCA = ca
-	l.mu.Unlock()
-	m.failpoint(FailCreateRegistered)
-	detail := map[string]string{"ttl_s": strconv.Itoa(int(ttl / time.Second)), "egress_default": egressPol.Default,
-		"jail": jailWord(info.Jailed)}
-	if ca != nil {
-		detail["egress_tls"] = netpool.TLSInspect
-		detail["egress_ca_sha256"] = ca.Fingerprint()
-	}
-	if names := ruleNames(egressPol); names != "" {
-		detail["egress_allow"] = names
-	}
-	if c.slot != nil {
-		detail["net_slot"] = strconv.Itoa(c.slot.Index)
-	}
-	switch {
-	case req.Probe && c.probedDenyAll && isDenyAll(egressPol):
-		// The check passed in this very clone while it warmed, under the
-		// deny-all policy it still has: running it again would only make
-		// every job wait a probe timeout.
-		detail["probe"] = "ok_at_warmup"
-	case req.Probe:
-		// Fail closed: a sandbox whose self-check lets anything through is
-		// killed before the caller gets its id.
-		results, err := m.runProbes(ctx, l)
-		if err == nil {
-			err = probeError(results)
-		}
-		if err != nil {
-			detail["probe"] = "failed"
-			if f := failedProbes(results); f != "" {
-				detail["probe_failed"] = f
-			}
-			m.end(ctx, l, store.StateFailed, store.EventFail, reasonProbeFailed)
-			audited = true
-			rec := auditRecord(store.EventCreate, info)
-			rec.DurationMS, rec.Outcome, rec.Detail = time.Since(began).Milliseconds(), errdefs.Code(err), detail
-			m.audit(ctx, rec)
-			return Info{}, fmt.Errorf("sandbox %s killed: %w", info.ID, err)
-		}
-		detail["probe"] = "ok"
-	}
-	d := time.Since(began)
-	m.cfg.Metrics.CreateObserved(d)
-	rec := auditRecord(store.EventCreate, info)
-	rec.DurationMS, rec.Outcome, rec.Detail = d.Milliseconds(), "ok", detail
-	m.audit(ctx, rec)
-	m.log.Info("sandbox created", "sandbox", info.ID, "tenant", info.Tenant, "template", info.Template, "ms", d.Milliseconds())
-	return info, nil
 }
 
 // reserve counts a sandbox against MaxSandboxes before it exists; register

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/cleanup"
 	"github.com/airlock-dev/airlock/internal/egress"
 	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/netpool"
@@ -72,8 +73,9 @@ type clone struct {
 	// changed since (a pooled clone's slot is never touched until Create).
 	// A create that asks for deny-all and a probe may then rely on it.
 	probedDenyAll bool
-	// ca is a fork child's TLS inspection CA, installed in it already (nil
-	// unless its policy inspects); pooled clones never have one.
+	// ca is the TLS inspection CA installed in the clone for the sandbox
+	// it becomes (nil unless its policy inspects); pooled clones never
+	// have one.
 	ca *egress.CA
 }
 
@@ -89,17 +91,16 @@ func (c *clone) destroy(ctx context.Context, net *netpool.Pool) error {
 
 // startPending acquires a slot (with net), opens its tap, and starts a
 // paused VMM attached to it. On failure nothing is left.
-func startPending(ctx context.Context, h *vm.Host, net *netpool.Pool, opts vm.BootOptions) (_ *vm.Pending, _ *netpool.Slot, err error) {
+func startPending(ctx context.Context, h *vm.Host, net *netpool.Pool, opts vm.BootOptions) (*vm.Pending, *netpool.Slot, error) {
+	var cu cleanup.Stack
+	defer func() { _ = cu.Clean(ctx) }() // as before: a failed release is the pool's to log
 	var slot *netpool.Slot
 	if net != nil {
+		var err error
 		if slot, err = net.Acquire(ctx); err != nil {
 			return nil, nil, err
 		}
-		defer func() {
-			if err != nil {
-				net.Release(slot)
-			}
-		}()
+		cu.Add(func(context.Context) error { return net.Release(slot) })
 		tap, err := slot.OpenTap()
 		if err != nil {
 			return nil, nil, err
@@ -111,6 +112,7 @@ func startPending(ctx context.Context, h *vm.Host, net *netpool.Pool, opts vm.Bo
 	if err != nil {
 		return nil, nil, err
 	}
+	cu.Release()
 	return p, slot, nil
 }
 
@@ -158,10 +160,10 @@ func restoreClone(ctx context.Context, h *vm.Host, net *netpool.Pool, tmpl *temp
 	if err != nil {
 		return nil, err
 	}
-	v, err := p.Restore(ctx, tmpl.StatePath(), true)
+	v, err := p.Restore(ctx, tmpl.StatePath(), true) // destroys the machine on failure
 	if err != nil {
 		if slot != nil {
-			net.Release(slot)
+			_ = net.Release(slot)
 		}
 		return nil, err
 	}
@@ -169,27 +171,31 @@ func restoreClone(ctx context.Context, h *vm.Host, net *netpool.Pool, tmpl *temp
 }
 
 // warm restores a clone, runs the agent's hot paths once, and runs the
-// egress self-check, so a create needs neither on its own path.
+// egress self-check, so a create needs neither on its own path. On
+// failure the clone is destroyed.
 func warm(ctx context.Context, h *vm.Host, net *netpool.Pool, tmpl *template.Template) (*clone, error) {
 	c, err := restoreClone(ctx, h, net, tmpl)
 	if err != nil {
 		return nil, err
 	}
+	var cu cleanup.Stack
+	defer func() { _ = cu.Clean(ctx) }() // as before: a pool refills; the warm-up's error is what counts
+	cu.Add(func(ctx context.Context) error { return c.destroy(ctx, net) })
 	v := c.vm
-	err = v.Prepare(ctx, v.ID)
-	if err == nil {
-		_, err = v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard)
-	}
-	if err == nil && (c.slot == nil || isDenyAll(c.slot.Policy())) {
-		var results []ProbeResult
-		if results, err = probeVM(ctx, v, c.slot); err == nil {
-			c.probedDenyAll = probeError(results) == nil
-		}
-	}
-	if err != nil {
-		c.destroy(context.WithoutCancel(ctx), net)
+	if err := v.Prepare(ctx, v.ID); err != nil {
 		return nil, err
 	}
+	if _, err := v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard); err != nil {
+		return nil, err
+	}
+	if c.slot == nil || isDenyAll(c.slot.Policy()) {
+		results, err := probeVM(ctx, v, c.slot)
+		if err != nil {
+			return nil, err
+		}
+		c.probedDenyAll = probeError(results) == nil
+	}
+	cu.Release()
 	return c, nil
 }
 
