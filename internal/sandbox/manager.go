@@ -622,21 +622,35 @@ func (m *Manager) ReadFile(ctx context.Context, tenant, id, path string, w io.Wr
 }
 
 // StatFile describes a path in the sandbox.
-func (m *Manager) StatFile(ctx context.Context, tenant, id, path string) (fi *agentpb.FileInfo, err error) {
-	err = m.use(ctx, tenant, id, func(l *live) error {
+func (m *Manager) StatFile(ctx context.Context, tenant, id, path string) (FileInfo, error) {
+	var fi *agentpb.FileInfo
+	err := m.use(ctx, tenant, id, func(l *live) error {
+		var err error
 		fi, err = l.vm.Agent.Stat(ctx, path)
 		return err
 	})
-	return fi, err
+	if err != nil {
+		return FileInfo{}, err
+	}
+	return fileInfoFromAgent(fi), nil
 }
 
 // ListFiles lists a directory in the sandbox.
-func (m *Manager) ListFiles(ctx context.Context, tenant, id, path string) (ents []*agentpb.FileInfo, err error) {
-	err = m.use(ctx, tenant, id, func(l *live) error {
+func (m *Manager) ListFiles(ctx context.Context, tenant, id, path string) ([]FileInfo, error) {
+	var ents []*agentpb.FileInfo
+	err := m.use(ctx, tenant, id, func(l *live) error {
+		var err error
 		ents, err = l.vm.Agent.List(ctx, path)
 		return err
 	})
-	return ents, err
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FileInfo, 0, len(ents))
+	for _, fi := range ents {
+		out = append(out, fileInfoFromAgent(fi))
+	}
+	return out, nil
 }
 
 // RemoveFile deletes a path in the sandbox.
