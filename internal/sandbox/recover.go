@@ -11,7 +11,6 @@ import (
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/store"
-	"github.com/airlock-dev/airlock/internal/vmm/qemu"
 )
 
 // Recovery after a (re)start, in two parts.
@@ -50,7 +49,7 @@ func (m *Manager) recover(ctx context.Context) error {
 		switch {
 		case !now.Before(sb.Deadline):
 			m.endRecovered(ctx, sb, store.StateExpired, store.EventExpire, reasonExpired)
-		case !qemu.Live(sb.PID, sb.StateDir):
+		case !m.cfg.Host.Driver.Live(sb.PID, sb.StateDir):
 			m.endRecovered(ctx, sb, store.StateFailed, store.EventFail, reasonVMExited)
 		default:
 			m.registerSurvivor(sb)
