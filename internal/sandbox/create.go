@@ -74,7 +74,7 @@ func (m *Manager) planCreate(req CreateRequest) (createPlan, error) {
 	if err != nil {
 		return createPlan{}, err
 	}
-	tmpl, err := m.cfg.Templates.Open(m.cfg.Host, req.Template)
+	tmpl, err := m.templates.Open(req.Template)
 	if err != nil {
 		return createPlan{}, err
 	}
@@ -106,11 +106,11 @@ func (m *Manager) startSandbox(ctx context.Context, req CreateRequest, plan crea
 	if err != nil {
 		return Info{}, nil, nil, fmt.Errorf("create from %s: %w", tmpl.Name, err)
 	}
-	v := c.vm
-	cu.AddFunc(func() { m.releaseNet(v.ID, c.slot) }) // after the VM: drops the proxy entry too
+	v := c.machine
+	cu.AddFunc(func() { m.releaseNet(v.ID(), c.slot) }) // after the VM: drops the proxy entry too
 	cu.Add(v.Destroy)
 	// Before anything of the caller's runs: its own clock, entropy, id.
-	if err := v.Prepare(ctx, v.ID); err != nil {
+	if err := v.Prepare(ctx, v.ID()); err != nil {
 		return Info{}, nil, nil, fmt.Errorf("create from %s: %w", tmpl.Name, err)
 	}
 	ca, err := m.createEgressCA(ctx, plan.egress, c)
@@ -123,9 +123,9 @@ func (m *Manager) startSandbox(ctx context.Context, req CreateRequest, plan crea
 	}
 	m.failpoint(FailCreateRestored)
 	now := stamp()
-	info := Info{ID: v.ID, Tenant: req.Tenant, Template: tmpl.Name, Metadata: copyMap(req.Metadata),
+	info := Info{ID: v.ID(), Tenant: req.Tenant, Template: tmpl.Name, Metadata: copyMap(req.Metadata),
 		State: store.StateRunning, CreatedAt: now, Deadline: now.Add(plan.ttl), Egress: plan.egress,
-		Jailed: m.cfg.Host.Driver.Jailed()}
+		Jailed: m.machines.Jailed()}
 	if c.slot != nil {
 		info.NetAddr = c.slot.NsIP.String()
 	}
@@ -149,11 +149,11 @@ func (m *Manager) createEgressCA(ctx context.Context, pol netpool.Policy, c *clo
 	if c.slot == nil || !pol.Inspects() {
 		return nil, nil
 	}
-	ca, err := m.newEgressCA(c.vm.ID)
+	ca, err := m.newEgressCA(c.machine.ID())
 	if err != nil {
 		return nil, err
 	}
-	if err := installEgressCA(ctx, c.vm, ca); err != nil {
+	if err := installEgressCA(ctx, c.machine, ca); err != nil {
 		return nil, err
 	}
 	return ca, nil
@@ -170,11 +170,11 @@ func (m *Manager) createEgress(tenant string, pol netpool.Policy, c *clone, ca *
 		return nil
 	}
 	if isDenyAll(pol) && isDenyAll(c.slot.Policy()) {
-		psb, _ := m.proxySandbox(c.vm.ID, tenant, pol, ca)
+		psb, _ := m.proxySandbox(c.machine.ID(), tenant, pol, ca)
 		m.setEgressLookup(c.slot.NsIP, psb)
 		return nil
 	}
-	return m.applyEgress(c.slot, c.vm.ID, tenant, pol, ca)
+	return m.applyEgress(c.slot, c.machine.ID(), tenant, pol, ca)
 }
 
 // createDetail is the detail of a create's audit record: TTL, policy,

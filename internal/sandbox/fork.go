@@ -41,13 +41,13 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) ([]Inf
 		}
 		children[i].AddFunc(m.release)
 	}
-	dir, err := os.MkdirTemp(m.cfg.Host.RunDir, "forkdata-")
+	dir, err := os.MkdirTemp(m.machines.RunDir(), "forkdata-")
 	if err != nil {
 		return nil, err
 	}
 	// Children map the files private; once they run, the names can go.
 	defer os.RemoveAll(dir)
-	parent, files, err := m.snapshotParent(ctx, l, tmpl, dir)
+	parent, base, err := m.snapshotParent(ctx, l, tmpl, dir)
 	snapDur := time.Since(began)
 	if err != nil && parent.ID == "" {
 		return nil, err // the parent ended first: nothing was tried
@@ -61,8 +61,8 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) ([]Inf
 	m.failpoint(FailForkSnapshotted)
 	// The children's VMMs hold their own descriptors of the base once
 	// started.
-	defer files.Mem.Close()
-	clones, err := m.restoreChildren(ctx, tmpl, files, parent, children)
+	defer base.Close()
+	clones, err := m.restoreChildren(ctx, tmpl, base, parent, children)
 	if err != nil {
 		return nil, fmt.Errorf("fork %s: restore child: %w", id, err)
 	}
@@ -96,7 +96,7 @@ func (m *Manager) forkParent(ctx context.Context, tenant, id string, count int) 
 	if err := l.awaitAttached(ctx); err != nil {
 		return nil, nil, err
 	}
-	tmpl, err := m.cfg.Templates.Open(m.cfg.Host, l.infoCopy().Template)
+	tmpl, err := m.templates.Open(l.infoCopy().Template)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fork %s: %w", id, err)
 	}
@@ -108,15 +108,15 @@ func (m *Manager) forkParent(ctx context.Context, tenant, id string, count int) 
 // exclusively: the parent's agent session is closed and reopened around
 // the snapshot, so no call may be in flight. A kill meanwhile destroys
 // the parent and the snapshot fails.
-func (m *Manager) snapshotParent(ctx context.Context, l *live, tmpl *template.Template, dir string) (Info, vm.ForkFiles, error) {
+func (m *Manager) snapshotParent(ctx context.Context, l *live, tmpl *template.Template, dir string) (Info, ForkBase, error) {
 	l.ops.Lock()
 	defer l.ops.Unlock()
 	if l.ending.Load() {
-		return Info{}, vm.ForkFiles{}, errdefs.NotFound("sandbox %s not found", l.id)
+		return Info{}, nil, errdefs.NotFound("sandbox %s not found", l.id)
 	}
 	parent := l.infoCopy()
-	files, err := m.cfg.Host.SnapshotForFork(ctx, l.vm, tmpl.BootOptions(), dir)
-	return parent, files, err
+	base, err := m.machines.SnapshotForFork(ctx, l.machine, tmpl, dir)
+	return parent, base, err
 }
 
 // restoreChildren restores one child per stack in parallel. Each child
@@ -125,9 +125,7 @@ func (m *Manager) snapshotParent(ctx context.Context, l *live, tmpl *template.Te
 // shares the parent's namespace or address. Every child's undos go on its
 // own stack; on failure the first error is returned and the caller's
 // stacks undo everything.
-func (m *Manager) restoreChildren(ctx context.Context, tmpl *template.Template, files vm.ForkFiles, parent Info, children []cleanup.Stack) ([]*clone, error) {
-	shape := tmpl.BootOptions()
-	shape.MemoryFile, shape.Memory = "", files.Mem
+func (m *Manager) restoreChildren(ctx context.Context, tmpl *template.Template, base ForkBase, parent Info, children []cleanup.Stack) ([]*clone, error) {
 	clones := make([]*clone, len(children))
 	errs := make([]error, len(children))
 	var wg sync.WaitGroup
@@ -135,7 +133,7 @@ func (m *Manager) restoreChildren(ctx context.Context, tmpl *template.Template, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			clones[i], errs[i] = m.restoreChild(ctx, shape, files.State, parent, &children[i])
+			clones[i], errs[i] = m.restoreChild(ctx, tmpl, base, parent, &children[i])
 		}()
 	}
 	wg.Wait()
@@ -151,31 +149,29 @@ func (m *Manager) restoreChildren(ctx context.Context, tmpl *template.Template, 
 // the parent's policy in force in its slot, with a CA of its own when the
 // policy inspects TLS (a child inherits its parent's trust store, the
 // parent's CA certificate included).
-func (m *Manager) restoreChild(ctx context.Context, shape vm.BootOptions, state string, parent Info, cu *cleanup.Stack) (*clone, error) {
-	opts := shape
-	opts.ID = vm.NewID("sbx-")
-	p, slot, err := startPending(ctx, m.cfg.Host, m.cfg.Net, opts)
+func (m *Manager) restoreChild(ctx context.Context, tmpl *template.Template, base ForkBase, parent Info, cu *cleanup.Stack) (*clone, error) {
+	id := vm.NewID("sbx-")
+	v, slot, err := startMachine(ctx, m.cfg.Net, func(tap *os.File) (Machine, error) {
+		return m.machines.RestoreChild(ctx, base, tmpl, id, tap)
+	})
 	if err != nil {
 		return nil, err
 	}
-	cu.AddFunc(func() { m.releaseNet(opts.ID, slot) })
-	c := &clone{slot: slot}
-	if c.vm, err = p.RestorePrepared(ctx, state, true, opts.ID); err != nil {
-		return nil, err // RestorePrepared destroyed the machine
-	}
-	cu.Add(c.vm.Destroy)
+	cu.AddFunc(func() { m.releaseNet(id, slot) })
+	cu.Add(v.Destroy)
+	c := &clone{machine: v, slot: slot}
 	if slot == nil {
 		return c, nil
 	}
 	if parent.Egress.Inspects() {
-		if c.ca, err = m.newEgressCA(opts.ID); err != nil {
+		if c.ca, err = m.newEgressCA(id); err != nil {
 			return nil, err
 		}
-		if err := installEgressCA(ctx, c.vm, c.ca); err != nil {
+		if err := installEgressCA(ctx, c.machine, c.ca); err != nil {
 			return nil, err
 		}
 	}
-	if err := m.applyEgress(slot, opts.ID, parent.Tenant, parent.Egress, c.ca); err != nil {
+	if err := m.applyEgress(slot, id, parent.Tenant, parent.Egress, c.ca); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -189,13 +185,13 @@ func (m *Manager) registerChildren(ctx context.Context, tmpl *template.Template,
 	out := make([]Info, 0, len(clones))
 	now := stamp()
 	for i, c := range clones {
-		info := Info{ID: c.vm.ID, Tenant: parent.Tenant, Template: parent.Template, ParentID: parent.ID,
+		info := Info{ID: c.machine.ID(), Tenant: parent.Tenant, Template: parent.Template, ParentID: parent.ID,
 			Metadata: copyMap(parent.Metadata), State: store.StateRunning, CreatedAt: now,
-			Deadline: parent.Deadline, Egress: parent.Egress, Jailed: m.cfg.Host.Driver.Jailed()}
+			Deadline: parent.Deadline, Egress: parent.Egress, Jailed: m.machines.Jailed()}
 		if c.slot != nil {
 			info.NetAddr = c.slot.NsIP.String()
 		}
-		l, err := m.register(ctx, info, c.vm, c.slot, tmpl.EnvList())
+		l, err := m.register(ctx, info, c.machine, c.slot, tmpl.EnvList())
 		if err != nil {
 			return out, err
 		}

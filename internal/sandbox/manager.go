@@ -27,11 +27,17 @@ import (
 
 // Config configures a Manager; zero values take the documented defaults.
 type Config struct {
-	Host      *vm.Host           // required
-	Templates *template.Registry // required
-	Store     *store.Store       // required
-	Metrics   *metrics.Metrics   // optional
-	Logger    *slog.Logger       // optional
+	Host      *vm.Host           // required unless Machines is set
+	Templates *template.Registry // required unless TemplateSource is set
+	// Machines and TemplateSource replace Host and Templates: the machine
+	// layer and the bakes sandboxes are created from (see machines.go).
+	// nil: VMs on Host, from the bakes in Templates. Tests of the
+	// lifecycle logic set them to run it without VMs.
+	Machines       Machines
+	TemplateSource TemplateSource
+	Store          *store.Store     // required
+	Metrics        *metrics.Metrics // optional
+	Logger         *slog.Logger     // optional
 	// MaxTTL caps every sandbox's lifetime (default 24h).
 	MaxTTL time.Duration
 	// MaxSandboxes caps concurrently running sandboxes (default 64).
@@ -84,9 +90,11 @@ var metaKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,63}$`)
 // VMM exits), the ends the reaper starts, and re-attachments after a
 // restart. All are counted in wg and stop or finish before Close returns.
 type Manager struct {
-	cfg   Config       // immutable after New
-	log   *slog.Logger // immutable
-	pools *warmPools   // immutable
+	cfg       Config         // immutable after New
+	log       *slog.Logger   // immutable
+	pools     *warmPools     // immutable
+	machines  Machines       // immutable: cfg.Machines, or VMs on cfg.Host
+	templates TemplateSource // immutable: cfg.TemplateSource, or cfg.Templates for cfg.Host
 
 	mu        sync.Mutex
 	sandboxes map[string]*live // guarded by mu; registered sandboxes until they end
@@ -116,7 +124,7 @@ type live struct {
 	// previous daemon left running. vm and attachErr are written before it
 	// closes and never after; read them only after <-attached.
 	attached  chan struct{}
-	vm        *vm.VM
+	machine   Machine
 	attachErr error
 	// attachCtx bounds a re-attachment and cancelAttach stops it (both nil
 	// for sandboxes this daemon made); immutable after registration.
@@ -136,8 +144,8 @@ type live struct {
 }
 
 // newLive returns a sandbox whose VM is attached already.
-func newLive(info Info, v *vm.VM, slot *netpool.Slot, env []string) *live {
-	l := &live{attached: make(chan struct{}), vm: v, id: info.ID, stateDir: v.Machine.StateDir(), info: info, slot: slot, env: env}
+func newLive(info Info, v Machine, slot *netpool.Slot, env []string) *live {
+	l := &live{attached: make(chan struct{}), machine: v, id: info.ID, stateDir: v.StateDir(), info: info, slot: slot, env: env}
 	close(l.attached)
 	return l
 }
@@ -174,8 +182,14 @@ func (l *live) awaitAttached(ctx context.Context) error {
 // live sandboxes, expiring overdue ones, removing orphans) and starts the
 // TTL reaper.
 func New(ctx context.Context, cfg Config) (*Manager, error) {
-	if cfg.Host == nil || cfg.Templates == nil || cfg.Store == nil {
+	if (cfg.Host == nil && cfg.Machines == nil) || (cfg.Templates == nil && cfg.TemplateSource == nil) || cfg.Store == nil {
 		return nil, errdefs.InvalidArgument("sandbox manager needs a host, a template registry and a store")
+	}
+	if cfg.Machines == nil {
+		cfg.Machines = vmMachines{cfg.Host}
+	}
+	if cfg.TemplateSource == nil {
+		cfg.TemplateSource = registryTemplates{reg: cfg.Templates, host: cfg.Host}
 	}
 	if cfg.MaxTTL == 0 {
 		cfg.MaxTTL = 24 * time.Hour
@@ -193,8 +207,8 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, sandboxes: map[string]*live{}, stop: make(chan struct{}),
-		egressBySrc: map[netip.Addr]egress.Sandbox{}}
-	m.pools = newWarmPools(cfg.Host, cfg.Net, cfg.WarmPool, cfg.Logger)
+		egressBySrc: map[netip.Addr]egress.Sandbox{}, machines: cfg.Machines, templates: cfg.TemplateSource}
+	m.pools = newWarmPools(cfg.Machines, cfg.Net, cfg.WarmPool, cfg.Logger)
 	if err := m.recover(ctx); err != nil {
 		return nil, fmt.Errorf("recover sandboxes: %w", err)
 	}
@@ -246,11 +260,11 @@ func (m *Manager) goWatch(l *live) {
 		defer m.wg.Done()
 		select {
 		case <-m.stop:
-		case <-l.vm.Machine.Exited():
+		case <-l.machine.Exited():
 			if l.ending.Load() {
 				return // ended on purpose: the VM went because end destroyed it
 			}
-			m.log.Warn("sandbox VM exited", "sandbox", l.id, "err", l.vm.Machine.ExitError())
+			m.log.Warn("sandbox VM exited", "sandbox", l.id, "err", l.machine.ExitError())
 			m.end(context.Background(), l, store.StateFailed, store.EventFail, reasonVMExited)
 		}
 	}()
@@ -334,7 +348,7 @@ func (m *Manager) release() {
 
 // register persists a new running sandbox, makes it visible and starts its
 // watcher. It uses up one reservation.
-func (m *Manager) register(ctx context.Context, info Info, v *vm.VM, slot *netpool.Slot, env []string) (*live, error) {
+func (m *Manager) register(ctx context.Context, info Info, v Machine, slot *netpool.Slot, env []string) (*live, error) {
 	eg, _ := json.Marshal(info.Egress)
 	netSlot := store.NoNetSlot
 	if slot != nil {
@@ -342,7 +356,7 @@ func (m *Manager) register(ctx context.Context, info Info, v *vm.VM, slot *netpo
 	}
 	if err := m.cfg.Store.PutSandbox(ctx, store.Sandbox{ID: info.ID, Tenant: info.Tenant, Template: info.Template,
 		Metadata: info.Metadata, State: store.StateRunning, CreatedAt: info.CreatedAt, Deadline: info.Deadline,
-		PID: v.Machine.PID(), StateDir: v.Machine.StateDir(), ParentID: info.ParentID, Egress: eg,
+		PID: v.PID(), StateDir: v.StateDir(), ParentID: info.ParentID, Egress: eg,
 		NetSlot: netSlot, Jailed: info.Jailed}); err != nil {
 		return nil, fmt.Errorf("persist sandbox %s: %w", info.ID, err)
 	}
@@ -535,8 +549,8 @@ func (m *Manager) destroyVM(ctx context.Context, l *live) error {
 	case <-ctx.Done():
 		return fmt.Errorf("sandbox %s: re-attachment did not stop: %w", l.id, ctx.Err())
 	}
-	if l.vm != nil {
-		return l.vm.Destroy(ctx)
+	if l.machine != nil {
+		return l.machine.Destroy(ctx)
 	}
 	return m.killOrphan(ctx, l.stateDir)
 }
@@ -552,7 +566,7 @@ func (m *Manager) Exec(ctx context.Context, tenant, id string, opts guest.ExecOp
 		info = l.infoCopy()
 		opts.Env = append(append([]string(nil), l.env...), opts.Env...)
 		m.failpointSoon(FailExecRunning, 300*time.Millisecond)
-		res, err = l.vm.Agent.Exec(ctx, opts, stdout, stderr)
+		res, err = l.machine.Exec(ctx, opts, stdout, stderr)
 		return err
 	})
 	if info.ID == "" {
@@ -610,14 +624,14 @@ func (m *Manager) WriteFile(ctx context.Context, tenant, id, path string, r io.R
 		r = &failReader{r: r, n: 64 << 10, point: FailUploadMidway, m: m}
 	}
 	return m.fileOp(ctx, tenant, id, store.EventFileWrite, path, func(l *live) (int64, error) {
-		return l.vm.Agent.WriteFile(ctx, path, r, mode, true)
+		return l.machine.WriteFile(ctx, path, r, mode, true)
 	})
 }
 
 // ReadFile streams a file out of the sandbox.
 func (m *Manager) ReadFile(ctx context.Context, tenant, id, path string, w io.Writer, maxBytes int64) (int64, error) {
 	return m.fileOp(ctx, tenant, id, store.EventFileRead, path, func(l *live) (int64, error) {
-		return l.vm.Agent.ReadFile(ctx, path, w, maxBytes)
+		return l.machine.ReadFile(ctx, path, w, maxBytes)
 	})
 }
 
@@ -626,7 +640,7 @@ func (m *Manager) StatFile(ctx context.Context, tenant, id, path string) (FileIn
 	var fi *agentpb.FileInfo
 	err := m.use(ctx, tenant, id, func(l *live) error {
 		var err error
-		fi, err = l.vm.Agent.Stat(ctx, path)
+		fi, err = l.machine.Stat(ctx, path)
 		return err
 	})
 	if err != nil {
@@ -640,7 +654,7 @@ func (m *Manager) ListFiles(ctx context.Context, tenant, id, path string) ([]Fil
 	var ents []*agentpb.FileInfo
 	err := m.use(ctx, tenant, id, func(l *live) error {
 		var err error
-		ents, err = l.vm.Agent.List(ctx, path)
+		ents, err = l.machine.List(ctx, path)
 		return err
 	})
 	if err != nil {
@@ -656,7 +670,7 @@ func (m *Manager) ListFiles(ctx context.Context, tenant, id, path string) ([]Fil
 // RemoveFile deletes a path in the sandbox.
 func (m *Manager) RemoveFile(ctx context.Context, tenant, id, path string, recursive bool) error {
 	_, err := m.fileOp(ctx, tenant, id, store.EventFileRemove, path, func(l *live) (int64, error) {
-		return 0, l.vm.Agent.Remove(ctx, path, recursive)
+		return 0, l.machine.Remove(ctx, path, recursive)
 	})
 	return err
 }
@@ -664,7 +678,7 @@ func (m *Manager) RemoveFile(ctx context.Context, tenant, id, path string, recur
 // MakeDir creates a directory (and its parents) in the sandbox.
 func (m *Manager) MakeDir(ctx context.Context, tenant, id, path string) error {
 	return m.use(ctx, tenant, id, func(l *live) error {
-		return l.vm.Agent.Mkdir(ctx, path, 0, true)
+		return l.machine.Mkdir(ctx, path, 0, true)
 	})
 }
 
@@ -740,7 +754,7 @@ func (m *Manager) ensureEgressCA(ctx context.Context, tenant, id string, l *live
 		if ca, err = m.newEgressCA(id); err != nil {
 			return err
 		}
-		return installEgressCA(ctx, l.vm, ca)
+		return installEgressCA(ctx, l.machine, ca)
 	})
 	if err != nil {
 		return nil, false, err
@@ -764,7 +778,7 @@ func (m *Manager) ensureEgressCA(ctx context.Context, tenant, id string, l *live
 // another kernel or QEMU), and with the warm-up's error when no clone
 // comes up.
 func (m *Manager) Prewarm(ctx context.Context, template string) error {
-	tmpl, err := m.cfg.Templates.Open(m.cfg.Host, template)
+	tmpl, err := m.templates.Open(template)
 	if err != nil {
 		return err
 	}
@@ -773,7 +787,7 @@ func (m *Manager) Prewarm(ctx context.Context, template string) error {
 
 // Templates lists the baked templates.
 func (m *Manager) Templates(ctx context.Context) ([]TemplateInfo, error) {
-	ts, err := m.cfg.Templates.List()
+	ts, err := m.templates.List()
 	if err != nil {
 		return nil, err
 	}

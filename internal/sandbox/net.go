@@ -20,7 +20,6 @@ import (
 	"github.com/airlock-dev/airlock/internal/guest/agentpb"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/store"
-	"github.com/airlock-dev/airlock/internal/vm"
 )
 
 // Networking (Config.Net set). Every sandbox, including the warm pool's
@@ -123,12 +122,12 @@ func (m *Manager) newEgressCA(id string) (*egress.CA, error) {
 
 // installEgressCA writes ca's certificate (never its key) into v's trust
 // store.
-func installEgressCA(ctx context.Context, v *vm.VM, ca *egress.CA) error {
-	if _, err := v.Agent.WriteFile(ctx, guestCAFile, bytes.NewReader(ca.CertPEM()), 0o644, true); err != nil {
+func installEgressCA(ctx context.Context, v Guest, ca *egress.CA) error {
+	if _, err := v.WriteFile(ctx, guestCAFile, bytes.NewReader(ca.CertPEM()), 0o644, true); err != nil {
 		return fmt.Errorf("install egress CA in the guest: %w", err)
 	}
 	var errb bytes.Buffer
-	res, err := v.Agent.Exec(ctx, guest.ExecOptions{Cwd: "/", Timeout: 30 * time.Second,
+	res, err := v.Exec(ctx, guest.ExecOptions{Cwd: "/", Timeout: 30 * time.Second,
 		Shell: fmt.Sprintf("mkdir -p %s && cat %s >> %s", path.Dir(guestCABundle), guestCAFile, guestCABundle)}, io.Discard, &errb)
 	if err != nil {
 		return fmt.Errorf("install egress CA in the guest: %w", err)
@@ -294,20 +293,20 @@ func probeSpecs(slot *netpool.Slot) []probeSpec {
 
 // runProbes runs the self-check in a live sandbox.
 func (m *Manager) runProbes(ctx context.Context, l *live) ([]ProbeResult, error) {
-	return probeVM(ctx, l.vm, l.slot)
+	return probeVM(ctx, l.machine, l.slot)
 }
 
 // probeVM runs the self-check in v, whose NIC is attached to slot (nil:
 // no networking). The agent makes every attempt at once from the guest's
 // own network stack (one call, about one probeTimeout long, and no
 // process started in the guest); the verdicts are made here.
-func probeVM(ctx context.Context, v *vm.VM, slot *netpool.Slot) ([]ProbeResult, error) {
+func probeVM(ctx context.Context, v Guest, slot *netpool.Slot) ([]ProbeResult, error) {
 	specs := probeSpecs(slot)
 	targets := make([]guest.EgressTarget, len(specs))
 	for i, p := range specs {
 		targets[i] = p.try
 	}
-	got, err := v.Agent.EgressCheck(ctx, targets, probeTimeout)
+	got, err := v.EgressCheck(ctx, targets, probeTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("egress self-check: %w", err)
 	}

@@ -49,7 +49,7 @@ func (m *Manager) recover(ctx context.Context) error {
 		switch {
 		case !now.Before(sb.Deadline):
 			m.endRecovered(ctx, sb, store.StateExpired, store.EventExpire, reasonExpired)
-		case !m.cfg.Host.Driver.Live(sb.PID, sb.StateDir):
+		case !m.machines.Live(sb.PID, sb.StateDir):
 			m.endRecovered(ctx, sb, store.StateFailed, store.EventFail, reasonVMExited)
 		default:
 			m.registerSurvivor(sb)
@@ -82,7 +82,7 @@ func (m *Manager) recover(ctx context.Context) error {
 	for _, sb := range survivors {
 		alive[sb.ID] = true
 	}
-	if err := m.cfg.Host.Driver.SweepJails(func(id string) bool {
+	if err := m.machines.SweepJails(func(id string) bool {
 		return alive[id] || !hasAnyPrefix(id, daemonDirPrefixes)
 	}); err != nil {
 		m.log.Error("sweep jail cgroups", "err", err)
@@ -112,7 +112,7 @@ func (m *Manager) endRecovered(ctx context.Context, sb store.Sandbox, state, eve
 // visible again, not yet attached (see goAttach).
 func (m *Manager) registerSurvivor(sb store.Sandbox) {
 	env := []string(nil)
-	if t, err := m.cfg.Templates.Get(sb.Template); err == nil {
+	if t, err := m.templates.Get(sb.Template); err == nil {
 		env = t.EnvList()
 	}
 	actx, cancel := context.WithTimeout(context.Background(), attachTimeout)
@@ -131,8 +131,8 @@ func (m *Manager) goAttach(l *live, sb store.Sandbox) {
 		defer m.wg.Done()
 		defer l.cancelAttach()
 		began := time.Now()
-		v, err := m.cfg.Host.Adopt(l.attachCtx, sb.ID, sb.StateDir, sb.PID)
-		l.vm, l.attachErr = v, err
+		v, err := m.machines.Adopt(l.attachCtx, sb.ID, sb.StateDir, sb.PID)
+		l.machine, l.attachErr = v, err
 		close(l.attached)
 		if err != nil {
 			m.log.Warn("cannot re-attach to sandbox", "sandbox", sb.ID, "err", err)
@@ -168,7 +168,7 @@ var daemonDirPrefixes = []string{"sbx-", "fork-", "forkdata-"}
 // previous daemon, VMs of sandboxes whose record is gone), killing their
 // QEMU only if it still serves that directory.
 func (m *Manager) reapOrphanDirs(ctx context.Context, known map[string]bool) error {
-	entries, err := os.ReadDir(m.cfg.Host.RunDir)
+	entries, err := os.ReadDir(m.machines.RunDir())
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func (m *Manager) reapOrphanDirs(ctx context.Context, known map[string]bool) err
 		if !e.IsDir() || known[e.Name()] || !hasAnyPrefix(e.Name(), daemonDirPrefixes) {
 			continue
 		}
-		if err := m.killOrphan(ctx, filepath.Join(m.cfg.Host.RunDir, e.Name())); err != nil {
+		if err := m.killOrphan(ctx, filepath.Join(m.machines.RunDir(), e.Name())); err != nil {
 			m.log.Error("reap orphan", "dir", e.Name(), "err", err)
 		} else {
 			m.log.Info("reaped orphan VM state", "dir", e.Name())
@@ -272,7 +272,7 @@ func (m *Manager) killOrphan(ctx context.Context, stateDir string) error {
 	if stateDir == "" {
 		return nil
 	}
-	return m.cfg.Host.Driver.KillOrphan(ctx, filepath.Base(stateDir), stateDir)
+	return m.machines.KillOrphan(ctx, stateDir)
 }
 
 func hasAnyPrefix(s string, prefixes []string) bool {
