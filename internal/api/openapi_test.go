@@ -126,19 +126,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"ProbeResult":          ProbeResult{},
 		"ProbeResponse":        ProbeResponse{},
 	} {
-		s, ok := doc.Components.Schemas[name]
-		if !ok {
-			t.Errorf("schema %s missing", name)
-			continue
-		}
-		var got []string
-		for p := range s.Properties {
-			got = append(got, p)
-		}
-		want := jsonFields(reflect.TypeOf(typ))
-		sort.Strings(got)
-		sort.Strings(want)
-		if !slices.Equal(got, want) {
+		got, want, ok := schemaAndType(t, doc, name, typ)
+		if ok && !slices.Equal(got, want) {
 			t.Errorf("schema %s has properties %v, Go type has %v", name, got, want)
 		}
 	}
@@ -160,18 +149,10 @@ func TestOpenAPISchemasMatchClientTypes(t *testing.T) {
 		"AuditRecord":  client.AuditRecord{},
 		"ExecResult":   client.ExecResult{},
 	} {
-		s, ok := doc.Components.Schemas[name]
+		got, want, ok := schemaAndType(t, doc, name, typ)
 		if !ok {
-			t.Errorf("schema %s missing", name)
 			continue
 		}
-		var got []string
-		for p := range s.Properties {
-			got = append(got, p)
-		}
-		want := jsonFields(reflect.TypeOf(typ))
-		sort.Strings(got)
-		sort.Strings(want)
 		if name == "ExecResult" {
 			for _, f := range want {
 				if !slices.Contains(got, f) {
@@ -184,6 +165,24 @@ func TestOpenAPISchemasMatchClientTypes(t *testing.T) {
 			t.Errorf("schema %s has properties %v, client type %T has %v", name, got, typ, want)
 		}
 	}
+}
+
+// schemaAndType returns the sorted properties of schema name and JSON
+// fields of typ; ok is false (and the test failed) without the schema.
+func schemaAndType(t *testing.T, doc openAPIDocument, name string, typ any) (props, fields []string, ok bool) {
+	t.Helper()
+	s, ok := doc.Components.Schemas[name]
+	if !ok {
+		t.Errorf("schema %s missing", name)
+		return nil, nil, false
+	}
+	for p := range s.Properties {
+		props = append(props, p)
+	}
+	fields = jsonFields(reflect.TypeOf(typ))
+	sort.Strings(props)
+	sort.Strings(fields)
+	return props, fields, true
 }
 
 func jsonFields(t reflect.Type) []string {
