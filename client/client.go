@@ -198,23 +198,9 @@ func decodeError(res *http.Response) error {
 		} `json:"error"`
 	}
 	if json.Unmarshal(b, &er) != nil || er.Error.Code == "" {
-		// Not airlock's shape (a proxy in between?): classify by status.
-		code := "internal"
-		switch {
-		case res.StatusCode == 404:
-			code = "not_found"
-		case res.StatusCode == 401 || res.StatusCode == 403:
-			code = "permission_denied"
-		case res.StatusCode == 502 || res.StatusCode == 503:
-			code = "unavailable"
-		case res.StatusCode == 504:
-			code = "deadline_exceeded"
-		case res.StatusCode == 413 || res.StatusCode == 429:
-			code = "resource_exhausted"
-		case res.StatusCode >= 400 && res.StatusCode < 500:
-			code = "invalid_argument"
-		}
-		return &Error{Status: res.StatusCode, Code: code, Message: strings.TrimSpace(res.Status)}
+		// Not airlock's shape (a proxy in between?): classify by status,
+		// with the table the API and the Python SDK use.
+		return &Error{Status: res.StatusCode, Code: errdefs.CodeForHTTPStatus(res.StatusCode), Message: strings.TrimSpace(res.Status)}
 	}
 	return &Error{Status: res.StatusCode, Code: er.Error.Code, Message: er.Error.Message}
 }

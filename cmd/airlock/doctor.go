@@ -58,6 +58,17 @@ func doctor(ctx context.Context, out io.Writer, g *globalFlags) int {
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\n", name, mark, detail)
 	}
+	checkVMM(check, g)
+	checkGuestParts(ctx, check, g)
+	checkHostFeatures(check)
+	return failed
+}
+
+// checkFunc reports one doctor check.
+type checkFunc func(name string, ok, required bool, detail string)
+
+// checkVMM checks QEMU, the jail, the accelerator and the TSC hint.
+func checkVMM(check checkFunc, g *globalFlags) {
 	if d, err := qemu.New(qemu.Options{Unjailed: "version check"}); err != nil {
 		check("qemu", false, true, err.Error())
 	} else {
@@ -84,6 +95,11 @@ func doctor(ctx context.Context, out io.Writer, g *globalFlags) int {
 	} else {
 		check("tsc hint", false, false, "cpu MHz not found in /proc/cpuinfo")
 	}
+}
+
+// checkGuestParts checks what a guest boots from and how images are built:
+// the kernel (apt and cache), the agent, busybox, mkfs.ext4, mmdebstrap.
+func checkGuestParts(ctx context.Context, check checkFunc, g *globalFlags) {
 	cacheDir := g.cacheDir
 	if cacheDir == "" {
 		cacheDir = image.DefaultCacheDir()
@@ -109,6 +125,10 @@ func doctor(ctx context.Context, out io.Writer, g *globalFlags) int {
 	check("mkfs.ext4", mkfsErr == nil, true, "e2fsprogs, packs root images")
 	_, mmErr := exec.LookPath("mmdebstrap")
 	check("mmdebstrap", mmErr == nil, false, "builds template root filesystems")
+}
+
+// checkHostFeatures checks cgroup v2, tun, nftables and root.
+func checkHostFeatures(check checkFunc) {
 	cg := "none"
 	for _, p := range []string{"/sys/fs/cgroup/cgroup.controllers", "/sys/fs/cgroup/unified/cgroup.controllers"} {
 		if ctrl, err := os.ReadFile(p); err == nil {
@@ -126,5 +146,4 @@ func doctor(ctx context.Context, out io.Writer, g *globalFlags) int {
 	}
 	check("nftables", nft, false, "kernel netfilter, for egress policy")
 	check("running as root", os.Geteuid() == 0, false, "namespaces, taps and nftables need root")
-	return failed
 }

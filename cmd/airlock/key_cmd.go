@@ -56,7 +56,7 @@ func keyCreateCmd(f *adminFlags) *cobra.Command {
 				return err
 			}
 			// An operator event: no acting tenant, the key's tenant in detail.
-			if _, err := st.AppendAudit(ctx, store.AuditRecord{Event: "key_create", Outcome: "ok",
+			if _, err := st.AppendAudit(ctx, store.AuditRecord{Event: store.EventKeyCreate, Outcome: "ok",
 				Detail: map[string]string{"key_id": k.ID, "key_tenant": k.Tenant}}); err != nil {
 				return fmt.Errorf("key %s created but not audited: %w", k.ID, err)
 			}
@@ -131,7 +131,7 @@ func keyRevokeCmd(f *adminFlags) *cobra.Command {
 			if err := st.RevokeKey(ctx, args[0]); err != nil {
 				return err
 			}
-			if _, err := st.AppendAudit(ctx, store.AuditRecord{Event: "key_revoke", Outcome: "ok",
+			if _, err := st.AppendAudit(ctx, store.AuditRecord{Event: store.EventKeyRevoke, Outcome: "ok",
 				Detail: map[string]string{"key_id": args[0]}}); err != nil {
 				return fmt.Errorf("key %s revoked but not audited: %w", args[0], err)
 			}

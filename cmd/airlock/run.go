@@ -15,17 +15,20 @@ import (
 	"github.com/airlock-dev/airlock/internal/vm"
 )
 
+// runOptions are the flags of `airlock run`.
+type runOptions struct {
+	hf         *hostFlags
+	mem, vcpus int
+	timeout    time.Duration
+	shell      bool
+	env        []string
+	cwd        string
+	tmplName   string
+	puts, gets []string
+}
+
 func newRunCmd(g *globalFlags) *cobra.Command {
-	hf := &hostFlags{g: g}
-	var (
-		mem, vcpus int
-		timeout    time.Duration
-		shell      bool
-		env        []string
-		cwd        string
-		tmplName   string
-		puts, gets []string
-	)
+	o := &runOptions{hf: &hostFlags{g: g}}
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARGS...]",
 		Short: "Start a throwaway VM, run one command in it, destroy it",
@@ -39,105 +42,126 @@ out after it (both streamed).`,
 		Example: `  airlock run -- uname -r
   airlock run --template legal-doc-review --put contract.pdf:/job/in.pdf -- pdftotext -layout /job/in.pdf -`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			t0 := time.Now()
-			host, err := hf.host(ctx)
-			if err != nil {
-				return err
-			}
-			defer host.Close()
-			t1 := time.Now()
-			var v *vm.VM
-			var env0 []string
-			if tmplName == "" {
-				v, err = host.Boot(ctx, vm.BootOptions{MemoryMiB: mem, VCPUs: vcpus})
-			} else {
-				v, env0, err = restoreFromTemplate(ctx, hf, host, tmplName)
-			}
-			if err != nil {
-				return err
-			}
-			// Destroy even when interrupted: use a fresh context.
-			defer func() {
-				dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				if err := v.Destroy(dctx); err != nil {
-					fmt.Fprintf(os.Stderr, "airlock: destroy %s: %v\n", v.ID, err)
-				}
-			}()
-			t2 := time.Now()
-			how := "cold boot"
-			if tmplName != "" {
-				how = "restore of " + tmplName
-			}
-			hf.progress()("vm %s ready by %s with %s in %s (host setup %s)", v.ID, how, host.Accel.Accel, t2.Sub(t1).Round(time.Millisecond), t1.Sub(t0).Round(time.Millisecond))
-			for _, p := range puts {
-				local, remote, ok := strings.Cut(p, ":")
-				if !ok || local == "" || remote == "" {
-					return errdefs.InvalidArgument("--put %q: want LOCAL:GUEST_PATH", p)
-				}
-				f, err := os.Open(local)
-				if err != nil {
-					return errdefs.InvalidArgument("--put: %v", err)
-				}
-				n, err := v.Agent.WriteFile(ctx, remote, f, 0o644, true)
-				f.Close()
-				if err != nil {
-					return fmt.Errorf("--put %s: %w", remote, err)
-				}
-				hf.progress()("put %d bytes to %s", n, remote)
-			}
-			opts := guest.ExecOptions{Env: append(env0, env...), Cwd: cwd, Timeout: timeout}
-			if shell {
-				if len(args) != 1 {
-					return errdefs.InvalidArgument("--shell takes exactly one command string")
-				}
-				opts.Shell = args[0]
-			} else {
-				opts.Argv = args
-			}
-			if !term.IsTerminal(int(os.Stdin.Fd())) {
-				opts.Stdin = os.Stdin
-			}
-			res, err := v.Agent.Exec(ctx, opts, os.Stdout, os.Stderr)
-			if err != nil {
-				return err
-			}
-			hf.progress()("exit %d in %s", res.ExitCode, res.Duration)
-			if res.TimedOut {
-				fmt.Fprintf(os.Stderr, "airlock: command timed out after %s and was killed\n", timeout)
-			}
-			if res.StdoutTruncated || res.StderrTruncated {
-				fmt.Fprintf(os.Stderr, "airlock: output truncated (stdout %d bytes, stderr %d bytes produced)\n", res.StdoutBytes, res.StderrBytes)
-			}
-			for _, gspec := range gets {
-				remote, local, ok := strings.Cut(gspec, ":")
-				if !ok || local == "" || remote == "" {
-					return errdefs.InvalidArgument("--get %q: want GUEST_PATH:LOCAL", gspec)
-				}
-				if err := getFile(ctx, v, remote, local); err != nil {
-					return err
-				}
-			}
-			if res.ExitCode != 0 {
-				return exitError{res.ExitCode}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
 	}
-	hf.register(cmd)
+	o.hf.register(cmd)
 	f := cmd.Flags()
-	f.StringVarP(&tmplName, "template", "t", "", "restore from this baked template instead of cold-booting the minimal root")
-	f.IntVar(&mem, "mem", 256, "guest memory in MiB (cold boot only; templates fix their own)")
-	f.IntVar(&vcpus, "vcpus", 1, "guest vCPUs (cold boot only)")
-	f.DurationVar(&timeout, "timeout", 0, "kill the command (and all it started) after this long; 0 = no limit")
-	f.BoolVar(&shell, "shell", false, "run the single argument with /bin/sh -c")
-	f.StringArrayVarP(&env, "env", "e", nil, "KEY=VALUE to add to the command's environment (repeatable)")
-	f.StringVar(&cwd, "cwd", "", "working directory in the guest (absolute)")
-	f.StringArrayVar(&puts, "put", nil, "LOCAL:GUEST_PATH file to copy in before the command (repeatable)")
-	f.StringArrayVar(&gets, "get", nil, "GUEST_PATH:LOCAL file to copy out after the command (repeatable)")
+	f.StringVarP(&o.tmplName, "template", "t", "", "restore from this baked template instead of cold-booting the minimal root")
+	f.IntVar(&o.mem, "mem", 256, "guest memory in MiB (cold boot only; templates fix their own)")
+	f.IntVar(&o.vcpus, "vcpus", 1, "guest vCPUs (cold boot only)")
+	f.DurationVar(&o.timeout, "timeout", 0, "kill the command (and all it started) after this long; 0 = no limit")
+	f.BoolVar(&o.shell, "shell", false, "run the single argument with /bin/sh -c")
+	f.StringArrayVarP(&o.env, "env", "e", nil, "KEY=VALUE to add to the command's environment (repeatable)")
+	f.StringVar(&o.cwd, "cwd", "", "working directory in the guest (absolute)")
+	f.StringArrayVar(&o.puts, "put", nil, "LOCAL:GUEST_PATH file to copy in before the command (repeatable)")
+	f.StringArrayVar(&o.gets, "get", nil, "GUEST_PATH:LOCAL file to copy out after the command (repeatable)")
 	return cmd
+}
+
+// run starts the VM, copies --put files in, runs the command, copies
+// --get files out and destroys the VM (even when interrupted).
+func (o *runOptions) run(ctx context.Context, args []string) error {
+	t0 := time.Now()
+	host, err := o.hf.host(ctx)
+	if err != nil {
+		return err
+	}
+	defer host.Close()
+	t1 := time.Now()
+	var v *vm.VM
+	var env0 []string
+	if o.tmplName == "" {
+		v, err = host.Boot(ctx, vm.BootOptions{MemoryMiB: o.mem, VCPUs: o.vcpus})
+	} else {
+		v, env0, err = restoreFromTemplate(ctx, o.hf, host, o.tmplName)
+	}
+	if err != nil {
+		return err
+	}
+	// Destroy even when interrupted: use a fresh context.
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := v.Destroy(dctx); err != nil {
+			fmt.Fprintf(os.Stderr, "airlock: destroy %s: %v\n", v.ID, err)
+		}
+	}()
+	t2 := time.Now()
+	how := "cold boot"
+	if o.tmplName != "" {
+		how = "restore of " + o.tmplName
+	}
+	o.hf.progress()("vm %s ready by %s with %s in %s (host setup %s)", v.ID, how, host.Accel.Accel, t2.Sub(t1).Round(time.Millisecond), t1.Sub(t0).Round(time.Millisecond))
+	if err := o.putFiles(ctx, v); err != nil {
+		return err
+	}
+	res, err := o.exec(ctx, v, env0, args)
+	if err != nil {
+		return err
+	}
+	for _, gspec := range o.gets {
+		remote, local, ok := strings.Cut(gspec, ":")
+		if !ok || local == "" || remote == "" {
+			return errdefs.InvalidArgument("--get %q: want GUEST_PATH:LOCAL", gspec)
+		}
+		if err := getFile(ctx, v, remote, local); err != nil {
+			return err
+		}
+	}
+	if res.ExitCode != 0 {
+		return exitError{res.ExitCode}
+	}
+	return nil
+}
+
+// putFiles copies each --put LOCAL:GUEST_PATH into the guest.
+func (o *runOptions) putFiles(ctx context.Context, v *vm.VM) error {
+	for _, p := range o.puts {
+		local, remote, ok := strings.Cut(p, ":")
+		if !ok || local == "" || remote == "" {
+			return errdefs.InvalidArgument("--put %q: want LOCAL:GUEST_PATH", p)
+		}
+		f, err := os.Open(local)
+		if err != nil {
+			return errdefs.InvalidArgument("--put: %v", err)
+		}
+		n, err := v.Agent.WriteFile(ctx, remote, f, 0o644, true)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("--put %s: %w", remote, err)
+		}
+		o.hf.progress()("put %d bytes to %s", n, remote)
+	}
+	return nil
+}
+
+// exec runs the command with its output streamed (and stdin, unless it
+// is a terminal), and says on stderr when it timed out or was truncated.
+func (o *runOptions) exec(ctx context.Context, v *vm.VM, env0, args []string) (guest.ExecResult, error) {
+	opts := guest.ExecOptions{Env: append(env0, o.env...), Cwd: o.cwd, Timeout: o.timeout}
+	if o.shell {
+		if len(args) != 1 {
+			return guest.ExecResult{}, errdefs.InvalidArgument("--shell takes exactly one command string")
+		}
+		opts.Shell = args[0]
+	} else {
+		opts.Argv = args
+	}
+	if !term.IsTerminal(int(os.Stdin.Fd())) {
+		opts.Stdin = os.Stdin
+	}
+	res, err := v.Agent.Exec(ctx, opts, os.Stdout, os.Stderr)
+	if err != nil {
+		return res, err
+	}
+	o.hf.progress()("exit %d in %s", res.ExitCode, res.Duration)
+	if res.TimedOut {
+		fmt.Fprintf(os.Stderr, "airlock: command timed out after %s and was killed\n", o.timeout)
+	}
+	if res.StdoutTruncated || res.StderrTruncated {
+		fmt.Fprintf(os.Stderr, "airlock: output truncated (stdout %d bytes, stderr %d bytes produced)\n", res.StdoutBytes, res.StderrBytes)
+	}
+	return res, nil
 }
 
 func restoreFromTemplate(ctx context.Context, hf *hostFlags, host *vm.Host, name string) (*vm.VM, []string, error) {

@@ -292,14 +292,17 @@ func formatPolicy(p client.EgressPolicy) string {
 // which the server limits to 1 MiB. Bigger inputs: `sandbox cp` first.
 const maxCLIStdin = 768 << 10
 
+// sbxExecOptions are the flags of `airlock sandbox exec`.
+type sbxExecOptions struct {
+	timeout time.Duration
+	shell   bool
+	env     []string
+	cwd     string
+	stdin   bool
+}
+
 func sbxExecCmd(f *clientFlags) *cobra.Command {
-	var (
-		timeout time.Duration
-		shell   bool
-		env     []string
-		cwd     string
-		stdin   bool
-	)
+	o := &sbxExecOptions{}
 	cmd := &cobra.Command{
 		Use:   "exec ID [flags] -- CMD [ARGS...]",
 		Short: "Run a command in a sandbox, streaming its output; exits with its exit code",
@@ -309,59 +312,18 @@ func sbxExecCmd(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := client.ExecRequest{Cwd: cwd, Timeout: timeout}
-			if shell {
-				if len(args) != 2 {
-					return errdefs.InvalidArgument("--shell takes exactly one command string")
-				}
-				req.Cmd = args[1]
-			} else {
-				req.Argv = args[1:]
-			}
-			if len(env) > 0 {
-				req.Env = map[string]string{}
-				for _, e := range env {
-					k, v, ok := strings.Cut(e, "=")
-					if !ok || k == "" {
-						return errdefs.InvalidArgument("--env %q: want KEY=VALUE", e)
-					}
-					req.Env[k] = v
-				}
-			}
-			if stdin {
-				b, err := io.ReadAll(io.LimitReader(os.Stdin, maxCLIStdin+1))
-				if err != nil {
-					return fmt.Errorf("read stdin: %w", err)
-				}
-				if len(b) > maxCLIStdin {
-					return errdefs.ResourceExhausted("stdin is over %d KiB; copy it in with `airlock sandbox cp` instead", maxCLIStdin>>10)
-				}
-				req.Stdin = b
-			}
-			if f.json {
-				// One JSON document on stdout holding the command's output
-				// and exit; nothing streamed, nothing on stderr.
-				res, err := c.Sandbox(args[0]).ExecRequest(cmd.Context(), req)
-				if err != nil {
-					return err
-				}
-				if err := printJSON(cmd.OutOrStdout(), execJSON(res)); err != nil {
-					return err
-				}
-				if res.ExitCode != 0 {
-					return exitError{res.ExitCode}
-				}
-				return nil
-			}
-			res, err := c.Sandbox(args[0]).ExecStream(cmd.Context(), req, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			req, err := o.request(args[1:])
 			if err != nil {
 				return err
 			}
-			if res.TimedOut {
-				fmt.Fprintf(cmd.ErrOrStderr(), "airlock: command timed out after %s and was killed\n", timeout)
+			var res *client.ExecResult
+			if f.json {
+				res, err = execPrintJSON(cmd, c.Sandbox(args[0]), req)
+			} else {
+				res, err = o.execStream(cmd, c.Sandbox(args[0]), req)
 			}
-			if res.StdoutTruncated || res.StderrTruncated {
-				fmt.Fprintf(cmd.ErrOrStderr(), "airlock: output truncated (stdout %d bytes, stderr %d bytes produced)\n", res.StdoutBytes, res.StderrBytes)
+			if err != nil {
+				return err
 			}
 			if res.ExitCode != 0 {
 				return exitError{res.ExitCode}
@@ -370,12 +332,76 @@ func sbxExecCmd(f *clientFlags) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.DurationVar(&timeout, "timeout", 0, "kill the command (and all it started) after this long; 0 = the sandbox's TTL")
-	fl.BoolVar(&shell, "shell", false, "run the single argument with /bin/sh -c")
-	fl.StringArrayVarP(&env, "env", "e", nil, "KEY=VALUE to add to the environment (repeatable)")
-	fl.StringVar(&cwd, "cwd", "", "working directory in the guest (absolute)")
-	fl.BoolVarP(&stdin, "interactive", "i", false, "send this process's stdin (up to 768 KiB) to the command")
+	fl.DurationVar(&o.timeout, "timeout", 0, "kill the command (and all it started) after this long; 0 = the sandbox's TTL")
+	fl.BoolVar(&o.shell, "shell", false, "run the single argument with /bin/sh -c")
+	fl.StringArrayVarP(&o.env, "env", "e", nil, "KEY=VALUE to add to the environment (repeatable)")
+	fl.StringVar(&o.cwd, "cwd", "", "working directory in the guest (absolute)")
+	fl.BoolVarP(&o.stdin, "interactive", "i", false, "send this process's stdin (up to 768 KiB) to the command")
 	return cmd
+}
+
+// request builds the exec request for command (the arguments after the
+// sandbox id) from the flags, reading stdin with -i.
+func (o *sbxExecOptions) request(command []string) (client.ExecRequest, error) {
+	req := client.ExecRequest{Cwd: o.cwd, Timeout: o.timeout}
+	if o.shell {
+		if len(command) != 1 {
+			return req, errdefs.InvalidArgument("--shell takes exactly one command string")
+		}
+		req.Cmd = command[0]
+	} else {
+		req.Argv = command
+	}
+	if len(o.env) > 0 {
+		req.Env = map[string]string{}
+		for _, e := range o.env {
+			k, v, ok := strings.Cut(e, "=")
+			if !ok || k == "" {
+				return req, errdefs.InvalidArgument("--env %q: want KEY=VALUE", e)
+			}
+			req.Env[k] = v
+		}
+	}
+	if o.stdin {
+		b, err := io.ReadAll(io.LimitReader(os.Stdin, maxCLIStdin+1))
+		if err != nil {
+			return req, fmt.Errorf("read stdin: %w", err)
+		}
+		if len(b) > maxCLIStdin {
+			return req, errdefs.ResourceExhausted("stdin is over %d KiB; copy it in with `airlock sandbox cp` instead", maxCLIStdin>>10)
+		}
+		req.Stdin = b
+	}
+	return req, nil
+}
+
+// execPrintJSON prints one JSON document on stdout holding the command's
+// output and exit; nothing streamed, nothing on stderr.
+func execPrintJSON(cmd *cobra.Command, sb *client.Sandbox, req client.ExecRequest) (*client.ExecResult, error) {
+	res, err := sb.ExecRequest(cmd.Context(), req)
+	if err != nil {
+		return nil, err
+	}
+	if err := printJSON(cmd.OutOrStdout(), execJSON(res)); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// execStream streams the command's output and says on stderr when it
+// timed out or was truncated.
+func (o *sbxExecOptions) execStream(cmd *cobra.Command, sb *client.Sandbox, req client.ExecRequest) (*client.ExecResult, error) {
+	res, err := sb.ExecStream(cmd.Context(), req, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	if err != nil {
+		return nil, err
+	}
+	if res.TimedOut {
+		fmt.Fprintf(cmd.ErrOrStderr(), "airlock: command timed out after %s and was killed\n", o.timeout)
+	}
+	if res.StdoutTruncated || res.StderrTruncated {
+		fmt.Fprintf(cmd.ErrOrStderr(), "airlock: output truncated (stdout %d bytes, stderr %d bytes produced)\n", res.StdoutBytes, res.StderrBytes)
+	}
+	return res, nil
 }
 
 // execJSON is `sandbox exec --json`'s document: the result with the

@@ -15,28 +15,33 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/airlock-dev/airlock/internal/api"
+	"github.com/airlock-dev/airlock/internal/cleanup"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/metrics"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 	"github.com/airlock-dev/airlock/internal/store"
+	"github.com/airlock-dev/airlock/internal/vm"
 )
 
+// serveOptions are the flags of `airlock serve`.
+type serveOptions struct {
+	hf           *hostFlags
+	nf           *netFlags
+	socket       string
+	tcp          string
+	gid          int
+	maxTTL       time.Duration
+	maxSandboxes int
+	maxMemoryMiB int
+	maxVCPUs     int
+	warmPool     int
+	maxUpload    int64
+	logLevel     string
+	killOnExit   bool
+}
+
 func newServeCmd(g *globalFlags) *cobra.Command {
-	hf := &hostFlags{g: g}
-	nf := &netFlags{}
-	var (
-		socket       string
-		tcp          string
-		gid          int
-		maxTTL       time.Duration
-		maxSandboxes int
-		maxMemoryMiB int
-		maxVCPUs     int
-		warmPool     int
-		maxUpload    int64
-		logLevel     string
-		killOnExit   bool
-	)
+	o := &serveOptions{hf: &hostFlags{g: g}, nf: &netFlags{}}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the daemon: HTTP API on a unix socket (and optionally TCP)",
@@ -45,116 +50,149 @@ left (adopting running sandboxes, reaping overdue ones and orphaned VMs),
 then serves the HTTP API. Sandboxes keep running across a daemon restart
 unless --kill-on-exit is given.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level: %w", err)
-			}
-			log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-			hf.verbose = level <= slog.LevelInfo
-			hf.stateDir = filepath.Clean(hf.stateDir)
-			if err := os.MkdirAll(hf.stateDir, 0o700); err != nil {
-				return err
-			}
-			host, err := hf.host(ctx)
-			if err != nil {
-				return err
-			}
-			defer host.Close()
-			// One daemon per state directory and per run directory: two
-			// would adopt, expire and reap each other's sandboxes.
-			for _, d := range []struct{ dir, what string }{{hf.stateDir, "state directory"}, {host.RunDir, "run directory"}} {
-				lock, err := lockExclusive(d.dir, d.what)
-				if err != nil {
-					return err
-				}
-				defer lock.Close()
-			}
-			st, err := store.Open(filepath.Join(hf.stateDir, "airlock.db"))
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if !st.SealAuditAnchor() {
-				log.Warn("audit anchor cannot be made append-only on this filesystem; truncation is still detected unless the anchor is cut too")
-			}
-			reg, err := hf.registry()
-			if err != nil {
-				return err
-			}
-			if warmPool <= 0 {
-				warmPool = -1 // the manager reads 0 as "default"
-			}
-			hn, err := nf.setup(log, hf.stateDir)
-			if err != nil {
-				return err
-			}
-			// Runs last (defers are LIFO): the proxy and the pool outlive
-			// the manager's shutdown, which releases slots.
-			defer hn.close(log)
-			m := metrics.New()
-			cfg := sandbox.Config{Host: host, Templates: reg, Store: st, Metrics: m,
-				Logger: log, MaxTTL: maxTTL, MaxSandboxes: maxSandboxes, WarmPool: warmPool,
-				MaxMemoryMiB: maxMemoryMiB, MaxVCPUs: maxVCPUs,
-				// Fault-injection tests only (internal/e2e): the daemon kills
-				// itself at the named step. Never set in production.
-				Failpoint: os.Getenv("AIRLOCK_FAILPOINT")}
-			if cfg.Failpoint != "" {
-				log.Warn("AIRLOCK_FAILPOINT is set: this daemon will kill itself at that step (fault-injection tests only)", "failpoint", cfg.Failpoint)
-			}
-			if hn != nil {
-				cfg.Net, cfg.Credentials = hn.pool, hn.credentials
-			}
-			mgr, err := sandbox.New(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			defer func() {
-				if killOnExit {
-					sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-					mgr.Shutdown(sctx)
-					cancel()
-				} else {
-					mgr.Close()
-				}
-			}()
-			if err := hn.startProxy(ctx, log, mgr); err != nil {
-				return err
-			}
-			h := api.New(api.Config{Backend: mgr, Store: st, Logger: log, Metrics: m, MaxUploadBytes: maxUpload})
-			var ls []net.Listener
-			ul, err := api.ListenUnix(socket, gid)
-			if err != nil {
-				return err
-			}
-			ls = append(ls, ul)
-			if tcp != "" {
-				tl, err := api.ListenTCP(tcp)
-				if err != nil {
-					return err
-				}
-				ls = append(ls, tl)
-			}
-			log.Info("airlock serving", "socket", socket, "tcp", tcp, "accel", host.Accel.Accel, "kernel", host.Kernel.Release, "version", version)
-			return api.Serve(ctx, h, log, ls...)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
-	hf.register(cmd)
-	nf.register(cmd)
+	o.hf.register(cmd)
+	o.nf.register(cmd)
 	f := cmd.Flags()
-	f.StringVar(&socket, "socket", serveSocket(), "unix socket to serve on (env AIRLOCK_SOCKET, or AIRLOCK_URL when it is unix://, the variable clients read)")
-	f.StringVar(&tcp, "tcp", os.Getenv("AIRLOCK_TCP"), "also serve on this TCP address, e.g. 127.0.0.1:7070 (env AIRLOCK_TCP)")
-	f.IntVar(&gid, "socket-gid", -1, "group owning the socket (-1 = unchanged)")
-	f.DurationVar(&maxTTL, "max-ttl", 24*time.Hour, "longest lifetime any sandbox may have")
-	f.IntVar(&maxSandboxes, "max-sandboxes", 64, "most sandboxes running at once")
-	f.IntVar(&maxMemoryMiB, "max-memory-mib", 0, "refuse sandboxes of templates with more guest memory than this (0: no cap)")
-	f.IntVar(&maxVCPUs, "max-vcpus", 0, "refuse sandboxes of templates with more vCPUs than this (0: no cap)")
-	f.IntVar(&warmPool, "warm-pool", 2, "restored, idle clones kept ready per template so a create is one identity push (0 or less disables)")
-	f.Int64Var(&maxUpload, "max-upload-bytes", 512<<20, "largest single file upload")
-	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
-	f.BoolVar(&killOnExit, "kill-on-exit", false, "kill all sandboxes when the daemon stops")
+	f.StringVar(&o.socket, "socket", serveSocket(), "unix socket to serve on (env AIRLOCK_SOCKET, or AIRLOCK_URL when it is unix://, the variable clients read)")
+	f.StringVar(&o.tcp, "tcp", os.Getenv("AIRLOCK_TCP"), "also serve on this TCP address, e.g. 127.0.0.1:7070 (env AIRLOCK_TCP)")
+	f.IntVar(&o.gid, "socket-gid", -1, "group owning the socket (-1 = unchanged)")
+	f.DurationVar(&o.maxTTL, "max-ttl", 24*time.Hour, "longest lifetime any sandbox may have")
+	f.IntVar(&o.maxSandboxes, "max-sandboxes", 64, "most sandboxes running at once")
+	f.IntVar(&o.maxMemoryMiB, "max-memory-mib", 0, "refuse sandboxes of templates with more guest memory than this (0: no cap)")
+	f.IntVar(&o.maxVCPUs, "max-vcpus", 0, "refuse sandboxes of templates with more vCPUs than this (0: no cap)")
+	f.IntVar(&o.warmPool, "warm-pool", 2, "restored, idle clones kept ready per template so a create is one identity push (0 or less disables)")
+	f.Int64Var(&o.maxUpload, "max-upload-bytes", 512<<20, "largest single file upload")
+	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.BoolVar(&o.killOnExit, "kill-on-exit", false, "kill all sandboxes when the daemon stops")
 	return cmd
+}
+
+// run serves until ctx ends. What each step opens is closed, in reverse
+// order, when it returns: the proxy and the network pool outlive the
+// manager's shutdown (which releases slots), the store and the host
+// outlive everything.
+func (o *serveOptions) run(ctx context.Context) error {
+	var cu cleanup.Stack
+	defer func() { _ = cu.Clean(ctx) }()
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	o.hf.verbose = level <= slog.LevelInfo
+	host, st, err := o.openState(ctx, log, &cu)
+	if err != nil {
+		return err
+	}
+	mgr, m, err := o.startManager(ctx, log, host, st, &cu)
+	if err != nil {
+		return err
+	}
+	h := api.New(api.Config{Backend: mgr, Store: st, Logger: log, Metrics: m, MaxUploadBytes: o.maxUpload})
+	ls, err := o.listen()
+	if err != nil {
+		return err
+	}
+	log.Info("airlock serving", "socket", o.socket, "tcp", o.tcp, "accel", host.Accel.Accel, "kernel", host.Kernel.Release, "version", version)
+	return api.Serve(ctx, h, log, ls...)
+}
+
+// openState opens the host, locks the state and run directories (one
+// daemon per each: two would adopt, expire and reap each other's
+// sandboxes) and opens the store.
+func (o *serveOptions) openState(ctx context.Context, log *slog.Logger, cu *cleanup.Stack) (*vm.Host, *store.Store, error) {
+	o.hf.stateDir = filepath.Clean(o.hf.stateDir)
+	if err := os.MkdirAll(o.hf.stateDir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	host, err := o.hf.host(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cu.AddFunc(func() { host.Close() })
+	for _, d := range []struct{ dir, what string }{{o.hf.stateDir, "state directory"}, {host.RunDir, "run directory"}} {
+		lock, err := lockExclusive(d.dir, d.what)
+		if err != nil {
+			return nil, nil, err
+		}
+		cu.AddFunc(func() { lock.Close() })
+	}
+	st, err := store.Open(filepath.Join(o.hf.stateDir, "airlock.db"))
+	if err != nil {
+		return nil, nil, err
+	}
+	cu.AddFunc(func() { st.Close() })
+	if !st.SealAuditAnchor() {
+		log.Warn("audit anchor cannot be made append-only on this filesystem; truncation is still detected unless the anchor is cut too")
+	}
+	return host, st, nil
+}
+
+// startManager sets up host networking (with --net) and starts the
+// sandbox manager and the egress proxy.
+func (o *serveOptions) startManager(ctx context.Context, log *slog.Logger, host *vm.Host, st *store.Store, cu *cleanup.Stack) (*sandbox.Manager, *metrics.Metrics, error) {
+	reg, err := o.hf.registry()
+	if err != nil {
+		return nil, nil, err
+	}
+	warmPool := o.warmPool
+	if warmPool <= 0 {
+		warmPool = -1 // the manager reads 0 as "default"
+	}
+	hn, err := o.nf.setup(log, o.hf.stateDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	cu.AddFunc(func() { hn.close(log) })
+	m := metrics.New()
+	cfg := sandbox.Config{Host: host, Templates: reg, Store: st, Metrics: m,
+		Logger: log, MaxTTL: o.maxTTL, MaxSandboxes: o.maxSandboxes, WarmPool: warmPool,
+		MaxMemoryMiB: o.maxMemoryMiB, MaxVCPUs: o.maxVCPUs,
+		// Fault-injection tests only (internal/e2e): the daemon kills
+		// itself at the named step. Never set in production.
+		Failpoint: os.Getenv("AIRLOCK_FAILPOINT")}
+	if cfg.Failpoint != "" {
+		log.Warn("AIRLOCK_FAILPOINT is set: this daemon will kill itself at that step (fault-injection tests only)", "failpoint", cfg.Failpoint)
+	}
+	if hn != nil {
+		cfg.Net, cfg.Credentials = hn.pool, hn.credentials
+	}
+	mgr, err := sandbox.New(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	cu.AddFunc(func() {
+		if o.killOnExit {
+			sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			mgr.Shutdown(sctx)
+			cancel()
+		} else {
+			mgr.Close()
+		}
+	})
+	if err := hn.startProxy(ctx, log, mgr); err != nil {
+		return nil, nil, err
+	}
+	return mgr, m, nil
+}
+
+// listen opens the unix socket and, with --tcp, the TCP listener.
+func (o *serveOptions) listen() ([]net.Listener, error) {
+	ul, err := api.ListenUnix(o.socket, o.gid)
+	if err != nil {
+		return nil, err
+	}
+	ls := []net.Listener{ul}
+	if o.tcp != "" {
+		tl, err := api.ListenTCP(o.tcp)
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, tl)
+	}
+	return ls, nil
 }
 
 // lockExclusive holds an exclusive lock on dir itself until the returned

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/airlock-dev/airlock/internal/guest"
-	"github.com/airlock-dev/airlock/internal/guest/agentpb"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 )
@@ -32,16 +31,13 @@ type Backend interface {
 	// (exists, is a regular file, is within maxBytes), so that such failures
 	// reach the client as a JSON error instead of a truncated body.
 	ReadFile(ctx context.Context, tenant, id, path string, w io.Writer, maxBytes int64) (int64, error)
-	StatFile(ctx context.Context, tenant, id, path string) (*agentpb.FileInfo, error)
-	ListFiles(ctx context.Context, tenant, id, path string) ([]*agentpb.FileInfo, error)
+	StatFile(ctx context.Context, tenant, id, path string) (sandbox.FileInfo, error)
+	ListFiles(ctx context.Context, tenant, id, path string) ([]sandbox.FileInfo, error)
 	RemoveFile(ctx context.Context, tenant, id, path string, recursive bool) error
 	MakeDir(ctx context.Context, tenant, id, path string) error
 	SetEgress(ctx context.Context, tenant, id string, p netpool.Policy) (sandbox.Info, error)
 	// Probe runs the egress self-check; FailedPrecondition names the probes
 	// that got through.
 	Probe(ctx context.Context, tenant, id string) ([]sandbox.ProbeResult, error)
-	Templates(ctx context.Context) ([]TemplateInfo, error)
+	Templates(ctx context.Context) ([]sandbox.TemplateInfo, error)
 }
-
-// TemplateInfo describes a baked template sandboxes can be created from.
-type TemplateInfo = sandbox.TemplateInfo

@@ -1,8 +1,11 @@
 // Package api is airlock's HTTP API: authentication with tenant-bound keys,
 // the routes (one table in routes.go, read by both the mux and the OpenAPI
-// coverage test), JSON request and response shapes, the mapping from errdefs
-// classes to HTTP status codes, and the OpenAPI document served at
-// /openapi.json.
+// coverage test), the JSON request and response shapes (wire.go: the API's
+// own types, converted to and from the sandbox manager's and the store's in
+// convert.go, so nothing behind the API changes the wire), errors as
+// errdefs codes with the status of errdefs' one status table, and the
+// OpenAPI document served at /openapi.json (a test holds it equal to the
+// wire types and to the Go client's).
 //
 // It owns no sandbox state: every sandbox operation goes to a Backend (the
 // sandbox manager), which also writes the audit records for them. The API

@@ -20,22 +20,11 @@ func (e *statusError) Unwrap() error { return e.err }
 
 func withStatus(status int, err error) error { return &statusError{status: status, err: err} }
 
-// classStatus maps each errdefs class to its HTTP status. Unauthenticated
-// requests (no key, unknown or revoked key) are 401 with code
-// permission_denied; an authenticated caller refused an operation is 403.
-var classStatus = map[error]int{
-	errdefs.ErrInvalidArgument:    http.StatusBadRequest,
-	errdefs.ErrPermissionDenied:   http.StatusForbidden,
-	errdefs.ErrNotFound:           http.StatusNotFound,
-	errdefs.ErrAlreadyExists:      http.StatusConflict,
-	errdefs.ErrFailedPrecondition: http.StatusConflict,
-	errdefs.ErrResourceExhausted:  http.StatusTooManyRequests,
-	errdefs.ErrDeadlineExceeded:   http.StatusGatewayTimeout,
-	errdefs.ErrUnavailable:        http.StatusServiceUnavailable,
-	errdefs.ErrInternal:           http.StatusInternalServerError,
-}
-
-// errorStatus returns the HTTP status and the stable code for err.
+// errorStatus returns the HTTP status and the stable code for err: the
+// class's status from errdefs' table (shared with the Go client and the
+// Python SDK), unless a statusError overrides it. Unauthenticated requests
+// (no key, unknown or revoked key) are 401 with code permission_denied; an
+// authenticated caller refused an operation is 403.
 func errorStatus(err error) (int, string) {
 	var se *statusError
 	if errors.As(err, &se) {
@@ -46,7 +35,7 @@ func errorStatus(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge, errdefs.ErrResourceExhausted.Error()
 	}
 	class := errdefs.Class(err)
-	return classStatus[class], class.Error()
+	return errdefs.HTTPStatus(class), class.Error()
 }
 
 // errorBody is what the client is told. Messages are passed through: they

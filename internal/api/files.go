@@ -160,7 +160,7 @@ func (s *server) statFile(w *respWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, fileInfoFromPB(fi))
+	return writeJSON(w, http.StatusOK, fileInfoFrom(fi))
 }
 
 func (s *server) listFiles(w *respWriter, r *http.Request, c *call) error {
@@ -174,7 +174,7 @@ func (s *server) listFiles(w *respWriter, r *http.Request, c *call) error {
 	}
 	out := FileList{Entries: make([]FileInfo, 0, len(fis))}
 	for _, fi := range fis {
-		out.Entries = append(out.Entries, fileInfoFromPB(fi))
+		out.Entries = append(out.Entries, fileInfoFrom(fi))
 	}
 	return writeJSON(w, http.StatusOK, out)
 }

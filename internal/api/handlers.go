@@ -43,14 +43,17 @@ func (s *server) createSandbox(w *respWriter, r *http.Request, c *call) error {
 	if req.TTLSeconds > math.MaxInt64/int64(time.Second) {
 		return errdefs.InvalidArgument("ttl_seconds %d is out of range", req.TTLSeconds)
 	}
+	var egress *netpool.Policy
 	if req.Egress != nil {
-		if err := req.Egress.Validate(); err != nil {
+		p := req.Egress.policy()
+		if err := p.Validate(); err != nil {
 			return err
 		}
+		egress = &p
 	}
 	info, err := s.be.Create(r.Context(), sandbox.CreateRequest{
 		Tenant: c.tenant, Template: req.Template, TTL: time.Duration(req.TTLSeconds) * time.Second,
-		Metadata: req.Metadata, Egress: req.Egress, Probe: req.Probe,
+		Metadata: req.Metadata, Egress: egress, Probe: req.Probe,
 	})
 	if err != nil {
 		return err
@@ -59,7 +62,7 @@ func (s *server) createSandbox(w *respWriter, r *http.Request, c *call) error {
 		return err
 	}
 	c.id = info.ID
-	return writeJSON(w, http.StatusCreated, info)
+	return writeJSON(w, http.StatusCreated, sandboxFromInfo(info))
 }
 
 func (s *server) listSandboxes(w *respWriter, r *http.Request, c *call) error {
@@ -82,10 +85,10 @@ func (s *server) listSandboxes(w *respWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	out := SandboxList{Sandboxes: make([]sandbox.Info, 0, len(infos))}
+	out := SandboxList{Sandboxes: make([]Sandbox, 0, len(infos))}
 	for _, in := range infos {
 		if in.Tenant == c.tenant {
-			out.Sandboxes = append(out.Sandboxes, in)
+			out.Sandboxes = append(out.Sandboxes, sandboxFromInfo(in))
 		}
 	}
 	return writeJSON(w, http.StatusOK, out)
@@ -132,7 +135,7 @@ func (s *server) getSandbox(w *respWriter, r *http.Request, c *call) error {
 	if err := checkTenant(c.tenant, info); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, info)
+	return writeJSON(w, http.StatusOK, sandboxFromInfo(info))
 }
 
 func (s *server) killSandbox(w *respWriter, r *http.Request, c *call) error {
@@ -165,17 +168,15 @@ func (s *server) forkSandbox(w *respWriter, r *http.Request, c *call) error {
 	if err := checkTenant(c.tenant, infos...); err != nil {
 		return errdefs.New(errdefs.ErrInternal, "fork returned a sandbox of another tenant")
 	}
-	if infos == nil {
-		infos = []sandbox.Info{}
-	}
-	return writeJSON(w, http.StatusCreated, SandboxList{Sandboxes: infos})
+	return writeJSON(w, http.StatusCreated, SandboxList{Sandboxes: sandboxesFromInfos(infos)})
 }
 
 func (s *server) setEgress(w *respWriter, r *http.Request, c *call) error {
-	var p netpool.Policy
-	if err := decodeJSON(w, r, &p); err != nil {
+	var req EgressRequest
+	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
+	p := req.policy()
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -186,7 +187,7 @@ func (s *server) setEgress(w *respWriter, r *http.Request, c *call) error {
 	if err := checkTenant(c.tenant, info); err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, info)
+	return writeJSON(w, http.StatusOK, sandboxFromInfo(info))
 }
 
 func (s *server) probeSandbox(w *respWriter, r *http.Request, c *call) error {
@@ -194,10 +195,7 @@ func (s *server) probeSandbox(w *respWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	if rs == nil {
-		rs = []sandbox.ProbeResult{}
-	}
-	return writeJSON(w, http.StatusOK, ProbeResponse{OK: true, Probes: rs})
+	return writeJSON(w, http.StatusOK, ProbeResponse{OK: true, Probes: probeResultsFrom(rs)})
 }
 
 func (s *server) listTemplates(w *respWriter, r *http.Request, _ *call) error {
@@ -205,10 +203,7 @@ func (s *server) listTemplates(w *respWriter, r *http.Request, _ *call) error {
 	if err != nil {
 		return err
 	}
-	if ts == nil {
-		ts = []TemplateInfo{}
-	}
-	return writeJSON(w, http.StatusOK, TemplateList{Templates: ts})
+	return writeJSON(w, http.StatusOK, TemplateList{Templates: templatesFrom(ts)})
 }
 
 func (s *server) getTemplate(w *respWriter, r *http.Request, _ *call) error {
@@ -219,7 +214,7 @@ func (s *server) getTemplate(w *respWriter, r *http.Request, _ *call) error {
 	}
 	for _, t := range ts {
 		if t.Name == name {
-			return writeJSON(w, http.StatusOK, t)
+			return writeJSON(w, http.StatusOK, templateFrom(t))
 		}
 	}
 	return errdefs.NotFound("template %q not found", name)

@@ -8,8 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/netpool"
-	"github.com/airlock-dev/airlock/internal/sandbox"
+	"github.com/airlock-dev/airlock/client"
 )
 
 type openAPIDocument struct {
@@ -109,11 +108,11 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"ErrorResponse":        ErrorResponse{},
 		"Health":               HealthResponse{},
 		"CreateSandboxRequest": CreateSandboxRequest{},
-		"Sandbox":              sandbox.Info{},
+		"Sandbox":              Sandbox{},
 		"SandboxList":          SandboxList{},
 		"ForkRequest":          ForkRequest{},
-		"EgressPolicy":         netpool.Policy{},
-		"EgressRule":           netpool.Rule{},
+		"EgressPolicy":         EgressPolicy{},
+		"EgressRule":           EgressRule{},
 		"ExecRequest":          ExecRequest{},
 		"ExecResult":           ExecResponse{},
 		"StreamEvent":          StreamEvent{},
@@ -124,25 +123,66 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"TemplateList":         TemplateList{},
 		"AuditRecord":          AuditRecord{},
 		"AuditList":            AuditList{},
-		"ProbeResult":          sandbox.ProbeResult{},
+		"ProbeResult":          ProbeResult{},
 		"ProbeResponse":        ProbeResponse{},
 	} {
-		s, ok := doc.Components.Schemas[name]
-		if !ok {
-			t.Errorf("schema %s missing", name)
-			continue
-		}
-		var got []string
-		for p := range s.Properties {
-			got = append(got, p)
-		}
-		want := jsonFields(reflect.TypeOf(typ))
-		sort.Strings(got)
-		sort.Strings(want)
-		if !slices.Equal(got, want) {
+		got, want, ok := schemaAndType(t, doc, name, typ)
+		if ok && !slices.Equal(got, want) {
 			t.Errorf("schema %s has properties %v, Go type has %v", name, got, want)
 		}
 	}
+}
+
+// TestOpenAPISchemasMatchClientTypes checks the Go client decodes the
+// shapes the document describes: each client type has exactly the JSON
+// fields of its schema (ExecResult, which keeps the output out of its JSON,
+// only a subset).
+func TestOpenAPISchemasMatchClientTypes(t *testing.T) {
+	doc := loadOpenAPI(t)
+	for name, typ := range map[string]any{
+		"Sandbox":      client.SandboxInfo{},
+		"EgressPolicy": client.EgressPolicy{},
+		"EgressRule":   client.EgressRule{},
+		"ProbeResult":  client.ProbeResult{},
+		"FileInfo":     client.FileInfo{},
+		"Template":     client.Template{},
+		"AuditRecord":  client.AuditRecord{},
+		"ExecResult":   client.ExecResult{},
+	} {
+		got, want, ok := schemaAndType(t, doc, name, typ)
+		if !ok {
+			continue
+		}
+		if name == "ExecResult" {
+			for _, f := range want {
+				if !slices.Contains(got, f) {
+					t.Errorf("client.ExecResult field %q is not in schema %s %v", f, name, got)
+				}
+			}
+			continue
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("schema %s has properties %v, client type %T has %v", name, got, typ, want)
+		}
+	}
+}
+
+// schemaAndType returns the sorted properties of schema name and JSON
+// fields of typ; ok is false (and the test failed) without the schema.
+func schemaAndType(t *testing.T, doc openAPIDocument, name string, typ any) (props, fields []string, ok bool) {
+	t.Helper()
+	s, ok := doc.Components.Schemas[name]
+	if !ok {
+		t.Errorf("schema %s missing", name)
+		return nil, nil, false
+	}
+	for p := range s.Properties {
+		props = append(props, p)
+	}
+	fields = jsonFields(reflect.TypeOf(typ))
+	sort.Strings(props)
+	sort.Strings(fields)
+	return props, fields, true
 }
 
 func jsonFields(t reflect.Type) []string {

@@ -1,18 +1,16 @@
 package api
 
 import (
-	"io/fs"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/guest/agentpb"
-	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/sandbox"
-	"github.com/airlock-dev/airlock/internal/store"
 )
 
 // The JSON shapes of requests and responses. Field names are the API
-// contract: they are mirrored in openapi.json (checked by a test), the Go
-// client and the Python SDK.
+// contract: they are mirrored in openapi.json and the Go client (both
+// checked by a test) and the Python SDK. They are the API's own types:
+// the handlers convert to and from the sandbox manager's at the boundary
+// (convert.go), so a change inside the manager never changes the wire.
 
 // ErrorBody is the one error shape every failure uses.
 type ErrorBody struct {
@@ -35,7 +33,7 @@ type CreateSandboxRequest struct {
 	Template   string            `json:"template"`
 	TTLSeconds int64             `json:"ttl_seconds,omitempty"` // 0 = the template's default
 	Metadata   map[string]string `json:"metadata,omitempty"`
-	Egress     *netpool.Policy   `json:"egress,omitempty"` // absent = deny everything
+	Egress     *EgressPolicy     `json:"egress,omitempty"` // absent = deny everything
 	// Probe runs the egress self-check before answering; if anything gets
 	// through, the sandbox is killed and the create fails (409 failed_precondition).
 	Probe bool `json:"probe,omitempty"`
@@ -45,13 +43,61 @@ type CreateSandboxRequest struct {
 // blocked; otherwise the route fails with failed_precondition naming the
 // probes that got through.
 type ProbeResponse struct {
-	OK     bool                  `json:"ok"`
-	Probes []sandbox.ProbeResult `json:"probes"`
+	OK     bool          `json:"ok"`
+	Probes []ProbeResult `json:"probes"`
+}
+
+// ProbeResult is one egress self-check.
+type ProbeResult struct {
+	Name   string `json:"name"`   // stable: tcp-gateway, tcp-host, tcp-public, tcp-metadata, dns-denied
+	Target string `json:"target"` // what was tried, e.g. "1.1.1.1:443"
+	// Reachable means traffic got through: the check failed.
+	Reachable bool   `json:"reachable"`
+	Detail    string `json:"detail,omitempty"` // the guest tool's short error
+}
+
+// Sandbox is the externally visible state of a sandbox.
+type Sandbox struct {
+	ID        string            `json:"id"`
+	Tenant    string            `json:"tenant"`
+	Template  string            `json:"template"`
+	ParentID  string            `json:"parent_id,omitempty"` // set for forks
+	Metadata  map[string]string `json:"metadata"`
+	State     string            `json:"state"` // running, killed, expired, failed
+	CreatedAt time.Time         `json:"created_at"`
+	Deadline  time.Time         `json:"deadline"` // killed by the reaper at this time
+	EndedAt   *time.Time        `json:"ended_at,omitempty"`
+	Egress    EgressPolicy      `json:"egress"`
+	// NetAddr is the address the sandbox's traffic leaves its namespace
+	// with, what an allowed server sees; empty without networking or once
+	// ended.
+	NetAddr string `json:"net_addr,omitempty"`
+	// Jailed is whether the sandbox's VMM runs in a jail of its own.
+	Jailed bool `json:"jailed"`
+}
+
+// EgressPolicy is a sandbox's egress policy: deny (or allow) by default,
+// with allow rules by CIDR or domain, and the TLS mode of domain rules.
+// Validation is the sandbox network's (netpool.Policy.Validate).
+type EgressPolicy struct {
+	Default string       `json:"default"` // "deny" or "allow"
+	Allow   []EgressRule `json:"allow,omitempty"`
+	TLS     string       `json:"tls,omitempty"` // "", "passthrough" or "inspect"
+}
+
+// EgressRule is one allow rule: a CIDR (with ports and protocol) or a
+// domain (exact, or a leading "*.").
+type EgressRule struct {
+	Name     string   `json:"name"`
+	CIDR     string   `json:"cidr,omitempty"`
+	Ports    []uint16 `json:"ports,omitempty"`
+	Protocol string   `json:"protocol,omitempty"` // tcp, udp, icmp, any
+	Domain   string   `json:"domain,omitempty"`
 }
 
 // SandboxList answers list and fork.
 type SandboxList struct {
-	Sandboxes []sandbox.Info `json:"sandboxes"`
+	Sandboxes []Sandbox `json:"sandboxes"`
 }
 
 // ForkRequest is the body of POST /v1/sandboxes/{id}/fork.
@@ -59,8 +105,8 @@ type ForkRequest struct {
 	Count *int `json:"count,omitempty"` // absent = 1; 1..MaxForkCount
 }
 
-// MaxForkCount bounds one fork request.
-const MaxForkCount = 16
+// MaxForkCount bounds one fork request: the sandbox manager's limit.
+const MaxForkCount = sandbox.MaxForkCount
 
 // ExecRequest is the body of both exec routes.
 type ExecRequest struct {
@@ -115,7 +161,7 @@ type StreamEvent struct {
 }
 
 // EgressRequest is the body of PUT /v1/sandboxes/{id}/egress.
-type EgressRequest = netpool.Policy
+type EgressRequest = EgressPolicy
 
 // WriteFileResponse answers a file upload.
 type WriteFileResponse struct {
@@ -137,6 +183,16 @@ type FileInfo struct {
 // FileList answers GET .../files/list.
 type FileList struct {
 	Entries []FileInfo `json:"entries"`
+}
+
+// TemplateInfo describes a baked template sandboxes can be created from.
+type TemplateInfo struct {
+	Name              string    `json:"name"`
+	Hash              string    `json:"hash"` // content hash of the spec and its inputs
+	MemoryMiB         int       `json:"memory_mib"`
+	VCPUs             int       `json:"vcpus"`
+	DefaultTTLSeconds int       `json:"default_ttl_seconds"`
+	BuiltAt           time.Time `json:"built_at"`
 }
 
 // TemplateList answers GET /v1/templates.
@@ -168,28 +224,4 @@ type AuditRecord struct {
 type AuditList struct {
 	Records      []AuditRecord `json:"records"`
 	NextAfterSeq int64         `json:"next_after_seq,omitempty"`
-}
-
-// AuditRecordFromStore converts a stored record to its JSON shape (the CLI
-// uses it too, so `airlock audit ls --json` prints what the API returns).
-func AuditRecordFromStore(r store.AuditRecord) AuditRecord {
-	return AuditRecord{
-		Seq: r.Seq, Time: r.Time, Tenant: r.Tenant, SandboxID: r.SandboxID, ParentID: r.ParentID,
-		Template: r.Template, Event: r.Event, Metadata: r.Metadata, ExitCode: r.ExitCode,
-		Bytes: r.Bytes, DurationMS: r.DurationMS, Outcome: r.Outcome, Detail: r.Detail,
-		PrevHash: r.PrevHash, Hash: r.Hash,
-	}
-}
-
-func fileInfoFromPB(fi *agentpb.FileInfo) FileInfo {
-	if fi == nil {
-		return FileInfo{}
-	}
-	mode := fs.FileMode(fi.GetMode())
-	return FileInfo{
-		Path: fi.GetPath(), Name: fi.GetName(), Size: fi.GetSize(), Mode: fi.GetMode(),
-		ModeString: mode.String(), IsDir: fi.GetIsDir(),
-		ModTime:       time.Unix(0, fi.GetModUnixNanos()).UTC(),
-		SymlinkTarget: fi.GetSymlinkTarget(),
-	}
 }

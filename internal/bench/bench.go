@@ -152,6 +152,53 @@ func clone(ctx context.Context, h *vm.Host, t *template.Template) (*vm.VM, error
 
 // Run measures everything for one template.
 func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Report, error) {
+	o = o.withDefaults()
+	say := o.Progress
+	r := &Report{Template: t.Name, Accel: string(h.Accel.Accel)}
+	b := bencher{h: h, t: t}
+	var err error
+	say("cold boots (%d)", o.ColdBoots)
+	if r.ColdBoot, err = sample(ctx, "cold boot", o.ColdBoots, b.coldBoot); err != nil {
+		return nil, err
+	}
+	say("creates from a warm pool (%d)", o.Creates)
+	if r.CreateWarm, err = sample(ctx, "create from warm pool", o.Creates, b.createWarm); err != nil {
+		return nil, err
+	}
+	say("creates from a paused VMM (%d)", o.Creates)
+	if r.CreatePaused, err = sample(ctx, "create from paused VMM", o.Creates, b.createPaused); err != nil {
+		return nil, err
+	}
+	say("creates with process start (%d)", o.Creates)
+	if r.CreateCold, err = sample(ctx, "create with process start", o.Creates, b.createCold); err != nil {
+		return nil, err
+	}
+	say("exec round trips (%d)", o.Execs)
+	v, err := clone(ctx, h, t)
+	if err != nil {
+		return nil, err
+	}
+	defer v.Destroy(context.WithoutCancel(ctx))
+	if r.ExecRTT, err = sample(ctx, "exec round trip", o.Execs, b.execRTT(v)); err != nil {
+		return nil, err
+	}
+	if r.HealthRTT, err = sample(ctx, "agent call round trip", o.Execs, b.healthRTT(v)); err != nil {
+		return nil, err
+	}
+	say("forks (%d)", o.Forks)
+	if r.Fork, err = sample(ctx, "fork", o.Forks, b.fork(v)); err != nil {
+		return nil, err
+	}
+	say("idle memory (%d sandboxes)", o.Idle)
+	if r.IdleSamples, r.IdlePSSKiB, r.IdleRSSKiB, err = b.idleMemory(ctx, o.Idle); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// withDefaults fills in the sample counts (and a silent Progress) Run
+// uses when o leaves them zero.
+func (o Options) withDefaults() Options {
 	if o.Creates == 0 {
 		o.Creates = 30
 	}
@@ -167,130 +214,118 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 	if o.Idle == 0 {
 		o.Idle = 10
 	}
-	say := o.Progress
-	if say == nil {
-		say = func(string, ...any) {}
+	if o.Progress == nil {
+		o.Progress = func(string, ...any) {}
 	}
-	r := &Report{Template: t.Name, Accel: string(h.Accel.Accel)}
+	return o
+}
 
-	var err error
-	say("cold boots (%d)", o.ColdBoots)
-	r.ColdBoot, err = sample(ctx, "cold boot", o.ColdBoots, func(ctx context.Context) (time.Duration, error) {
-		opts := t.BootOptions()
-		opts.MemoryFile, opts.MemoryPrivate = "", false
-		start := time.Now()
-		v, err := h.Boot(ctx, opts)
-		if err != nil {
-			return 0, fmt.Errorf("cold boot: %w", err)
-		}
-		d := time.Since(start)
-		v.Destroy(context.WithoutCancel(ctx))
-		return d, nil
-	})
+// bencher takes Run's samples, one method per measurement.
+type bencher struct {
+	h *vm.Host
+	t *template.Template
+}
+
+// coldBoot boots the template's machine from scratch (no snapshot).
+func (b bencher) coldBoot(ctx context.Context) (time.Duration, error) {
+	opts := b.t.BootOptions()
+	opts.MemoryFile, opts.MemoryPrivate = "", false
+	start := time.Now()
+	v, err := b.h.Boot(ctx, opts)
 	if err != nil {
-		return nil, err
+		return 0, fmt.Errorf("cold boot: %w", err)
 	}
+	d := time.Since(start)
+	v.Destroy(context.WithoutCancel(ctx))
+	return d, nil
+}
 
-	say("creates from a warm pool (%d)", o.Creates)
-	r.CreateWarm, err = sample(ctx, "create from warm pool", o.Creates, func(ctx context.Context) (time.Duration, error) {
-		// What the daemon's pool holds: a clone restored and warmed ahead
-		// of time. The create is the identity push.
-		v, err := clone(ctx, h, t)
-		if err != nil {
-			return 0, err
-		}
-		defer v.Destroy(context.WithoutCancel(ctx))
-		if _, err := v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard); err != nil {
-			return 0, err
-		}
-		start := time.Now()
-		err = v.Prepare(ctx, v.ID)
-		return time.Since(start), err
-	})
+// createWarm is what the daemon's pool holds: a clone restored and
+// warmed ahead of time. The create is the identity push.
+func (b bencher) createWarm(ctx context.Context) (time.Duration, error) {
+	v, err := clone(ctx, b.h, b.t)
 	if err != nil {
-		return nil, err
-	}
-
-	say("creates from a paused VMM (%d)", o.Creates)
-	r.CreatePaused, err = sample(ctx, "create from paused VMM", o.Creates, func(ctx context.Context) (time.Duration, error) {
-		opts := t.BootOptions()
-		opts.ID = vm.NewID("bench-")
-		p, err := h.StartPending(ctx, opts)
-		if err != nil {
-			return 0, err
-		}
-		time.Sleep(50 * time.Millisecond) // let the paused VMM settle
-		start := time.Now()
-		v, err := p.RestorePrepared(ctx, t.StatePath(), true, opts.ID)
-		if err != nil {
-			return 0, err
-		}
-		d := time.Since(start)
-		v.Destroy(context.WithoutCancel(ctx))
-		return d, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-
-	say("creates with process start (%d)", o.Creates)
-	r.CreateCold, err = sample(ctx, "create with process start", o.Creates, func(ctx context.Context) (time.Duration, error) {
-		start := time.Now()
-		v, err := clone(ctx, h, t)
-		if err != nil {
-			return 0, err
-		}
-		d := time.Since(start)
-		v.Destroy(context.WithoutCancel(ctx))
-		return d, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-
-	say("exec round trips (%d)", o.Execs)
-	v, err := clone(ctx, h, t)
-	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer v.Destroy(context.WithoutCancel(ctx))
-	r.ExecRTT, err = sample(ctx, "exec round trip", o.Execs, func(ctx context.Context) (time.Duration, error) {
+	if _, err := v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	err = v.Prepare(ctx, v.ID)
+	return time.Since(start), err
+}
+
+// createPaused restores into a VMM started (paused) ahead of time.
+func (b bencher) createPaused(ctx context.Context) (time.Duration, error) {
+	opts := b.t.BootOptions()
+	opts.ID = vm.NewID("bench-")
+	p, err := b.h.StartPending(ctx, opts)
+	if err != nil {
+		return 0, err
+	}
+	time.Sleep(50 * time.Millisecond) // let the paused VMM settle
+	start := time.Now()
+	v, err := p.RestorePrepared(ctx, b.t.StatePath(), true, opts.ID)
+	if err != nil {
+		return 0, err
+	}
+	d := time.Since(start)
+	v.Destroy(context.WithoutCancel(ctx))
+	return d, nil
+}
+
+// createCold starts a VMM and restores into it.
+func (b bencher) createCold(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	v, err := clone(ctx, b.h, b.t)
+	if err != nil {
+		return 0, err
+	}
+	d := time.Since(start)
+	v.Destroy(context.WithoutCancel(ctx))
+	return d, nil
+}
+
+// execRTT runs `true` in v.
+func (b bencher) execRTT(v *vm.VM) func(context.Context) (time.Duration, error) {
+	return func(ctx context.Context) (time.Duration, error) {
 		start := time.Now()
 		res, err := v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard)
 		if err != nil || res.ExitCode != 0 {
 			return 0, fmt.Errorf("exec true: %v (exit %d)", err, res.ExitCode)
 		}
 		return time.Since(start), nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	r.HealthRTT, err = sample(ctx, "agent call round trip", o.Execs, func(ctx context.Context) (time.Duration, error) {
+}
+
+// healthRTT is one agent call that starts no process.
+func (b bencher) healthRTT(v *vm.VM) func(context.Context) (time.Duration, error) {
+	return func(ctx context.Context) (time.Duration, error) {
 		start := time.Now()
 		_, err := v.Agent.Health(ctx)
 		return time.Since(start), err
-	})
-	if err != nil {
-		return nil, err
 	}
+}
 
-	say("forks (%d)", o.Forks)
-	r.Fork, err = sample(ctx, "fork", o.Forks, func(ctx context.Context) (time.Duration, error) {
-		dir, err := os.MkdirTemp(h.RunDir, "forkdata-")
+// fork snapshots v for a fork and restores one child from it.
+func (b bencher) fork(v *vm.VM) func(context.Context) (time.Duration, error) {
+	return func(ctx context.Context) (time.Duration, error) {
+		dir, err := os.MkdirTemp(b.h.RunDir, "forkdata-")
 		if err != nil {
 			return 0, err
 		}
 		defer os.RemoveAll(dir)
 		start := time.Now()
-		files, err := h.SnapshotForFork(ctx, v, t.BootOptions(), dir)
+		files, err := b.h.SnapshotForFork(ctx, v, b.t.BootOptions(), dir)
 		if err != nil {
 			return 0, err
 		}
 		defer files.Mem.Close()
-		copts := t.BootOptions()
+		copts := b.t.BootOptions()
 		copts.ID = vm.NewID("bench-")
 		copts.MemoryFile, copts.Memory = "", files.Mem
-		cp, err := h.StartPending(ctx, copts)
+		cp, err := b.h.StartPending(ctx, copts)
 		if err != nil {
 			return 0, err
 		}
@@ -301,38 +336,36 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 		d := time.Since(start)
 		child.Destroy(context.WithoutCancel(ctx))
 		return d, nil
-	})
-	if err != nil {
-		return nil, err
 	}
+}
 
-	say("idle memory (%d sandboxes)", o.Idle)
+// idleMemory restores n clones, lets them settle and returns their mean
+// PSS and RSS.
+func (b bencher) idleMemory(ctx context.Context, n int) (samples int, pssKiB, rssKiB int64, err error) {
 	var idle []*vm.VM
 	defer func() {
 		for _, x := range idle {
 			x.Destroy(context.WithoutCancel(ctx))
 		}
 	}()
-	for i := 0; i < o.Idle; i++ {
-		x, err := clone(ctx, h, t)
+	for i := 0; i < n; i++ {
+		x, err := clone(ctx, b.h, b.t)
 		if err != nil {
-			return nil, err
+			return 0, 0, 0, err
 		}
 		idle = append(idle, x)
 	}
 	time.Sleep(3 * time.Second)
 	var pss, rss int64
 	for _, x := range idle {
-		p, r2, err := smapsRollup(x.Machine.PID())
+		p, r, err := smapsRollup(x.Machine.PID())
 		if err != nil {
-			return nil, err
+			return 0, 0, 0, err
 		}
 		pss += p
-		rss += r2
+		rss += r
 	}
-	r.IdleSamples = len(idle)
-	r.IdlePSSKiB, r.IdleRSSKiB = pss/int64(len(idle)), rss/int64(len(idle))
-	return r, nil
+	return len(idle), pss / int64(len(idle)), rss / int64(len(idle)), nil
 }
 
 // smapsRollup returns a process's PSS and RSS in KiB.

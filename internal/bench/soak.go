@@ -75,6 +75,35 @@ func (r Resources) Clean() bool {
 // Soak runs Clients concurrent create/write/exec/read/kill cycles against m
 // for Duration, then counts what is left on the host.
 func Soak(ctx context.Context, m *sandbox.Manager, h *vm.Host, o SoakOptions) (*SoakReport, error) {
+	o = o.withDefaults()
+	if err := m.Prewarm(ctx, o.Template); err != nil {
+		return nil, err
+	}
+	if err := soakWarmUp(ctx, m, o); err != nil {
+		return nil, err
+	}
+	before := settle(ctx, m, h, o.Template)
+	r := &SoakReport{Clients: o.Clients, Before: before}
+	o.Progress("soak: %d clients for %s", o.Clients, o.Duration)
+	began := time.Now()
+	cycles := soakRun(ctx, m, o, r, began.Add(o.Duration))
+	r.Duration = time.Since(began)
+	r.Cycles = len(cycles)
+	r.CyclesPerSec = float64(r.Cycles) / r.Duration.Seconds()
+	r.summarizeCycles(cycles)
+	r.After = settle(ctx, m, h, o.Template)
+	r.Leaked = r.After.minus(r.Before)
+	for target, n := range r.After.fds {
+		if extra := n - r.Before.fds[target]; extra > 0 {
+			r.NewFDs = append(r.NewFDs, fmt.Sprintf("%d x %s", extra, target))
+		}
+	}
+	r.PeakRSSKiB = statusKiB("VmHWM")
+	return r, nil
+}
+
+// withDefaults fills in what o leaves zero (and a silent Progress).
+func (o SoakOptions) withDefaults() SoakOptions {
 	if o.Clients <= 0 {
 		o.Clients = 2
 	}
@@ -84,15 +113,18 @@ func Soak(ctx context.Context, m *sandbox.Manager, h *vm.Host, o SoakOptions) (*
 	if o.Payload <= 0 {
 		o.Payload = 64 << 10
 	}
-	say := o.Progress
-	if say == nil {
-		say = func(string, ...any) {}
+	if o.Progress == nil {
+		o.Progress = func(string, ...any) {}
 	}
-	if err := m.Prewarm(ctx, o.Template); err != nil {
-		return nil, err
-	}
-	// One cycle per client first, not counted: connection pools (the
-	// store's, gRPC's) grow to their working size, which is not a leak.
+	return o
+}
+
+// soakTimes are one cycle's step durations.
+type soakTimes = struct{ create, write, exec, read, kill, total time.Duration }
+
+// soakWarmUp runs one cycle per client, not counted: connection pools
+// (the store's, gRPC's) grow to their working size, which is not a leak.
+func soakWarmUp(ctx context.Context, m *sandbox.Manager, o SoakOptions) error {
 	var warm sync.WaitGroup
 	var warmErr error
 	var warmMu sync.Mutex
@@ -108,15 +140,15 @@ func Soak(ctx context.Context, m *sandbox.Manager, h *vm.Host, o SoakOptions) (*
 		}()
 	}
 	warm.Wait()
-	if warmErr != nil {
-		return nil, warmErr
-	}
-	before := settle(ctx, m, h, o.Template)
-	r := &SoakReport{Clients: o.Clients, Before: before}
-	type cycle struct{ create, write, exec, read, kill, total time.Duration }
+	return warmErr
+}
+
+// soakRun runs the clients' cycles until stop and returns the cycles that
+// succeeded; failures are counted (with the first few samples) in r.
+func soakRun(ctx context.Context, m *sandbox.Manager, o SoakOptions, r *SoakReport, stop time.Time) []soakTimes {
 	var (
 		mu     sync.Mutex
-		cycles []cycle
+		cycles []soakTimes
 	)
 	fail := func(step string, err error) {
 		mu.Lock()
@@ -126,9 +158,6 @@ func Soak(ctx context.Context, m *sandbox.Manager, h *vm.Host, o SoakOptions) (*
 			r.ErrorSamples = append(r.ErrorSamples, step+": "+err.Error())
 		}
 	}
-	say("soak: %d clients for %s", o.Clients, o.Duration)
-	began := time.Now()
-	stop := began.Add(o.Duration)
 	var wg sync.WaitGroup
 	for c := 0; c < o.Clients; c++ {
 		wg.Add(1)
@@ -141,41 +170,34 @@ func Soak(ctx context.Context, m *sandbox.Manager, h *vm.Host, o SoakOptions) (*
 					continue
 				}
 				mu.Lock()
-				cycles = append(cycles, cycle(cy))
+				cycles = append(cycles, cy)
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	r.Duration = time.Since(began)
-	r.Cycles = len(cycles)
-	r.CyclesPerSec = float64(r.Cycles) / r.Duration.Seconds()
-	pick := func(f func(cycle) time.Duration) Stats {
+	return cycles
+}
+
+// summarizeCycles fills in the per-step statistics.
+func (r *SoakReport) summarizeCycles(cycles []soakTimes) {
+	pick := func(f func(soakTimes) time.Duration) Stats {
 		ds := make([]time.Duration, len(cycles))
 		for i, c := range cycles {
 			ds[i] = f(c)
 		}
 		return summarize(ds)
 	}
-	r.Cycle = pick(func(c cycle) time.Duration { return c.total })
-	r.Create = pick(func(c cycle) time.Duration { return c.create })
-	r.Write = pick(func(c cycle) time.Duration { return c.write })
-	r.Exec = pick(func(c cycle) time.Duration { return c.exec })
-	r.Read = pick(func(c cycle) time.Duration { return c.read })
-	r.Kill = pick(func(c cycle) time.Duration { return c.kill })
-	r.After = settle(ctx, m, h, o.Template)
-	r.Leaked = r.After.minus(r.Before)
-	for target, n := range r.After.fds {
-		if extra := n - r.Before.fds[target]; extra > 0 {
-			r.NewFDs = append(r.NewFDs, fmt.Sprintf("%d x %s", extra, target))
-		}
-	}
-	r.PeakRSSKiB = statusKiB("VmHWM")
-	return r, nil
+	r.Cycle = pick(func(c soakTimes) time.Duration { return c.total })
+	r.Create = pick(func(c soakTimes) time.Duration { return c.create })
+	r.Write = pick(func(c soakTimes) time.Duration { return c.write })
+	r.Exec = pick(func(c soakTimes) time.Duration { return c.exec })
+	r.Read = pick(func(c soakTimes) time.Duration { return c.read })
+	r.Kill = pick(func(c soakTimes) time.Duration { return c.kill })
 }
 
 // soakCycle is one client's cycle; it names the step that failed.
-func soakCycle(ctx context.Context, m *sandbox.Manager, o SoakOptions) (c struct{ create, write, exec, read, kill, total time.Duration }, step string, err error) {
+func soakCycle(ctx context.Context, m *sandbox.Manager, o SoakOptions) (c soakTimes, step string, err error) {
 	const tenant = "soak"
 	payload := make([]byte, o.Payload)
 	rand.Read(payload)

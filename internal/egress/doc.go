@@ -1,5 +1,5 @@
 // Package egress is the host-side egress proxy that enforces a sandbox's
-// domain rules and injects its credentials (ARCHITECTURE.md decision 6).
+// domain rules and injects its credentials.
 //
 // What it owns. One Proxy listens at netpool's Config.ProxyAddr on a DNS
 // port (UDP and TCP), a TLS port and an HTTP port. netpool turns a domain

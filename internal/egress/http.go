@@ -56,72 +56,15 @@ func (p *Proxy) serveRequest(s *session, c net.Conn, tlsName string, ev Event) {
 		ev.Status, ev.Outcome, ev.Reason = code, outcome, reason
 		s.emit(ev)
 	}
-
-	// The header block is read under a byte limit and a deadline; after it,
-	// the body is bounded by the session's idle timeout and lifetime only
-	// (uploads of large documents to an allowed DMS are legitimate).
-	lr := &io.LimitedReader{R: c, N: maxHeaderBytes}
-	rec := &recorder{r: lr}
-	br := bufio.NewReader(rec)
-	_ = c.SetReadDeadline(time.Now().Add(p.cfg.HeaderTimeout))
-	req, err := http.ReadRequest(br)
-	head := rec.stop()
-	if err != nil {
-		var ne net.Error
-		switch {
-		case errors.As(err, &ne) && ne.Timeout():
-			ev.Outcome, ev.Reason = OutcomeDenied, "header_timeout"
-			s.emit(ev)
-		case lr.N <= 0:
-			reply(http.StatusRequestHeaderFieldsTooLarge, OutcomeDenied, "bad_request", "request header too large")
-		case errors.Is(err, io.EOF):
-			ev.Outcome, ev.Reason = OutcomeDenied, "bad_request"
-			s.emit(ev)
-		default:
-			reply(http.StatusBadRequest, OutcomeDenied, "bad_request", "malformed request")
-		}
+	req, head, ok := p.readRequest(s, c, &ev, reply)
+	if !ok {
 		return
 	}
-	// req.Body is never closed: closing drains it, and an unread body is
-	// linger's business (bounded), not an unbounded read.
-	_ = c.SetReadDeadline(time.Time{})
-	lr.N = math.MaxInt64
-
-	if req.Method == http.MethodConnect {
-		reply(http.StatusMethodNotAllowed, OutcomeDenied, "method", "CONNECT is not supported: use https:// URLs directly, the proxy sees them by name")
+	host, ok := checkRequest(req, head, tlsName, reply)
+	if !ok {
 		return
 	}
-	scheme := "http"
-	if tlsName != "" {
-		scheme = "https"
-	}
-	host, code, msg := requestHost(req, head, scheme)
-	if code != 0 {
-		reply(code, OutcomeDenied, "bad_request", msg)
-		return
-	}
-	if tlsName != "" && host != tlsName {
-		// The guest's string goes back to the guest only.
-		reply(http.StatusMisdirectedRequest, OutcomeDenied, "host_mismatch",
-			fmt.Sprintf("airlock egress: Host %q differs from the TLS server name %q (domain fronting is refused)", truncate(host, 253), tlsName))
-		return
-	}
-
-	var m match
-	var rt *route
-	_, ok := s.authorize(func(pol *policy) (grant, bool) {
-		if tlsName == "" {
-			if rt = pol.routes[host]; rt != nil {
-				return grant{host: host, route: rt, exact: true}, true
-			}
-		}
-		var ok bool
-		m, ok = pol.matchDomain(host)
-		if tlsName != "" && !pol.inspect {
-			ok = false // the policy changed to passthrough under this connection
-		}
-		return grant{host: host, exact: m.exact, inspected: tlsName != ""}, ok
-	})
+	m, rt, ok := authorizeHost(s, host, tlsName)
 	if rt != nil {
 		ev.Kind, ev.Host, ev.Rule = KindCredential, rt.host, rt.name
 		target, ok := joinUpstream(rt.upstream, req.URL)
@@ -144,11 +87,102 @@ func (p *Proxy) serveRequest(s *session, c net.Conn, tlsName string, ev Event) {
 		return
 	}
 	ev.Host, ev.Rule = m.label, m.rule
-	target := &url.URL{Scheme: scheme, Host: host, Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
+	target := &url.URL{Scheme: requestScheme(tlsName), Host: host, Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
 	if target.Path == "" {
 		target.Path = "/"
 	}
 	p.forward(s, c, &ev, req, target, m.exact, nil)
+}
+
+// replyFunc answers the guest with a status and completes the event.
+type replyFunc func(code int, outcome, reason, msg string)
+
+// readRequest reads one request's header block under a byte limit and a
+// deadline; after it, the body is bounded by the session's idle timeout
+// and lifetime only (uploads of large documents to an allowed DMS are
+// legitimate). head is the raw header as the guest sent it. When the
+// header cannot be read the guest has been answered (or not, for a
+// timeout or EOF) and the event emitted, and ok is false.
+func (p *Proxy) readRequest(s *session, c net.Conn, ev *Event, reply replyFunc) (req *http.Request, head []byte, ok bool) {
+	lr := &io.LimitedReader{R: c, N: maxHeaderBytes}
+	rec := &recorder{r: lr}
+	br := bufio.NewReader(rec)
+	_ = c.SetReadDeadline(time.Now().Add(p.cfg.HeaderTimeout))
+	req, err := http.ReadRequest(br)
+	head = rec.stop()
+	if err != nil {
+		var ne net.Error
+		switch {
+		case errors.As(err, &ne) && ne.Timeout():
+			ev.Outcome, ev.Reason = OutcomeDenied, "header_timeout"
+			s.emit(*ev)
+		case lr.N <= 0:
+			reply(http.StatusRequestHeaderFieldsTooLarge, OutcomeDenied, "bad_request", "request header too large")
+		case errors.Is(err, io.EOF):
+			ev.Outcome, ev.Reason = OutcomeDenied, "bad_request"
+			s.emit(*ev)
+		default:
+			reply(http.StatusBadRequest, OutcomeDenied, "bad_request", "malformed request")
+		}
+		return nil, nil, false
+	}
+	// req.Body is never closed: closing drains it, and an unread body is
+	// linger's business (bounded), not an unbounded read.
+	_ = c.SetReadDeadline(time.Time{})
+	lr.N = math.MaxInt64
+	return req, head, true
+}
+
+// requestScheme is the scheme of requests on a connection: https when
+// the proxy terminated its TLS (tlsName is the allowed SNI), else http.
+func requestScheme(tlsName string) string {
+	if tlsName != "" {
+		return "https"
+	}
+	return "http"
+}
+
+// checkRequest refuses CONNECT, a missing or bad Host, and (under TLS
+// inspection) a Host other than the SNI, which is domain fronting. It
+// returns the request's host, or answers the guest and returns false.
+func checkRequest(req *http.Request, head []byte, tlsName string, reply replyFunc) (string, bool) {
+	if req.Method == http.MethodConnect {
+		reply(http.StatusMethodNotAllowed, OutcomeDenied, "method", "CONNECT is not supported: use https:// URLs directly, the proxy sees them by name")
+		return "", false
+	}
+	host, code, msg := requestHost(req, head, requestScheme(tlsName))
+	if code != 0 {
+		reply(code, OutcomeDenied, "bad_request", msg)
+		return "", false
+	}
+	if tlsName != "" && host != tlsName {
+		// The guest's string goes back to the guest only.
+		reply(http.StatusMisdirectedRequest, OutcomeDenied, "host_mismatch",
+			fmt.Sprintf("airlock egress: Host %q differs from the TLS server name %q (domain fronting is refused)", truncate(host, 253), tlsName))
+		return "", false
+	}
+	return host, true
+}
+
+// authorizeHost decides a request's host under the session's policy and
+// records the grant: a credential route (plain HTTP only; rt is set), or
+// a domain rule (m). Under TLS inspection a policy that switched to
+// passthrough allows nothing on this connection.
+func authorizeHost(s *session, host, tlsName string) (m match, rt *route, ok bool) {
+	_, ok = s.authorize(func(pol *policy) (grant, bool) {
+		if tlsName == "" {
+			if rt = pol.routes[host]; rt != nil {
+				return grant{host: host, route: rt, exact: true}, true
+			}
+		}
+		var ok bool
+		m, ok = pol.matchDomain(host)
+		if tlsName != "" && !pol.inspect {
+			ok = false // the policy changed to passthrough under this connection
+		}
+		return grant{host: host, exact: m.exact, inspected: tlsName != ""}, ok
+	})
+	return m, rt, ok
 }
 
 // recorder keeps a copy of what is read through it until stop: the raw
@@ -292,33 +326,10 @@ func (p *Proxy) forward(s *session, c net.Conn, ev *Event, req *http.Request, ta
 		ev.Status, ev.Outcome, ev.Reason = code, outcome, reason
 		s.emit(*ev)
 	}
-
-	port := uint16(80)
-	if target.Scheme == "https" {
-		port = 443
-	}
-	if ps := target.Port(); ps != "" {
-		port, _ = parsePort(ps) // validated by compile
-	}
-	up, ap, reason, err := p.dialUpstream(s.ctx, normalizeHost(target.Hostname()), port, exact)
-	if err != nil {
-		p.log.Info("egress http upstream failed", "sandbox", s.sb.ID, "rule", ev.Rule, "reason", reason, "err", err)
-		if reason == "refused_address" {
-			reply(http.StatusForbidden, OutcomeDenied, reason, "airlock egress: the allowed host resolves to an address the proxy does not connect to")
-		} else {
-			reply(http.StatusBadGateway, OutcomeError, reason, "airlock egress: cannot reach upstream")
-		}
+	upc, ok := p.connectUpstream(s, ev, target, exact, reply)
+	if !ok {
 		return
 	}
-	ev.Upstream = ap.String()
-	upc := &countedConn{Conn: up, s: s}
-	s.hold(upc)
-	if !s.pin(ap.Addr()) {
-		up.Close()
-		reply(http.StatusForbidden, OutcomeDenied, "policy_changed", "airlock egress: the sandbox's policy changed")
-		return
-	}
-
 	var dialed atomic.Bool
 	tr := &http.Transport{
 		Proxy: nil, // never an environment proxy
@@ -335,7 +346,68 @@ func (p *Proxy) forward(s *session, c net.Conn, ev *Event, req *http.Request, ta
 		MaxResponseHeaderBytes: maxHeaderBytes,
 	}
 	defer tr.CloseIdleConnections()
+	resp, err := tr.RoundTrip(upstreamRequest(s.ctx, c, req, target, inject))
+	if err != nil {
+		p.log.Info("egress http upstream error", "sandbox", s.sb.ID, "rule", ev.Rule, "err", err)
+		code, reason := http.StatusBadGateway, "upstream_error"
+		if r := s.killReason(); r != "" {
+			code, reason = http.StatusGatewayTimeout, r
+		}
+		reply(code, OutcomeError, reason, "airlock egress: upstream request failed")
+		return
+	}
+	defer resp.Body.Close()
+	removeHopByHop(resp.Header)
+	resp.Close = true
+	ev.Status = resp.StatusCode
+	ev.Outcome = OutcomeOK
+	if err := resp.Write(c); err != nil {
+		ev.Outcome, ev.Reason = OutcomeError, "response_copy"
+		if r := s.killReason(); r != "" {
+			ev.Reason = r // closed on purpose: a policy change, a timeout, the sandbox's end
+		}
+	}
+	s.emit(*ev)
+}
 
+// connectUpstream dials target's host at an address the proxy checked
+// (exact rules may reach private addresses), holds the connection in the
+// session and pins its address to the session's grant. On failure the
+// guest has been answered and ok is false.
+func (p *Proxy) connectUpstream(s *session, ev *Event, target *url.URL, exact bool, reply replyFunc) (_ net.Conn, ok bool) {
+	port := uint16(80)
+	if target.Scheme == "https" {
+		port = 443
+	}
+	if ps := target.Port(); ps != "" {
+		port, _ = parsePort(ps) // validated by compile
+	}
+	up, ap, reason, err := p.dialUpstream(s.ctx, normalizeHost(target.Hostname()), port, exact)
+	if err != nil {
+		p.log.Info("egress http upstream failed", "sandbox", s.sb.ID, "rule", ev.Rule, "reason", reason, "err", err)
+		if reason == "refused_address" {
+			reply(http.StatusForbidden, OutcomeDenied, reason, "airlock egress: the allowed host resolves to an address the proxy does not connect to")
+		} else {
+			reply(http.StatusBadGateway, OutcomeError, reason, "airlock egress: cannot reach upstream")
+		}
+		return nil, false
+	}
+	ev.Upstream = ap.String()
+	upc := &countedConn{Conn: up, s: s}
+	s.hold(upc)
+	if !s.pin(ap.Addr()) {
+		up.Close()
+		reply(http.StatusForbidden, OutcomeDenied, "policy_changed", "airlock egress: the sandbox's policy changed")
+		return nil, false
+	}
+	return upc, true
+}
+
+// upstreamRequest is the guest's request as it goes upstream: hop-by-hop
+// headers dropped, the credential injected (inject, for routes), the body
+// streamed as is. An "Expect: 100-continue" is answered to the guest (c)
+// here, since the upstream sees the body at once.
+func upstreamRequest(ctx context.Context, c net.Conn, req *http.Request, target *url.URL, inject func(http.Header)) *http.Request {
 	h := req.Header.Clone()
 	removeHopByHop(h)
 	h.Del("Host")
@@ -364,33 +436,11 @@ func (p *Proxy) forward(s *session, c net.Conn, ev *Event, req *http.Request, ta
 		ContentLength: req.ContentLength,
 		Host:          hostHdr,
 		Close:         true,
-	}).WithContext(s.ctx)
+	}).WithContext(ctx)
 	if req.ContentLength == 0 {
 		out.Body = nil
 	}
-
-	resp, err := tr.RoundTrip(out)
-	if err != nil {
-		p.log.Info("egress http upstream error", "sandbox", s.sb.ID, "rule", ev.Rule, "err", err)
-		code, reason := http.StatusBadGateway, "upstream_error"
-		if r := s.killReason(); r != "" {
-			code, reason = http.StatusGatewayTimeout, r
-		}
-		reply(code, OutcomeError, reason, "airlock egress: upstream request failed")
-		return
-	}
-	defer resp.Body.Close()
-	removeHopByHop(resp.Header)
-	resp.Close = true
-	ev.Status = resp.StatusCode
-	ev.Outcome = OutcomeOK
-	if err := resp.Write(c); err != nil {
-		ev.Outcome, ev.Reason = OutcomeError, "response_copy"
-		if r := s.killReason(); r != "" {
-			ev.Reason = r // closed on purpose: a policy change, a timeout, the sandbox's end
-		}
-	}
-	s.emit(*ev)
+	return out
 }
 
 func upstreamTLS(base *tls.Config, serverName string) *tls.Config {

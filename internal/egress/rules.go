@@ -128,113 +128,135 @@ type match struct {
 	route *route // non-nil for credential-route hosts
 }
 
+// compile checks a Sandbox and builds its policy. Every problem is
+// reported, not just the first, in one InvalidArgument.
 func compile(s Sandbox) (*policy, error) {
-	var problems []string
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-
+	c := &policyCompiler{p: &policy{sb: s, exact: map[string]string{}, routes: map[string]*route{}}, names: map[string]string{}}
 	if s.ID == "" {
-		bad("id: required")
+		c.bad("id: required")
 	}
-	p := &policy{sb: s, exact: map[string]string{}, routes: map[string]*route{}}
+	c.tlsMode(s)
+	for i, d := range s.Domains {
+		c.domain(i, d)
+	}
+	for i, r := range s.Routes {
+		c.route(i, r)
+	}
+	if len(c.problems) > 0 {
+		return nil, errdefs.InvalidArgument("egress sandbox %q: %s", s.ID, strings.Join(c.problems, "; "))
+	}
+	return c.p, nil
+}
+
+// policyCompiler collects a policy and the problems found building it.
+type policyCompiler struct {
+	p        *policy
+	problems []string
+	names    map[string]string // rule and route name -> the field that declared it
+}
+
+func (c *policyCompiler) bad(format string, args ...any) {
+	c.problems = append(c.problems, fmt.Sprintf(format, args...))
+}
+
+// checkName checks a rule's or route's name; names are unique across both.
+func (c *policyCompiler) checkName(field, n string) {
+	switch {
+	case n == "":
+		c.bad("%s: required", field)
+	case !validName(n):
+		c.bad("%s: %q must be 1-64 of [A-Za-z0-9._-]", field, n)
+	case c.names[n] != "":
+		c.bad("%s: %q duplicates %s", field, n, c.names[n])
+	default:
+		c.names[n] = field
+	}
+}
+
+// tlsMode checks the TLS mode (inspection needs the sandbox's CA).
+func (c *policyCompiler) tlsMode(s Sandbox) {
 	switch s.TLS {
 	case "", TLSPassthrough:
 	case TLSInspect:
-		p.inspect = true
+		c.p.inspect = true
 		if s.CA == nil {
-			bad("ca: required with tls %q", TLSInspect)
+			c.bad("ca: required with tls %q", TLSInspect)
 		}
 	default:
-		bad("tls: %q is not %q or %q", s.TLS, TLSPassthrough, TLSInspect)
+		c.bad("tls: %q is not %q or %q", s.TLS, TLSPassthrough, TLSInspect)
 	}
-	names := map[string]string{}
-	checkName := func(field, n string) {
+}
+
+// domain adds domain rule i: an exact name, or "*." and a domain below a
+// top-level one; never an IP address.
+func (c *policyCompiler) domain(i int, d DomainRule) {
+	f := func(field string) string { return fmt.Sprintf("domains[%d].%s", i, field) }
+	c.checkName(f("name"), d.Name)
+	pat := normalizeHost(d.Pattern)
+	if base, ok := strings.CutPrefix(pat, "*."); ok {
 		switch {
-		case n == "":
-			bad("%s: required", field)
-		case !validName(n):
-			bad("%s: %q must be 1-64 of [A-Za-z0-9._-]", field, n)
-		case names[n] != "":
-			bad("%s: %q duplicates %s", field, n, names[n])
+		case !validHostname(base):
+			c.bad("%s: %q is not a hostname pattern (exact name or leading \"*.\")", f("pattern"), d.Pattern)
+		case !strings.Contains(base, "."):
+			c.bad("%s: %q would allow a whole top-level domain", f("pattern"), d.Pattern)
 		default:
-			names[n] = field
+			c.p.wild = append(c.p.wild, wildRule{suffix: "." + base, pattern: pat, name: d.Name})
+		}
+		return
+	}
+	switch {
+	case pat == "" || pat == "*":
+		c.bad("%s: %q: a pattern names a host or \"*.\" plus a domain", f("pattern"), d.Pattern)
+	case isIPLiteral(pat):
+		c.bad("%s: %q is an IP address; use a CIDR rule in the netpool policy instead", f("pattern"), d.Pattern)
+	case !validHostname(pat):
+		c.bad("%s: %q is not a hostname pattern (exact name or leading \"*.\")", f("pattern"), d.Pattern)
+	default:
+		c.p.exact[pat] = d.Name
+	}
+}
+
+// route adds credential route i: a host of its own (no domain rule may
+// also allow it), an https upstream, and a header the proxy does not
+// manage with a valid value.
+func (c *policyCompiler) route(i int, r CredentialRoute) {
+	f := func(field string) string { return fmt.Sprintf("routes[%d].%s", i, field) }
+	c.checkName(f("name"), r.Name)
+	rt := &route{name: r.Name, value: r.Value, host: normalizeHost(r.Host)}
+	switch {
+	case isIPLiteral(rt.host):
+		c.bad("%s: %q is an IP address; the guest reaches routes by name", f("host"), r.Host)
+	case !validHostname(rt.host):
+		c.bad("%s: %q is not a hostname", f("host"), r.Host)
+	case c.p.routes[rt.host] != nil:
+		c.bad("%s: %q duplicates another route's host", f("host"), r.Host)
+	default:
+		if m, ok := c.p.matchDomain(rt.host); ok {
+			c.bad("%s: %q is also allowed by domain rule %q; a route's host must be its own", f("host"), r.Host, m.rule)
 		}
 	}
-
-	for i, d := range s.Domains {
-		f := func(field string) string { return fmt.Sprintf("domains[%d].%s", i, field) }
-		checkName(f("name"), d.Name)
-		pat := normalizeHost(d.Pattern)
-		if base, ok := strings.CutPrefix(pat, "*."); ok {
-			switch {
-			case !validHostname(base):
-				bad("%s: %q is not a hostname pattern (exact name or leading \"*.\")", f("pattern"), d.Pattern)
-			case !strings.Contains(base, "."):
-				bad("%s: %q would allow a whole top-level domain", f("pattern"), d.Pattern)
-			default:
-				p.wild = append(p.wild, wildRule{suffix: "." + base, pattern: pat, name: d.Name})
-			}
-			continue
-		}
-		switch {
-		case pat == "" || pat == "*":
-			bad("%s: %q: a pattern names a host or \"*.\" plus a domain", f("pattern"), d.Pattern)
-		case isIPLiteral(pat):
-			bad("%s: %q is an IP address; use a CIDR rule in the netpool policy instead", f("pattern"), d.Pattern)
-		case !validHostname(pat):
-			bad("%s: %q is not a hostname pattern (exact name or leading \"*.\")", f("pattern"), d.Pattern)
-		default:
-			p.exact[pat] = d.Name
-		}
+	u, err := parseUpstream(r.Upstream)
+	if err != nil {
+		c.bad("%s: %v", f("upstream"), err) // err never quotes the URL
 	}
-
-	for i, r := range s.Routes {
-		f := func(field string) string { return fmt.Sprintf("routes[%d].%s", i, field) }
-		checkName(f("name"), r.Name)
-		rt := &route{name: r.Name, value: r.Value}
-
-		rt.host = normalizeHost(r.Host)
-		switch {
-		case isIPLiteral(rt.host):
-			bad("%s: %q is an IP address; the guest reaches routes by name", f("host"), r.Host)
-		case !validHostname(rt.host):
-			bad("%s: %q is not a hostname", f("host"), r.Host)
-		case p.routes[rt.host] != nil:
-			bad("%s: %q duplicates another route's host", f("host"), r.Host)
-		default:
-			if m, ok := p.matchDomain(rt.host); ok {
-				bad("%s: %q is also allowed by domain rule %q; a route's host must be its own", f("host"), r.Host, m.rule)
-			}
-		}
-
-		u, err := parseUpstream(r.Upstream)
-		if err != nil {
-			bad("%s: %v", f("upstream"), err) // err never quotes the URL
-		}
-		rt.upstream = u
-
-		switch canon := canonicalHeader(r.Header); {
-		case r.Header == "":
-			bad("%s: required", f("header"))
-		case !validHeaderName(r.Header):
-			bad("%s: %q is not a header name", f("header"), r.Header)
-		case hopByHop[canon] || canon == "Host" || canon == "Content-Length":
-			bad("%s: %q is managed by the proxy and cannot carry a credential", f("header"), r.Header)
-		default:
-			rt.header = canon
-		}
-		switch {
-		case r.Value == "":
-			bad("%s: required", f("value"))
-		case !validHeaderValue(r.Value):
-			bad("%s: contains characters not allowed in a header value", f("value"))
-		}
-		p.routes[rt.host] = rt
+	rt.upstream = u
+	switch canon := canonicalHeader(r.Header); {
+	case r.Header == "":
+		c.bad("%s: required", f("header"))
+	case !validHeaderName(r.Header):
+		c.bad("%s: %q is not a header name", f("header"), r.Header)
+	case hopByHop[canon] || canon == "Host" || canon == "Content-Length":
+		c.bad("%s: %q is managed by the proxy and cannot carry a credential", f("header"), r.Header)
+	default:
+		rt.header = canon
 	}
-
-	if len(problems) > 0 {
-		return nil, errdefs.InvalidArgument("egress sandbox %q: %s", s.ID, strings.Join(problems, "; "))
+	switch {
+	case r.Value == "":
+		c.bad("%s: required", f("value"))
+	case !validHeaderValue(r.Value):
+		c.bad("%s: contains characters not allowed in a header value", f("value"))
 	}
-	return p, nil
+	c.p.routes[rt.host] = rt
 }
 
 // parseUpstream validates a route's upstream URL. Its errors never contain

@@ -4,6 +4,10 @@
 // one of these sentinels, so that the API can map it to an HTTP status and a
 // stable machine-readable code, and a client can tell whether to retry, fix
 // its input, or give up. Packages never invent new classes; they pick one.
+//
+// The table between codes and HTTP statuses is here too (http.go), the one
+// the API answers with and the Go client and the Python SDK read bare
+// statuses with.
 package errdefs
 
 import (

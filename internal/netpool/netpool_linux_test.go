@@ -37,6 +37,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/cleanup"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/netpool/netpooltest"
 	"github.com/google/nftables"
@@ -68,7 +69,7 @@ func testNetns(t *testing.T, name string) string {
 	t.Helper()
 	path := filepath.Join(netnsDir, netpooltest.NetnsName(name))
 	_ = removeNetns(path) // leftover of an interrupted run
-	var cu cleanup
+	var cu cleanup.Stack
 	if err := createNetns(path, &cu); err != nil {
 		t.Fatalf("create netns %s: %v", path, err)
 	}

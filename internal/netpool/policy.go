@@ -98,96 +98,117 @@ type compiledRule struct {
 	domain string
 }
 
+// compile checks a policy and compiles its rules. Every problem is
+// reported, not just the first, in one InvalidArgument.
 func (p Policy) compile() ([]compiledRule, error) {
-	var problems []string
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-
+	var pr problems
 	switch p.Default {
 	case DefaultDeny, DefaultAllow:
 	case "":
-		bad("default: required (%q or %q)", DefaultDeny, DefaultAllow)
+		pr.add("default: required (%q or %q)", DefaultDeny, DefaultAllow)
 	default:
-		bad("default: %q is not %q or %q", p.Default, DefaultDeny, DefaultAllow)
+		pr.add("default: %q is not %q or %q", p.Default, DefaultDeny, DefaultAllow)
 	}
-
 	switch p.TLS {
 	case "", TLSPassthrough, TLSInspect:
 	default:
-		bad("tls: %q is not %q or %q", p.TLS, TLSPassthrough, TLSInspect)
+		pr.add("tls: %q is not %q or %q", p.TLS, TLSPassthrough, TLSInspect)
 	}
-
 	seen := map[string]int{}
 	var out []compiledRule
 	for i, r := range p.Allow {
-		f := func(field string) string { return fmt.Sprintf("allow[%d].%s", i, field) }
-		n0 := len(problems)
-		c := compiledRule{name: r.Name, domain: r.Domain}
-
-		switch {
-		case r.Name == "":
-			bad("%s: required", f("name"))
-		case !validName(r.Name):
-			bad("%s: %q must be 1-64 of [A-Za-z0-9._-]", f("name"), r.Name)
-		default:
-			if j, dup := seen[r.Name]; dup {
-				bad("%s: %q duplicates allow[%d].name", f("name"), r.Name, j)
-			} else {
-				seen[r.Name] = i
-			}
-		}
-
-		switch {
-		case r.CIDR == "" && r.Domain == "":
-			bad("%s: one of cidr or domain is required", f("cidr"))
-		case r.CIDR != "" && r.Domain != "":
-			bad("%s: cidr and domain are exclusive", f("domain"))
-		case r.CIDR != "":
-			dst, err := parseCIDR(r.CIDR)
-			if err != nil {
-				bad("%s: %v", f("cidr"), err)
-				break
-			}
-			if metadataCIDR.Contains(dst.Addr()) && dst.Bits() >= metadataCIDR.Bits() {
-				bad("%s: %s is link-local (cloud metadata) and is never reachable", f("cidr"), dst)
-			}
-			c.dst = dst
-		default:
-			if !validDomain(r.Domain) {
-				bad("%s: %q is not a hostname (wildcards only as a leading \"*.\")", f("domain"), r.Domain)
-			}
-			if r.Protocol != "" || len(r.Ports) > 0 {
-				bad("%s: domain rules take no protocol or ports (the proxy allows 80/443)", f("protocol"))
-			}
-		}
-
-		c.proto = r.Protocol
-		switch r.Protocol {
-		case "", ProtoAny:
-			c.proto = ProtoAny
-		case ProtoTCP, ProtoUDP, ProtoICMP:
-		default:
-			bad("%s: %q is not one of tcp, udp, icmp, any", f("protocol"), r.Protocol)
-		}
-		if len(r.Ports) > 0 && c.proto != ProtoTCP && c.proto != ProtoUDP && r.Domain == "" {
-			bad("%s: ports need protocol tcp or udp, not %q", f("ports"), c.proto)
-		}
-		for _, port := range r.Ports {
-			if port == 0 {
-				bad("%s: port 0 is not a port", f("ports"))
-				break
-			}
-		}
-		if len(r.Ports) > 0 {
-			c.ports = slices.Compact(slices.Sorted(slices.Values(r.Ports)))
-		}
-		if len(problems) == n0 {
+		n0 := len(pr)
+		c := compileRule(i, r, seen, &pr)
+		if len(pr) == n0 {
 			out = append(out, c)
 		}
 	}
-	if len(problems) > 0 {
-		return nil, errdefs.InvalidArgument("egress policy: %s", strings.Join(problems, "; "))
+	if len(pr) > 0 {
+		return nil, errdefs.InvalidArgument("egress policy: %s", strings.Join(pr, "; "))
 	}
 	return out, nil
+}
+
+// problems collects what is wrong with a policy.
+type problems []string
+
+func (pr *problems) add(format string, args ...any) { *pr = append(*pr, fmt.Sprintf(format, args...)) }
+
+// compileRule checks allow[i] (seen: the names of the rules before it)
+// and compiles it; what is wrong goes to pr.
+func compileRule(i int, r Rule, seen map[string]int, pr *problems) compiledRule {
+	f := func(field string) string { return fmt.Sprintf("allow[%d].%s", i, field) }
+	c := compiledRule{name: r.Name, domain: r.Domain}
+	switch {
+	case r.Name == "":
+		pr.add("%s: required", f("name"))
+	case !validName(r.Name):
+		pr.add("%s: %q must be 1-64 of [A-Za-z0-9._-]", f("name"), r.Name)
+	default:
+		if j, dup := seen[r.Name]; dup {
+			pr.add("%s: %q duplicates allow[%d].name", f("name"), r.Name, j)
+		} else {
+			seen[r.Name] = i
+		}
+	}
+	c.dst = ruleDestination(r, f, pr)
+	c.proto, c.ports = ruleProtocol(r, f, pr)
+	return c
+}
+
+// ruleDestination checks a rule's cidr or domain (exactly one; never
+// link-local) and returns the cidr's prefix.
+func ruleDestination(r Rule, f func(string) string, pr *problems) netip.Prefix {
+	switch {
+	case r.CIDR == "" && r.Domain == "":
+		pr.add("%s: one of cidr or domain is required", f("cidr"))
+	case r.CIDR != "" && r.Domain != "":
+		pr.add("%s: cidr and domain are exclusive", f("domain"))
+	case r.CIDR != "":
+		dst, err := parseCIDR(r.CIDR)
+		if err != nil {
+			pr.add("%s: %v", f("cidr"), err)
+			return netip.Prefix{}
+		}
+		if metadataCIDR.Contains(dst.Addr()) && dst.Bits() >= metadataCIDR.Bits() {
+			pr.add("%s: %s is link-local (cloud metadata) and is never reachable", f("cidr"), dst)
+		}
+		return dst
+	default:
+		if !validDomain(r.Domain) {
+			pr.add("%s: %q is not a hostname (wildcards only as a leading \"*.\")", f("domain"), r.Domain)
+		}
+		if r.Protocol != "" || len(r.Ports) > 0 {
+			pr.add("%s: domain rules take no protocol or ports (the proxy allows 80/443)", f("protocol"))
+		}
+	}
+	return netip.Prefix{}
+}
+
+// ruleProtocol checks a rule's protocol and ports and returns them
+// normalised (ProtoAny for none; ports sorted without repeats).
+func ruleProtocol(r Rule, f func(string) string, pr *problems) (string, []uint16) {
+	proto := r.Protocol
+	switch r.Protocol {
+	case "", ProtoAny:
+		proto = ProtoAny
+	case ProtoTCP, ProtoUDP, ProtoICMP:
+	default:
+		pr.add("%s: %q is not one of tcp, udp, icmp, any", f("protocol"), r.Protocol)
+	}
+	if len(r.Ports) > 0 && proto != ProtoTCP && proto != ProtoUDP && r.Domain == "" {
+		pr.add("%s: ports need protocol tcp or udp, not %q", f("ports"), proto)
+	}
+	for _, port := range r.Ports {
+		if port == 0 {
+			pr.add("%s: port 0 is not a port", f("ports"))
+			break
+		}
+	}
+	if len(r.Ports) == 0 {
+		return proto, nil
+	}
+	return proto, slices.Compact(slices.Sorted(slices.Values(r.Ports)))
 }
 
 func parseCIDR(s string) (netip.Prefix, error) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"os"
 	"runtime"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/cleanup"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
@@ -104,7 +106,24 @@ type Pool struct {
 // instance) and notes the instance's existing namespaces and links: their
 // indices are not handed out until Recover has adopted or deleted them.
 // Prewarming starts immediately.
-func New(cfg Config) (_ *Pool, err error) {
+func New(cfg Config) (*Pool, error) {
+	p, err := newPool(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.setUpHost(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	go p.prewarm(ctx)
+	p.poke()
+	return p, nil
+}
+
+// newPool validates cfg and returns the pool it describes, touching
+// nothing on the host.
+func newPool(cfg Config) (*Pool, error) {
 	addr, err := parseBase(cfg.BaseCIDR)
 	if err != nil {
 		return nil, err
@@ -140,46 +159,61 @@ func New(cfg Config) (_ *Pool, err error) {
 	default:
 		return nil, errdefs.InvalidArgument("netpool: guest_link %q: must be %q or %q", cfg.GuestLink, GuestLinkTap, GuestLinkVethForTests)
 	}
-	if cfg.ProxyAddr != "" {
-		a, perr := netip.ParseAddr(cfg.ProxyAddr)
-		switch {
-		case perr != nil || !a.Is4():
-			return nil, errdefs.InvalidArgument("netpool: proxy_addr %q: not an IPv4 address", cfg.ProxyAddr)
-		case addr.base.Contains(a) || guestPrefix.Masked().Contains(a) || metadataCIDR.Contains(a):
-			return nil, errdefs.InvalidArgument("netpool: proxy_addr %s: must lie outside base_cidr %s, the guest subnet and link-local", a, addr.base)
-		}
-		p.proxy = a
+	if p.proxy, err = parseProxyAddr(cfg.ProxyAddr, addr); err != nil {
+		return nil, err
 	}
 	for _, u := range cfg.Uplinks {
 		if u == "" || len(u) > 15 || parseIndex(u, p.names.vethPrefix) >= 0 {
 			return nil, errdefs.InvalidArgument("netpool: uplinks: %q is not a usable interface name", u)
 		}
 	}
+	return p, nil
+}
 
-	if p.hostNs, err = currentNetns(); err != nil {
-		return nil, fmt.Errorf("netpool: host netns: %w", err)
+// parseProxyAddr checks Config.ProxyAddr ("" is none: the zero Addr): an
+// IPv4 address outside the slots, the guest subnet and link-local.
+func parseProxyAddr(s string, addr addressing) (netip.Addr, error) {
+	if s == "" {
+		return netip.Addr{}, nil
 	}
-	defer func() {
-		if err != nil {
-			p.hostNs.Close()
-		}
-	}()
+	a, err := netip.ParseAddr(s)
+	switch {
+	case err != nil || !a.Is4():
+		return netip.Addr{}, errdefs.InvalidArgument("netpool: proxy_addr %q: not an IPv4 address", s)
+	case addr.base.Contains(a) || guestPrefix.Masked().Contains(a) || metadataCIDR.Contains(a):
+		return netip.Addr{}, errdefs.InvalidArgument("netpool: proxy_addr %s: must lie outside base_cidr %s, the guest subnet and link-local", a, addr.base)
+	}
+	return a, nil
+}
+
+// setUpHost takes the host's namespace, checks BaseCIDR is unused,
+// installs the host table, enables forwarding and reserves the indices of
+// slots an earlier run left. On failure the table is removed again.
+func (p *Pool) setUpHost() (err error) {
+	var cu cleanup.Stack
+	defer func() { err = errors.Join(err, cu.Clean(context.Background())) }()
+	if p.hostNs, err = currentNetns(); err != nil {
+		return fmt.Errorf("netpool: host netns: %w", err)
+	}
+	cu.AddFunc(func() { p.hostNs.Close() })
 	if err := p.checkBaseUnused(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := p.applyHostTable(); err != nil {
-		return nil, fmt.Errorf("netpool: host table: %w", err)
+		return fmt.Errorf("netpool: host table: %w", err)
 	}
+	cu.Add(func(context.Context) error { return p.deleteHostTable() })
 	// Forwarding is a host-wide switch; it is turned on, never back off
 	// (other software may rely on it). The host table above and the
 	// namespace tables decide what is actually forwarded for slots.
 	if err := inNetnsHandle(p.hostNs, enableHostForwarding); err != nil {
-		return nil, errors.Join(fmt.Errorf("netpool: enable ip_forward: %w", err), p.deleteHostTable())
+		return fmt.Errorf("netpool: enable ip_forward: %w", err)
 	}
 	ns, links, err := p.scan()
 	if err != nil {
-		return nil, errors.Join(err, p.deleteHostTable())
+		return err
 	}
+	cu.Release()
 	for i := range ns {
 		p.reserved[i] = true
 	}
@@ -189,12 +223,7 @@ func New(cfg Config) (_ *Pool, err error) {
 	if len(p.reserved) > 0 {
 		p.log.Info("netpool: found slots from an earlier run; call Recover", "count", len(p.reserved))
 	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	p.cancel = cancel
-	go p.prewarm(ctx)
-	p.poke()
-	return p, nil
+	return nil
 }
 
 func currentNetns() (netns.NsHandle, error) {
@@ -479,7 +508,43 @@ func (p *Pool) Recover(ctx context.Context, inUse map[int]bool) ([]*Slot, error)
 	if err != nil {
 		return nil, err
 	}
+	cand := p.claimCandidates(ns, links)
+	var adopted []*Slot
+	var errs []error
+	for _, i := range slices.Sorted(maps.Keys(cand)) {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			p.unclaim(i)
+			continue
+		}
+		if inUse[i] && ns[i] && links[i] && i < p.max {
+			if s, ok := p.tryAdopt(i); ok {
+				adopted = append(adopted, s)
+				continue
+			}
+		}
+		if err := p.deleteOrphan(i); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for i := range inUse {
+		if !slices.ContainsFunc(adopted, func(s *Slot) bool { return s.Index == i }) {
+			p.log.Warn("netpool: slot recorded in use has no network", "slot", i)
+		}
+	}
+	p.poke()
+	if len(errs) > 0 {
+		return adopted, fmt.Errorf("netpool: recover: %w", errors.Join(errs...))
+	}
+	return adopted, nil
+}
+
+// claimCandidates returns the indices Recover must decide on (those New
+// set aside, and namespaces or links this Pool did not make) and marks
+// them owned, which keeps prewarm and Acquire off them meanwhile.
+func (p *Pool) claimCandidates(ns, links map[int]bool) map[int]bool {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	cand := map[int]bool{}
 	for i := range p.reserved {
 		cand[i] = true
@@ -492,67 +557,54 @@ func (p *Pool) Recover(ctx context.Context, inUse map[int]bool) ([]*Slot, error)
 		}
 	}
 	for i := range cand {
-		p.owned[i] = true // keep prewarm and Acquire off these while we work
+		p.owned[i] = true
 	}
-	p.mu.Unlock()
+	return cand
+}
 
-	var adopted []*Slot
-	var errs []error
-	for _, i := range slices.Sorted(func(yield func(int) bool) {
-		for i := range cand {
-			if !yield(i) {
-				return
-			}
-		}
-	}) {
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, err)
-			p.mu.Lock()
-			delete(p.owned, i)
-			p.reserved[i] = true
-			p.mu.Unlock()
-			continue
-		}
-		if inUse[i] && ns[i] && links[i] && i < p.max {
-			s, err := p.adopt(i)
-			if err == nil {
-				adopted = append(adopted, s)
-				p.mu.Lock()
-				delete(p.reserved, i)
-				p.inUse[i] = s
-				p.mu.Unlock()
-				p.log.Info("netpool: adopted slot", "slot", i)
-				continue
-			}
-			p.log.Error("netpool: cannot adopt slot; deleting it", "slot", i, "err", err)
-		}
-		terr := p.teardown(i)
-		p.mu.Lock()
-		if terr != nil {
-			errs = append(errs, terr)
-			delete(p.owned, i)
-			p.reserved[i] = true
-		} else {
-			wasSkipped := i < p.fresh
-			delete(p.reserved, i)
-			delete(p.owned, i)
-			if i < p.max && wasSkipped {
-				p.free = append(p.free, i)
-			}
-			p.log.Info("netpool: deleted orphan slot", "slot", i)
-		}
-		p.mu.Unlock()
+// unclaim sets index i aside again, undecided.
+func (p *Pool) unclaim(i int) {
+	p.mu.Lock()
+	delete(p.owned, i)
+	p.reserved[i] = true
+	p.mu.Unlock()
+}
+
+// tryAdopt adopts slot i for the sandbox recorded in it; a slot that
+// cannot be adopted is logged, for deletion.
+func (p *Pool) tryAdopt(i int) (*Slot, bool) {
+	s, err := p.adopt(i)
+	if err != nil {
+		p.log.Error("netpool: cannot adopt slot; deleting it", "slot", i, "err", err)
+		return nil, false
 	}
-	for i := range inUse {
-		if !slices.ContainsFunc(adopted, func(s *Slot) bool { return s.Index == i }) {
-			p.log.Warn("netpool: slot recorded in use has no network", "slot", i)
-		}
+	p.mu.Lock()
+	delete(p.reserved, i)
+	p.inUse[i] = s
+	p.mu.Unlock()
+	p.log.Info("netpool: adopted slot", "slot", i)
+	return s, true
+}
+
+// deleteOrphan tears slot i down and returns its index to the free list;
+// if that fails the index stays set aside.
+func (p *Pool) deleteOrphan(i int) error {
+	terr := p.teardown(i)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if terr != nil {
+		delete(p.owned, i)
+		p.reserved[i] = true
+		return terr
 	}
-	p.poke()
-	if len(errs) > 0 {
-		return adopted, fmt.Errorf("netpool: recover: %w", errors.Join(errs...))
+	wasSkipped := i < p.fresh
+	delete(p.reserved, i)
+	delete(p.owned, i)
+	if i < p.max && wasSkipped {
+		p.free = append(p.free, i)
 	}
-	return adopted, nil
+	p.log.Info("netpool: deleted orphan slot", "slot", i)
+	return nil
 }
 
 func (p *Pool) adopt(i int) (*Slot, error) {

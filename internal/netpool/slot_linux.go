@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/airlock-dev/airlock/internal/cleanup"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
@@ -189,10 +190,10 @@ func (p *Pool) applyPolicy(nsPath string, rules []compiledRule, defaultAllow, fl
 // forwarding is enabled: a slot is never open, not even while being built.
 func (p *Pool) create(ctx context.Context, i int) (_ *Slot, err error) {
 	s := p.newSlot(i)
-	var cu cleanup
+	var cu cleanup.Stack
 	defer func() {
 		if err != nil {
-			if cerr := cu.clean(); cerr != nil {
+			if cerr := cu.Clean(ctx); cerr != nil {
 				p.log.Error("netpool: rollback of failed slot left resources", "slot", i, "err", cerr)
 				err = errors.Join(err, cerr)
 			}
@@ -216,13 +217,13 @@ func (p *Pool) create(ctx context.Context, i int) (_ *Slot, err error) {
 			return nil, fmt.Errorf("netpool: slot %d: %s: %w", i, st.name, err)
 		}
 	}
-	cu.release()
+	cu.Release()
 	return s, nil
 }
 
 // createNetns makes a new network namespace bind-mounted at path, like
 // `ip netns add`. The unshare happens on a throwaway locked thread.
-func createNetns(path string, cu *cleanup) error {
+func createNetns(path string, cu *cleanup.Stack) error {
 	if err := os.MkdirAll(netnsDir, 0o755); err != nil {
 		return err
 	}
@@ -234,7 +235,7 @@ func createNetns(path string, cu *cleanup) error {
 		return err
 	}
 	f.Close()
-	cu.add(func() error { return removeNetns(path) })
+	cu.Add(func(context.Context) error { return removeNetns(path) })
 
 	errc := make(chan error, 1)
 	go func() {
@@ -297,7 +298,7 @@ func nsSysctls() error {
 // the slot namespace (no name clash on the host), addresses both ends and
 // routes the namespace's default via the host end. The host's connected
 // route for the /30 is the route back to the slot.
-func (p *Pool) createVeth(s *Slot, cu *cleanup) error {
+func (p *Pool) createVeth(s *Slot, cu *cleanup.Stack) error {
 	nsf, err := os.Open(s.NetnsPath)
 	if err != nil {
 		return err
@@ -318,7 +319,7 @@ func (p *Pool) createVeth(s *Slot, cu *cleanup) error {
 		}
 		return fmt.Errorf("add %s: %w", s.HostVeth, err)
 	}
-	cu.add(func() error { return delHostLink(host0(p), s.HostVeth) })
+	cu.Add(func(context.Context) error { return delHostLink(host0(p), s.HostVeth) })
 
 	hl, err := host.LinkByName(s.HostVeth)
 	if err != nil {

@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"io/fs"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/guest/agentpb"
 	"github.com/airlock-dev/airlock/internal/netpool"
 )
 
@@ -56,4 +58,24 @@ type TemplateInfo struct {
 	VCPUs             int       `json:"vcpus"`
 	DefaultTTLSeconds int       `json:"default_ttl_seconds"`
 	BuiltAt           time.Time `json:"built_at"`
+}
+
+// FileInfo describes one path in a sandbox.
+type FileInfo struct {
+	Path          string
+	Name          string
+	Size          int64
+	Mode          fs.FileMode
+	IsDir         bool
+	ModTime       time.Time // UTC
+	SymlinkTarget string    // for a symlink, where it points
+}
+
+// fileInfoFromAgent converts the agent protocol's description of a path.
+func fileInfoFromAgent(fi *agentpb.FileInfo) FileInfo {
+	if fi == nil {
+		return FileInfo{ModTime: time.Unix(0, 0).UTC()}
+	}
+	return FileInfo{Path: fi.GetPath(), Name: fi.GetName(), Size: fi.GetSize(), Mode: fs.FileMode(fi.GetMode()),
+		IsDir: fi.GetIsDir(), ModTime: time.Unix(0, fi.GetModUnixNanos()).UTC(), SymlinkTarget: fi.GetSymlinkTarget()}
 }

@@ -9,6 +9,13 @@
 // returns, and the egress self-check (Probe, CreateRequest.Probe) fails
 // closed; see net.go. Without it the NIC is on an empty hub: deny-all.
 //
+// Machines are reached only through the interfaces in machines.go
+// (Machines, Machine, TemplateSource): VMs on a vm.Host from a template
+// registry in production; package localmachines in the -short tests of the
+// lifecycle logic. Every resource a create or fork makes is undone through
+// a cleanup stack until the sandbox is registered, and every audit record
+// is built by auditRecord (audit.go) from the sandbox's info.
+//
 // It never stores or logs document content; audit records carry ids,
 // metadata, sizes and durations only.
 package sandbox

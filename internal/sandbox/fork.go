@@ -8,8 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/cleanup"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/store"
+	"github.com/airlock-dev/airlock/internal/template"
 	"github.com/airlock-dev/airlock/internal/vm"
 )
 
@@ -17,159 +19,191 @@ import (
 // and disk, taken at one instant. The parent keeps running; parent and
 // children never see each other's later writes. Children keep the
 // parent's tenant, template, metadata, egress policy and deadline.
-func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) (_ []Info, err error) {
+//
+// Each child's reservation, slot and VM are undone by its own cleanup
+// stack until it is registered, so a failure leaves only the children
+// registered before it (which are returned with the error).
+func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) ([]Info, error) {
 	began := time.Now()
-	if count < 1 || count > maxForkCount {
-		return nil, errdefs.InvalidArgument("fork count %d out of range 1..%d", count, maxForkCount)
-	}
-	if err := m.admit(); err != nil {
-		return nil, err
-	}
-	l, err := m.lookup(tenant, id)
+	l, tmpl, err := m.forkParent(ctx, tenant, id, count)
 	if err != nil {
 		return nil, err
 	}
-	if err := l.awaitAttached(ctx); err != nil {
-		return nil, err
-	}
-	tmpl, err := m.cfg.Templates.Open(m.cfg.Host, l.infoCopy().Template)
-	if err != nil {
-		return nil, fmt.Errorf("fork %s: %w", id, err)
-	}
-	for i := 0; i < count; i++ {
-		if err := m.reserve(); err != nil {
-			for j := 0; j < i; j++ {
-				m.release()
-			}
-			return nil, err
-		}
-	}
-	registered := 0
+	children := make([]cleanup.Stack, count) // one per child; a registered child's is released
 	defer func() {
-		for i := registered; i < count; i++ {
-			m.release()
+		for i := range children {
+			m.logUndo("fork", children[i].Clean(ctx))
 		}
 	}()
-
-	dir, err := os.MkdirTemp(m.cfg.Host.RunDir, "forkdata-")
+	for i := range children {
+		if err := m.reserve(); err != nil {
+			return nil, err
+		}
+		children[i].AddFunc(m.release)
+	}
+	dir, err := os.MkdirTemp(m.machines.RunDir(), "forkdata-")
 	if err != nil {
 		return nil, err
 	}
 	// Children map the files private; once they run, the names can go.
 	defer os.RemoveAll(dir)
-
-	// Exclusive: the parent's agent session is closed and reopened around
-	// the snapshot, so no call may be in flight. A kill meanwhile destroys
-	// the parent and the snapshot fails.
-	l.ops.Lock()
-	if l.ending.Load() {
-		l.ops.Unlock()
-		return nil, errdefs.NotFound("sandbox %s not found", id)
-	}
-	parent := l.infoCopy()
-	files, err := m.cfg.Host.SnapshotForFork(ctx, l.vm, tmpl.BootOptions(), dir)
-	l.ops.Unlock()
+	parent, base, err := m.snapshotParent(ctx, l, tmpl, dir)
 	snapDur := time.Since(began)
+	if err != nil && parent.ID == "" {
+		return nil, err // the parent ended first: nothing was tried
+	}
 	if err != nil {
-		m.audit(ctx, store.AuditRecord{Tenant: parent.Tenant, SandboxID: parent.ID, Template: parent.Template,
-			Event: "fork", Metadata: parent.Metadata, DurationMS: snapDur.Milliseconds(), Outcome: errdefs.Code(err)})
+		rec := auditRecord(store.EventFork, parent)
+		rec.DurationMS, rec.Outcome = snapDur.Milliseconds(), errdefs.Code(err)
+		m.audit(ctx, rec)
 		return nil, fmt.Errorf("fork %s: %w", id, err)
 	}
-
 	m.failpoint(FailForkSnapshotted)
 	// The children's VMMs hold their own descriptors of the base once
 	// started.
-	defer files.Mem.Close()
-	shape := tmpl.BootOptions()
-	shape.MemoryFile, shape.Memory = "", files.Mem
-	// Each child gets its own slot (with networking) and, before it is
-	// registered, the parent's policy: a child is never more open than its
-	// parent, and never shares the parent's namespace or address.
-	clones := make([]*clone, count)
-	errs := make([]error, count)
-	var wg sync.WaitGroup
-	for i := range clones {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			opts := shape
-			opts.ID = vm.NewID("sbx-")
-			p, slot, err := startPending(ctx, m.cfg.Host, m.cfg.Net, opts)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			c := &clone{slot: slot}
-			if c.vm, err = p.RestorePrepared(ctx, files.State, true, opts.ID); err != nil {
-				m.releaseNet(opts.ID, slot)
-				errs[i] = err
-				return
-			}
-			clones[i] = c
-			if slot != nil {
-				// A child inherits its parent's trust store, CA certificate
-				// included, but gets a CA of its own.
-				if parent.Egress.Inspects() {
-					if c.ca, errs[i] = m.newEgressCA(opts.ID); errs[i] == nil {
-						errs[i] = installEgressCA(ctx, c.vm, c.ca)
-					}
-					if errs[i] != nil {
-						return
-					}
-				}
-				errs[i] = m.applyEgress(slot, opts.ID, parent.Tenant, parent.Egress, c.ca)
-			}
-		}(i)
-	}
-	wg.Wait()
-	var firstErr error
-	for _, e := range errs {
-		if e != nil && firstErr == nil {
-			firstErr = e
-		}
-	}
-	destroy := func(cs []*clone) {
-		for _, c := range cs {
-			if c != nil {
-				c.vm.Destroy(context.WithoutCancel(ctx))
-				m.releaseNet(c.vm.ID, c.slot)
-			}
-		}
-	}
-	if firstErr != nil {
-		destroy(clones)
-		return nil, fmt.Errorf("fork %s: restore child: %w", id, firstErr)
+	defer base.Close()
+	clones, err := m.restoreChildren(ctx, tmpl, base, parent, children)
+	if err != nil {
+		return nil, fmt.Errorf("fork %s: restore child: %w", id, err)
 	}
 	m.failpoint(FailForkChildren)
-	out := make([]Info, 0, count)
-	now := stamp()
-	for i, c := range clones {
-		v := c.vm
-		info := Info{ID: v.ID, Tenant: parent.Tenant, Template: parent.Template, ParentID: parent.ID,
-			Metadata: copyMap(parent.Metadata), State: store.StateRunning, CreatedAt: now,
-			Deadline: parent.Deadline, Egress: parent.Egress, Jailed: m.cfg.Host.Driver.Jailed()}
-		if c.slot != nil {
-			info.NetAddr = c.slot.NsIP.String()
-		}
-		l, err := m.register(ctx, info, v, c.slot, tmpl.EnvList())
-		if err != nil {
-			destroy(clones[i:])
-			return out, err
-		}
-		l.mu.Lock()
-		l.egressCA = c.ca
-		l.mu.Unlock()
-		registered++
-		out = append(out, info)
-		m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, ParentID: parent.ID, Template: info.Template,
-			Event: "create", Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: "ok",
-			Detail: map[string]string{"forked": "true", "jail": jailWord(info.Jailed)}})
+	out, err := m.registerChildren(ctx, tmpl, parent, clones, children, began)
+	if err != nil {
+		return out, err
 	}
 	d := time.Since(began)
 	m.cfg.Metrics.Forked(count)
-	m.audit(ctx, store.AuditRecord{Tenant: parent.Tenant, SandboxID: parent.ID, Template: parent.Template, Event: "fork",
-		Metadata: parent.Metadata, DurationMS: d.Milliseconds(), Outcome: "ok",
-		Detail: map[string]string{"children": strconv.Itoa(count), "snapshot_ms": strconv.FormatInt(snapDur.Milliseconds(), 10)}})
+	rec := auditRecord(store.EventFork, parent)
+	rec.DurationMS, rec.Outcome = d.Milliseconds(), "ok"
+	rec.Detail = map[string]string{"children": strconv.Itoa(count), "snapshot_ms": strconv.FormatInt(snapDur.Milliseconds(), 10)}
+	m.audit(ctx, rec)
 	m.log.Info("sandbox forked", "sandbox", parent.ID, "children", count, "ms", d.Milliseconds())
+	return out, nil
+}
+
+// forkParent checks a fork request and finds the parent and its template.
+func (m *Manager) forkParent(ctx context.Context, tenant, id string, count int) (*live, *template.Template, error) {
+	if count < 1 || count > MaxForkCount {
+		return nil, nil, errdefs.InvalidArgument("fork count %d out of range 1..%d", count, MaxForkCount)
+	}
+	if err := m.admit(); err != nil {
+		return nil, nil, err
+	}
+	l, err := m.lookup(tenant, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := l.awaitAttached(ctx); err != nil {
+		return nil, nil, err
+	}
+	tmpl, err := m.templates.Open(l.infoCopy().Template)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fork %s: %w", id, err)
+	}
+	return l, tmpl, nil
+}
+
+// snapshotParent saves the parent for its children in dir and returns
+// the parent's info as of that instant. It holds the parent's ops lock
+// exclusively: the parent's agent session is closed and reopened around
+// the snapshot, so no call may be in flight. A kill meanwhile destroys
+// the parent and the snapshot fails.
+func (m *Manager) snapshotParent(ctx context.Context, l *live, tmpl *template.Template, dir string) (Info, ForkBase, error) {
+	l.ops.Lock()
+	defer l.ops.Unlock()
+	if l.ending.Load() {
+		return Info{}, nil, errdefs.NotFound("sandbox %s not found", l.id)
+	}
+	parent := l.infoCopy()
+	base, err := m.machines.SnapshotForFork(ctx, l.machine, tmpl, dir)
+	return parent, base, err
+}
+
+// restoreChildren restores one child per stack in parallel. Each child
+// gets its own slot (with networking) and, before it is registered, the
+// parent's policy: a child is never more open than its parent, and never
+// shares the parent's namespace or address. Every child's undos go on its
+// own stack; on failure the first error is returned and the caller's
+// stacks undo everything.
+func (m *Manager) restoreChildren(ctx context.Context, tmpl *template.Template, base ForkBase, parent Info, children []cleanup.Stack) ([]*clone, error) {
+	clones := make([]*clone, len(children))
+	errs := make([]error, len(children))
+	var wg sync.WaitGroup
+	for i := range children {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			clones[i], errs[i] = m.restoreChild(ctx, tmpl, base, parent, &children[i])
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return clones, nil
+}
+
+// restoreChild restores one fork child from the parent's state and puts
+// the parent's policy in force in its slot, with a CA of its own when the
+// policy inspects TLS (a child inherits its parent's trust store, the
+// parent's CA certificate included).
+func (m *Manager) restoreChild(ctx context.Context, tmpl *template.Template, base ForkBase, parent Info, cu *cleanup.Stack) (*clone, error) {
+	id := vm.NewID("sbx-")
+	v, slot, err := startMachine(ctx, m.cfg.Net, func(tap *os.File) (Machine, error) {
+		return m.machines.RestoreChild(ctx, base, tmpl, id, tap)
+	})
+	if err != nil {
+		return nil, err
+	}
+	cu.AddFunc(func() { m.releaseNet(id, slot) })
+	cu.Add(v.Destroy)
+	c := &clone{machine: v, slot: slot}
+	if slot == nil {
+		return c, nil
+	}
+	if parent.Egress.Inspects() {
+		if c.ca, err = m.newEgressCA(id); err != nil {
+			return nil, err
+		}
+		if err := installEgressCA(ctx, c.machine, c.ca); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.applyEgress(slot, id, parent.Tenant, parent.Egress, c.ca); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// registerChildren registers the restored children in order and audits
+// each one's creation. A registered child owns its resources (its stack
+// is released); when one fails to register, the ones before it stay and
+// are returned with the error.
+func (m *Manager) registerChildren(ctx context.Context, tmpl *template.Template, parent Info, clones []*clone, children []cleanup.Stack, began time.Time) ([]Info, error) {
+	out := make([]Info, 0, len(clones))
+	now := stamp()
+	for i, c := range clones {
+		info := Info{ID: c.machine.ID(), Tenant: parent.Tenant, Template: parent.Template, ParentID: parent.ID,
+			Metadata: copyMap(parent.Metadata), State: store.StateRunning, CreatedAt: now,
+			Deadline: parent.Deadline, Egress: parent.Egress, Jailed: m.machines.Jailed()}
+		if c.slot != nil {
+			info.NetAddr = c.slot.NsIP.String()
+		}
+		l, err := m.register(ctx, info, c.machine, c.slot, tmpl.EnvList())
+		if err != nil {
+			return out, err
+		}
+		children[i].Release()
+		l.mu.Lock()
+		l.egressCA = c.ca
+		l.mu.Unlock()
+		out = append(out, info)
+		rec := auditRecord(store.EventCreate, info)
+		rec.ParentID, rec.DurationMS, rec.Outcome = parent.ID, time.Since(began).Milliseconds(), "ok"
+		rec.Detail = map[string]string{"forked": "true", "jail": jailWord(info.Jailed)}
+		m.audit(ctx, rec)
+	}
 	return out, nil
 }

@@ -2,9 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,11 +27,17 @@ import (
 
 // Config configures a Manager; zero values take the documented defaults.
 type Config struct {
-	Host      *vm.Host           // required
-	Templates *template.Registry // required
-	Store     *store.Store       // required
-	Metrics   *metrics.Metrics   // optional
-	Logger    *slog.Logger       // optional
+	Host      *vm.Host           // required unless Machines is set
+	Templates *template.Registry // required unless TemplateSource is set
+	// Machines and TemplateSource replace Host and Templates: the machine
+	// layer and the bakes sandboxes are created from (see machines.go).
+	// nil: VMs on Host, from the bakes in Templates. Tests of the
+	// lifecycle logic set them to run it without VMs.
+	Machines       Machines
+	TemplateSource TemplateSource
+	Store          *store.Store     // required
+	Metrics        *metrics.Metrics // optional
+	Logger         *slog.Logger     // optional
 	// MaxTTL caps every sandbox's lifetime (default 24h).
 	MaxTTL time.Duration
 	// MaxSandboxes caps concurrently running sandboxes (default 64).
@@ -69,8 +72,10 @@ const (
 	maxMetadataPairs = 64
 	maxMetadataKey   = 63
 	maxMetadataValue = 1024
-	maxForkCount     = 16
 )
+
+// MaxForkCount bounds the children of one fork.
+const MaxForkCount = 16
 
 var metaKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,63}$`)
 
@@ -85,9 +90,11 @@ var metaKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,63}$`)
 // VMM exits), the ends the reaper starts, and re-attachments after a
 // restart. All are counted in wg and stop or finish before Close returns.
 type Manager struct {
-	cfg   Config       // immutable after New
-	log   *slog.Logger // immutable
-	pools *warmPools   // immutable
+	cfg       Config         // immutable after New
+	log       *slog.Logger   // immutable
+	pools     *warmPools     // immutable
+	machines  Machines       // immutable: cfg.Machines, or VMs on cfg.Host
+	templates TemplateSource // immutable: cfg.TemplateSource, or cfg.Templates for cfg.Host
 
 	mu        sync.Mutex
 	sandboxes map[string]*live // guarded by mu; registered sandboxes until they end
@@ -117,7 +124,7 @@ type live struct {
 	// previous daemon left running. vm and attachErr are written before it
 	// closes and never after; read them only after <-attached.
 	attached  chan struct{}
-	vm        *vm.VM
+	machine   Machine
 	attachErr error
 	// attachCtx bounds a re-attachment and cancelAttach stops it (both nil
 	// for sandboxes this daemon made); immutable after registration.
@@ -137,13 +144,14 @@ type live struct {
 }
 
 // newLive returns a sandbox whose VM is attached already.
-func newLive(info Info, v *vm.VM, slot *netpool.Slot, env []string) *live {
-	l := &live{attached: make(chan struct{}), vm: v, id: info.ID, stateDir: v.Machine.StateDir(), info: info, slot: slot, env: env}
+func newLive(info Info, v Machine, slot *netpool.Slot, env []string) *live {
+	l := &live{attached: make(chan struct{}), machine: v, id: info.ID, stateDir: v.StateDir(), info: info, slot: slot, env: env}
 	close(l.attached)
 	return l
 }
 
-// info returns a copy of the sandbox's externally visible state.
+// infoCopy returns a copy of the sandbox's externally visible state
+// (Info), taken under l.mu. It has nothing to do with VM snapshots.
 func (l *live) infoCopy() Info {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -174,8 +182,14 @@ func (l *live) awaitAttached(ctx context.Context) error {
 // live sandboxes, expiring overdue ones, removing orphans) and starts the
 // TTL reaper.
 func New(ctx context.Context, cfg Config) (*Manager, error) {
-	if cfg.Host == nil || cfg.Templates == nil || cfg.Store == nil {
+	if (cfg.Host == nil && cfg.Machines == nil) || (cfg.Templates == nil && cfg.TemplateSource == nil) || cfg.Store == nil {
 		return nil, errdefs.InvalidArgument("sandbox manager needs a host, a template registry and a store")
+	}
+	if cfg.Machines == nil {
+		cfg.Machines = vmMachines{cfg.Host}
+	}
+	if cfg.TemplateSource == nil {
+		cfg.TemplateSource = registryTemplates{reg: cfg.Templates, host: cfg.Host}
 	}
 	if cfg.MaxTTL == 0 {
 		cfg.MaxTTL = 24 * time.Hour
@@ -193,8 +207,8 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, sandboxes: map[string]*live{}, stop: make(chan struct{}),
-		egressBySrc: map[netip.Addr]egress.Sandbox{}}
-	m.pools = newWarmPools(cfg.Host, cfg.Net, cfg.WarmPool, cfg.Logger)
+		egressBySrc: map[netip.Addr]egress.Sandbox{}, machines: cfg.Machines, templates: cfg.TemplateSource}
+	m.pools = newWarmPools(cfg.Machines, cfg.Net, cfg.WarmPool, cfg.Logger)
 	if err := m.recover(ctx); err != nil {
 		return nil, fmt.Errorf("recover sandboxes: %w", err)
 	}
@@ -220,7 +234,7 @@ func (m *Manager) Close() {
 // Shutdown kills every running sandbox, then closes the manager.
 func (m *Manager) Shutdown(ctx context.Context) {
 	for _, l := range m.all() {
-		m.end(ctx, l, store.StateKilled, "kill", "shutdown")
+		m.end(ctx, l, store.StateKilled, store.EventKill, reasonShutdown)
 	}
 	m.Close()
 }
@@ -246,12 +260,12 @@ func (m *Manager) goWatch(l *live) {
 		defer m.wg.Done()
 		select {
 		case <-m.stop:
-		case <-l.vm.Machine.Exited():
+		case <-l.machine.Exited():
 			if l.ending.Load() {
 				return // ended on purpose: the VM went because end destroyed it
 			}
-			m.log.Warn("sandbox VM exited", "sandbox", l.id, "err", l.vm.Machine.ExitError())
-			m.end(context.Background(), l, store.StateFailed, "fail", reasonVMExited)
+			m.log.Warn("sandbox VM exited", "sandbox", l.id, "err", l.machine.ExitError())
+			m.end(context.Background(), l, store.StateFailed, store.EventFail, reasonVMExited)
 		}
 	}()
 }
@@ -314,159 +328,6 @@ func (m *Manager) checkEgress(tenant string, p *netpool.Policy) (netpool.Policy,
 	return *p, nil
 }
 
-// Create restores a new sandbox from a template.
-func (m *Manager) Create(ctx context.Context, req CreateRequest) (_ Info, err error) {
-	began := time.Now()
-	audited := false // set when the failure was already audited with the sandbox's id
-	defer func() {
-		if err != nil && !audited {
-			m.audit(ctx, store.AuditRecord{Tenant: req.Tenant, Template: req.Template, Event: "create",
-				Metadata: req.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: errdefs.Code(err)})
-		}
-	}()
-	if err := store.ValidateTenant(req.Tenant); err != nil {
-		return Info{}, err
-	}
-	if err := validateMetadata(req.Metadata); err != nil {
-		return Info{}, err
-	}
-	if err := m.admit(); err != nil {
-		return Info{}, err
-	}
-	if req.TTL < 0 {
-		return Info{}, errdefs.InvalidArgument("ttl must not be negative")
-	}
-	if req.TTL > m.cfg.MaxTTL {
-		return Info{}, errdefs.InvalidArgument("ttl %s exceeds this server's maximum of %s", req.TTL, m.cfg.MaxTTL)
-	}
-	egressPol, err := m.checkEgress(req.Tenant, req.Egress)
-	if err != nil {
-		return Info{}, err
-	}
-	tmpl, err := m.cfg.Templates.Open(m.cfg.Host, req.Template)
-	if err != nil {
-		return Info{}, err
-	}
-	if err := m.checkSize(tmpl.MemoryMiB, tmpl.VCPUs); err != nil {
-		return Info{}, fmt.Errorf("template %q: %w", tmpl.Name, err)
-	}
-	ttl := req.TTL
-	if ttl == 0 {
-		ttl = time.Duration(tmpl.DefaultTTLSeconds) * time.Second
-		if ttl > m.cfg.MaxTTL {
-			ttl = m.cfg.MaxTTL
-		}
-	}
-	if err := m.reserve(); err != nil {
-		return Info{}, err
-	}
-	defer func() {
-		if err != nil {
-			m.release()
-		}
-	}()
-	c, err := m.pools.take(ctx, tmpl)
-	if err != nil {
-		return Info{}, fmt.Errorf("create from %s: %w", tmpl.Name, err)
-	}
-	v := c.vm
-	fail := func(err error) (Info, error) {
-		m.releaseNet(v.ID, c.slot) // after the VM: drops the proxy entry too
-		return Info{}, err
-	}
-	// Before anything of the caller's runs: its own clock, entropy, id.
-	if err := v.Prepare(ctx, v.ID); err != nil {
-		v.Destroy(context.WithoutCancel(ctx))
-		return fail(fmt.Errorf("create from %s: %w", tmpl.Name, err))
-	}
-	// The pooled clone's slot is deny-all already, so a deny-all request
-	// only needs its proxy entry (which makes the proxy answer the sandbox,
-	// with nothing, rather than log an unknown source); anything else
-	// replaces the slot's table before the caller gets the id.
-	var ca *egress.CA
-	if c.slot != nil && egressPol.Inspects() {
-		// The guest trusts its CA before the proxy ever presents it.
-		var err error
-		if ca, err = m.newEgressCA(v.ID); err == nil {
-			err = installEgressCA(ctx, v, ca)
-		}
-		if err != nil {
-			v.Destroy(context.WithoutCancel(ctx))
-			return fail(fmt.Errorf("create from %s: %w", tmpl.Name, err))
-		}
-	}
-	if c.slot != nil {
-		if isDenyAll(egressPol) && isDenyAll(c.slot.Policy()) {
-			psb, _ := m.proxySandbox(v.ID, req.Tenant, egressPol, ca)
-			m.setEgressLookup(c.slot.NsIP, psb)
-		} else if err := m.applyEgress(c.slot, v.ID, req.Tenant, egressPol, ca); err != nil {
-			v.Destroy(context.WithoutCancel(ctx))
-			return fail(err)
-		}
-	}
-	m.failpoint(FailCreateRestored)
-	now := stamp()
-	info := Info{ID: v.ID, Tenant: req.Tenant, Template: tmpl.Name, Metadata: copyMap(req.Metadata),
-		State: store.StateRunning, CreatedAt: now, Deadline: now.Add(ttl), Egress: egressPol,
-		Jailed: m.cfg.Host.Driver.Jailed()}
-	if c.slot != nil {
-		info.NetAddr = c.slot.NsIP.String()
-	}
-	l, err := m.register(ctx, info, v, c.slot, tmpl.EnvList())
-	if err != nil {
-		v.Destroy(context.Background())
-		return fail(err)
-	}
-	l.mu.Lock()
-	l.egressCA = ca
-	l.mu.Unlock()
-	m.failpoint(FailCreateRegistered)
-	detail := map[string]string{"ttl_s": strconv.Itoa(int(ttl / time.Second)), "egress_default": egressPol.Default,
-		"jail": jailWord(info.Jailed)}
-	if ca != nil {
-		detail["egress_tls"] = netpool.TLSInspect
-		detail["egress_ca_sha256"] = ca.Fingerprint()
-	}
-	if names := ruleNames(egressPol); names != "" {
-		detail["egress_allow"] = names
-	}
-	if c.slot != nil {
-		detail["net_slot"] = strconv.Itoa(c.slot.Index)
-	}
-	switch {
-	case req.Probe && c.probedDenyAll && isDenyAll(egressPol):
-		// The check passed in this very clone while it warmed, under the
-		// deny-all policy it still has: running it again would only make
-		// every job wait a probe timeout.
-		detail["probe"] = "ok_at_warmup"
-	case req.Probe:
-		// Fail closed: a sandbox whose self-check lets anything through is
-		// killed before the caller gets its id.
-		results, err := m.runProbes(ctx, l)
-		if err == nil {
-			err = probeError(results)
-		}
-		if err != nil {
-			detail["probe"] = "failed"
-			if f := failedProbes(results); f != "" {
-				detail["probe_failed"] = f
-			}
-			m.end(ctx, l, store.StateFailed, "fail", reasonProbeFailed)
-			audited = true
-			m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: "create",
-				Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: errdefs.Code(err), Detail: detail})
-			return Info{}, fmt.Errorf("sandbox %s killed: %w", info.ID, err)
-		}
-		detail["probe"] = "ok"
-	}
-	d := time.Since(began)
-	m.cfg.Metrics.CreateObserved(d)
-	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: "create",
-		Metadata: info.Metadata, DurationMS: d.Milliseconds(), Outcome: "ok", Detail: detail})
-	m.log.Info("sandbox created", "sandbox", info.ID, "tenant", info.Tenant, "template", info.Template, "ms", d.Milliseconds())
-	return info, nil
-}
-
 // reserve counts a sandbox against MaxSandboxes before it exists; register
 // turns the reservation into the sandbox, release gives it back.
 func (m *Manager) reserve() error {
@@ -487,7 +348,7 @@ func (m *Manager) release() {
 
 // register persists a new running sandbox, makes it visible and starts its
 // watcher. It uses up one reservation.
-func (m *Manager) register(ctx context.Context, info Info, v *vm.VM, slot *netpool.Slot, env []string) (*live, error) {
+func (m *Manager) register(ctx context.Context, info Info, v Machine, slot *netpool.Slot, env []string) (*live, error) {
 	eg, _ := json.Marshal(info.Egress)
 	netSlot := store.NoNetSlot
 	if slot != nil {
@@ -495,7 +356,7 @@ func (m *Manager) register(ctx context.Context, info Info, v *vm.VM, slot *netpo
 	}
 	if err := m.cfg.Store.PutSandbox(ctx, store.Sandbox{ID: info.ID, Tenant: info.Tenant, Template: info.Template,
 		Metadata: info.Metadata, State: store.StateRunning, CreatedAt: info.CreatedAt, Deadline: info.Deadline,
-		PID: v.Machine.PID(), StateDir: v.Machine.StateDir(), ParentID: info.ParentID, Egress: eg,
+		PID: v.PID(), StateDir: v.StateDir(), ParentID: info.ParentID, Egress: eg,
 		NetSlot: netSlot, Jailed: info.Jailed}); err != nil {
 		return nil, fmt.Errorf("persist sandbox %s: %w", info.ID, err)
 	}
@@ -610,7 +471,7 @@ func (m *Manager) Kill(ctx context.Context, tenant, id string) error {
 	if err != nil {
 		return err
 	}
-	if !m.end(ctx, l, store.StateKilled, "kill", reasonKilled) {
+	if !m.end(ctx, l, store.StateKilled, store.EventKill, reasonKilled) {
 		return errdefs.NotFound("sandbox %s not found", id)
 	}
 	return nil
@@ -654,9 +515,10 @@ func (m *Manager) end(ctx context.Context, l *live, state, event, reason string)
 		m.log.Error("destroy sandbox", "sandbox", info.ID, "err", destroyErr)
 		m.cfg.Metrics.Error(destroyErr)
 	}
-	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, ParentID: info.ParentID, Template: info.Template,
-		Event: event, Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: outcome,
-		Detail: map[string]string{"lifetime_ms": strconv.FormatInt(now.Sub(info.CreatedAt).Milliseconds(), 10), "reason": reason}})
+	rec := auditRecord(event, info)
+	rec.ParentID, rec.DurationMS, rec.Outcome = info.ParentID, time.Since(began).Milliseconds(), outcome
+	rec.Detail = map[string]string{"lifetime_ms": strconv.FormatInt(now.Sub(info.CreatedAt).Milliseconds(), 10), "reason": reason}
+	m.audit(ctx, rec)
 	if reason != reasonShutdown {
 		m.cfg.Metrics.Killed(metricReason(reason))
 	}
@@ -687,28 +549,10 @@ func (m *Manager) destroyVM(ctx context.Context, l *live) error {
 	case <-ctx.Done():
 		return fmt.Errorf("sandbox %s: re-attachment did not stop: %w", l.id, ctx.Err())
 	}
-	if l.vm != nil {
-		return l.vm.Destroy(ctx)
+	if l.machine != nil {
+		return l.machine.Destroy(ctx)
 	}
 	return m.killOrphan(ctx, l.stateDir)
-}
-
-// audit appends a record; a failure to audit is logged and counted, never
-// silently dropped.
-func (m *Manager) audit(ctx context.Context, r store.AuditRecord) {
-	if _, err := m.cfg.Store.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
-		m.log.Error("audit append failed", "event", r.Event, "sandbox", r.SandboxID, "err", err)
-		m.cfg.Metrics.Error(err)
-	}
-}
-
-// pathDigest lets an auditor check "was this exact path touched in this
-// sandbox" without the log holding the path: an HMAC keyed by the sandbox
-// id, so digests cannot be correlated across sandboxes.
-func pathDigest(sandboxID, path string) string {
-	h := hmac.New(sha256.New, []byte(sandboxID))
-	h.Write([]byte(path))
-	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
 // Exec runs a command in a sandbox, streaming its output.
@@ -722,7 +566,7 @@ func (m *Manager) Exec(ctx context.Context, tenant, id string, opts guest.ExecOp
 		info = l.infoCopy()
 		opts.Env = append(append([]string(nil), l.env...), opts.Env...)
 		m.failpointSoon(FailExecRunning, 300*time.Millisecond)
-		res, err = l.vm.Agent.Exec(ctx, opts, stdout, stderr)
+		res, err = l.machine.Exec(ctx, opts, stdout, stderr)
 		return err
 	})
 	if info.ID == "" {
@@ -730,9 +574,9 @@ func (m *Manager) Exec(ctx context.Context, tenant, id string, opts guest.ExecOp
 	}
 	d := time.Since(began)
 	m.cfg.Metrics.ExecObserved(d)
-	rec := store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: "exec",
-		Metadata: info.Metadata, Bytes: res.StdoutBytes + res.StderrBytes, DurationMS: d.Milliseconds(),
-		Outcome: "ok", Detail: map[string]string{}}
+	rec := auditRecord(store.EventExec, info)
+	rec.Bytes, rec.DurationMS, rec.Outcome = res.StdoutBytes+res.StderrBytes, d.Milliseconds(), "ok"
+	rec.Detail = map[string]string{}
 	if err != nil {
 		rec.Outcome = errdefs.Code(err)
 	} else {
@@ -767,12 +611,9 @@ func (m *Manager) fileOp(ctx context.Context, tenant, id, event, path string, fn
 	if info.ID == "" {
 		return n, err
 	}
-	rec := store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: event,
-		Metadata: info.Metadata, Bytes: n, DurationMS: time.Since(began).Milliseconds(), Outcome: "ok",
-		Detail: map[string]string{"path_hmac": pathDigest(info.ID, path)}}
-	if err != nil {
-		rec.Outcome = errdefs.Code(err)
-	}
+	rec := auditRecord(event, info)
+	rec.Bytes, rec.DurationMS, rec.Outcome = n, time.Since(began).Milliseconds(), outcomeOf(err)
+	rec.Detail = map[string]string{"path_hmac": pathDigest(info.ID, path)}
 	m.audit(ctx, rec)
 	return n, err
 }
@@ -782,40 +623,54 @@ func (m *Manager) WriteFile(ctx context.Context, tenant, id, path string, r io.R
 	if m.cfg.Failpoint == FailUploadMidway {
 		r = &failReader{r: r, n: 64 << 10, point: FailUploadMidway, m: m}
 	}
-	return m.fileOp(ctx, tenant, id, "file_write", path, func(l *live) (int64, error) {
-		return l.vm.Agent.WriteFile(ctx, path, r, mode, true)
+	return m.fileOp(ctx, tenant, id, store.EventFileWrite, path, func(l *live) (int64, error) {
+		return l.machine.WriteFile(ctx, path, r, mode, true)
 	})
 }
 
 // ReadFile streams a file out of the sandbox.
 func (m *Manager) ReadFile(ctx context.Context, tenant, id, path string, w io.Writer, maxBytes int64) (int64, error) {
-	return m.fileOp(ctx, tenant, id, "file_read", path, func(l *live) (int64, error) {
-		return l.vm.Agent.ReadFile(ctx, path, w, maxBytes)
+	return m.fileOp(ctx, tenant, id, store.EventFileRead, path, func(l *live) (int64, error) {
+		return l.machine.ReadFile(ctx, path, w, maxBytes)
 	})
 }
 
 // StatFile describes a path in the sandbox.
-func (m *Manager) StatFile(ctx context.Context, tenant, id, path string) (fi *agentpb.FileInfo, err error) {
-	err = m.use(ctx, tenant, id, func(l *live) error {
-		fi, err = l.vm.Agent.Stat(ctx, path)
+func (m *Manager) StatFile(ctx context.Context, tenant, id, path string) (FileInfo, error) {
+	var fi *agentpb.FileInfo
+	err := m.use(ctx, tenant, id, func(l *live) error {
+		var err error
+		fi, err = l.machine.Stat(ctx, path)
 		return err
 	})
-	return fi, err
+	if err != nil {
+		return FileInfo{}, err
+	}
+	return fileInfoFromAgent(fi), nil
 }
 
 // ListFiles lists a directory in the sandbox.
-func (m *Manager) ListFiles(ctx context.Context, tenant, id, path string) (ents []*agentpb.FileInfo, err error) {
-	err = m.use(ctx, tenant, id, func(l *live) error {
-		ents, err = l.vm.Agent.List(ctx, path)
+func (m *Manager) ListFiles(ctx context.Context, tenant, id, path string) ([]FileInfo, error) {
+	var ents []*agentpb.FileInfo
+	err := m.use(ctx, tenant, id, func(l *live) error {
+		var err error
+		ents, err = l.machine.List(ctx, path)
 		return err
 	})
-	return ents, err
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FileInfo, 0, len(ents))
+	for _, fi := range ents {
+		out = append(out, fileInfoFromAgent(fi))
+	}
+	return out, nil
 }
 
 // RemoveFile deletes a path in the sandbox.
 func (m *Manager) RemoveFile(ctx context.Context, tenant, id, path string, recursive bool) error {
-	_, err := m.fileOp(ctx, tenant, id, "file_remove", path, func(l *live) (int64, error) {
-		return 0, l.vm.Agent.Remove(ctx, path, recursive)
+	_, err := m.fileOp(ctx, tenant, id, store.EventFileRemove, path, func(l *live) (int64, error) {
+		return 0, l.machine.Remove(ctx, path, recursive)
 	})
 	return err
 }
@@ -823,7 +678,7 @@ func (m *Manager) RemoveFile(ctx context.Context, tenant, id, path string, recur
 // MakeDir creates a directory (and its parents) in the sandbox.
 func (m *Manager) MakeDir(ctx context.Context, tenant, id, path string) error {
 	return m.use(ctx, tenant, id, func(l *live) error {
-		return l.vm.Agent.Mkdir(ctx, path, 0, true)
+		return l.machine.Mkdir(ctx, path, 0, true)
 	})
 }
 
@@ -864,9 +719,9 @@ func (m *Manager) SetEgress(ctx context.Context, tenant, id string, p netpool.Po
 	if l.slot != nil {
 		if err := m.applyEgress(l.slot, id, tenant, pol, ca); err != nil {
 			l.mu.Unlock()
-			m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: id, Template: info.Template, Event: "egress_change",
-				Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: errdefs.Code(err),
-				Detail: detail})
+			rec := auditRecord(store.EventEgressChange, info)
+			rec.DurationMS, rec.Outcome, rec.Detail = time.Since(began).Milliseconds(), errdefs.Code(err), detail
+			m.audit(ctx, rec)
 			return Info{}, err
 		}
 	}
@@ -877,8 +732,9 @@ func (m *Manager) SetEgress(ctx context.Context, tenant, id string, p netpool.Po
 	if err := m.cfg.Store.SetSandboxEgress(ctx, id, eg); err != nil {
 		return Info{}, err
 	}
-	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: id, Template: info.Template, Event: "egress_change",
-		Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: "ok", Detail: detail})
+	rec := auditRecord(store.EventEgressChange, info)
+	rec.DurationMS, rec.Outcome, rec.Detail = time.Since(began).Milliseconds(), "ok", detail
+	m.audit(ctx, rec)
 	return info, nil
 }
 
@@ -898,7 +754,7 @@ func (m *Manager) ensureEgressCA(ctx context.Context, tenant, id string, l *live
 		if ca, err = m.newEgressCA(id); err != nil {
 			return err
 		}
-		return installEgressCA(ctx, l.vm, ca)
+		return installEgressCA(ctx, l.machine, ca)
 	})
 	if err != nil {
 		return nil, false, err
@@ -922,7 +778,7 @@ func (m *Manager) ensureEgressCA(ctx context.Context, tenant, id string, l *live
 // another kernel or QEMU), and with the warm-up's error when no clone
 // comes up.
 func (m *Manager) Prewarm(ctx context.Context, template string) error {
-	tmpl, err := m.cfg.Templates.Open(m.cfg.Host, template)
+	tmpl, err := m.templates.Open(template)
 	if err != nil {
 		return err
 	}
@@ -931,7 +787,7 @@ func (m *Manager) Prewarm(ctx context.Context, template string) error {
 
 // Templates lists the baked templates.
 func (m *Manager) Templates(ctx context.Context) ([]TemplateInfo, error) {
-	ts, err := m.cfg.Templates.List()
+	ts, err := m.templates.List()
 	if err != nil {
 		return nil, err
 	}
@@ -987,7 +843,7 @@ func (m *Manager) reaper() {
 				m.wg.Add(1)
 				go func() {
 					defer m.wg.Done()
-					m.end(context.Background(), l, store.StateExpired, "expire", reasonExpired)
+					m.end(context.Background(), l, store.StateExpired, store.EventExpire, reasonExpired)
 				}()
 			}
 		}

@@ -20,7 +20,6 @@ import (
 	"github.com/airlock-dev/airlock/internal/guest/agentpb"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/store"
-	"github.com/airlock-dev/airlock/internal/vm"
 )
 
 // Networking (Config.Net set). Every sandbox, including the warm pool's
@@ -123,12 +122,12 @@ func (m *Manager) newEgressCA(id string) (*egress.CA, error) {
 
 // installEgressCA writes ca's certificate (never its key) into v's trust
 // store.
-func installEgressCA(ctx context.Context, v *vm.VM, ca *egress.CA) error {
-	if _, err := v.Agent.WriteFile(ctx, guestCAFile, bytes.NewReader(ca.CertPEM()), 0o644, true); err != nil {
+func installEgressCA(ctx context.Context, v Guest, ca *egress.CA) error {
+	if _, err := v.WriteFile(ctx, guestCAFile, bytes.NewReader(ca.CertPEM()), 0o644, true); err != nil {
 		return fmt.Errorf("install egress CA in the guest: %w", err)
 	}
 	var errb bytes.Buffer
-	res, err := v.Agent.Exec(ctx, guest.ExecOptions{Cwd: "/", Timeout: 30 * time.Second,
+	res, err := v.Exec(ctx, guest.ExecOptions{Cwd: "/", Timeout: 30 * time.Second,
 		Shell: fmt.Sprintf("mkdir -p %s && cat %s >> %s", path.Dir(guestCABundle), guestCAFile, guestCABundle)}, io.Discard, &errb)
 	if err != nil {
 		return fmt.Errorf("install egress CA in the guest: %w", err)
@@ -240,8 +239,9 @@ func (m *Manager) AuditEgress(ev egress.Event) {
 	if ev.Outcome != egress.OutcomeOK {
 		outcome = ev.Outcome
 	}
-	m.audit(context.Background(), store.AuditRecord{Tenant: ev.Tenant, SandboxID: ev.SandboxID, Event: "egress",
-		Bytes: ev.BytesUp + ev.BytesDown, DurationMS: ev.Duration.Milliseconds(), Outcome: outcome, Detail: d})
+	rec := auditRecord(store.EventEgress, m.auditInfo(ev.Tenant, ev.SandboxID))
+	rec.Bytes, rec.DurationMS, rec.Outcome, rec.Detail = ev.BytesUp+ev.BytesDown, ev.Duration.Milliseconds(), outcome, d
+	m.audit(context.Background(), rec)
 }
 
 // ProbeResult is one egress self-check.
@@ -293,20 +293,20 @@ func probeSpecs(slot *netpool.Slot) []probeSpec {
 
 // runProbes runs the self-check in a live sandbox.
 func (m *Manager) runProbes(ctx context.Context, l *live) ([]ProbeResult, error) {
-	return probeVM(ctx, l.vm, l.slot)
+	return probeVM(ctx, l.machine, l.slot)
 }
 
 // probeVM runs the self-check in v, whose NIC is attached to slot (nil:
 // no networking). The agent makes every attempt at once from the guest's
 // own network stack (one call, about one probeTimeout long, and no
 // process started in the guest); the verdicts are made here.
-func probeVM(ctx context.Context, v *vm.VM, slot *netpool.Slot) ([]ProbeResult, error) {
+func probeVM(ctx context.Context, v Guest, slot *netpool.Slot) ([]ProbeResult, error) {
 	specs := probeSpecs(slot)
 	targets := make([]guest.EgressTarget, len(specs))
 	for i, p := range specs {
 		targets[i] = p.try
 	}
-	got, err := v.Agent.EgressCheck(ctx, targets, probeTimeout)
+	got, err := v.EgressCheck(ctx, targets, probeTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("egress self-check: %w", err)
 	}
@@ -371,8 +371,9 @@ func (m *Manager) Probe(ctx context.Context, tenant, id string) ([]ProbeResult, 
 	if err != nil {
 		d["failed"] = failedProbes(results)
 	}
-	m.audit(ctx, store.AuditRecord{Tenant: info.Tenant, SandboxID: info.ID, Template: info.Template, Event: "egress_probe",
-		Metadata: info.Metadata, DurationMS: time.Since(began).Milliseconds(), Outcome: outcomeOf(err), Detail: d})
+	rec := auditRecord(store.EventEgressProbe, info)
+	rec.DurationMS, rec.Outcome, rec.Detail = time.Since(began).Milliseconds(), outcomeOf(err), d
+	m.audit(ctx, rec)
 	return results, err
 }
 
@@ -391,11 +392,4 @@ func probeError(rs []ProbeResult) error {
 		return errdefs.FailedPrecondition("egress self-check failed: %s", f)
 	}
 	return nil
-}
-
-func outcomeOf(err error) string {
-	if err == nil {
-		return "ok"
-	}
-	return errdefs.Code(err)
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/cleanup"
 	"github.com/airlock-dev/airlock/internal/egress"
 	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/netpool"
@@ -37,10 +39,10 @@ import (
 // later) under the slot's initial deny-all policy; Create then only
 // replaces the policy.
 type warmPools struct {
-	host *vm.Host
-	net  *netpool.Pool // nil: clones get no slot (NIC on an empty hub)
-	size int
-	log  *slog.Logger
+	machines Machines
+	net      *netpool.Pool // nil: clones get no slot (NIC on an empty hub)
+	size     int
+	log      *slog.Logger
 
 	mu      sync.Mutex
 	pools   map[string]*warmPool // guarded by mu; by template dir
@@ -59,59 +61,61 @@ type warmPool struct {
 	lastErr error // guarded by mu; the last warm-up's outcome (nil: it worked)
 }
 
-func newWarmPools(h *vm.Host, net *netpool.Pool, size int, log *slog.Logger) *warmPools {
-	return &warmPools{host: h, net: net, size: size, log: log, pools: map[string]*warmPool{}}
+func newWarmPools(ms Machines, net *netpool.Pool, size int, log *slog.Logger) *warmPools {
+	return &warmPools{machines: ms, net: net, size: size, log: log, pools: map[string]*warmPool{}}
 }
 
 // clone is a restored VM and the network slot its NIC is attached to.
 type clone struct {
-	vm   *vm.VM
-	slot *netpool.Slot // nil without networking
+	machine Machine
+	slot    *netpool.Slot // nil without networking
 	// probedDenyAll is set when the egress self-check passed in this clone
 	// while warming, under the slot's deny-all policy, which nothing has
 	// changed since (a pooled clone's slot is never touched until Create).
 	// A create that asks for deny-all and a probe may then rely on it.
 	probedDenyAll bool
-	// ca is a fork child's TLS inspection CA, installed in it already (nil
-	// unless its policy inspects); pooled clones never have one.
+	// ca is the TLS inspection CA installed in the clone for the sandbox
+	// it becomes (nil unless its policy inspects); pooled clones never
+	// have one.
 	ca *egress.CA
 }
 
 // destroy ends the VM, then releases its slot (the tap goes with the
 // namespace; QEMU must be gone first so nothing still writes to it).
 func (c *clone) destroy(ctx context.Context, net *netpool.Pool) error {
-	err := c.vm.Destroy(ctx)
+	err := c.machine.Destroy(ctx)
 	if c.slot != nil {
 		err = errors.Join(err, net.Release(c.slot))
 	}
 	return err
 }
 
-// startPending acquires a slot (with net), opens its tap, and starts a
-// paused VMM attached to it. On failure nothing is left.
-func startPending(ctx context.Context, h *vm.Host, net *netpool.Pool, opts vm.BootOptions) (_ *vm.Pending, _ *netpool.Slot, err error) {
+// startMachine acquires a slot (with net), opens its tap, and starts a
+// machine attached to it with start (tap nil without net). On failure
+// nothing is left: start leaves nothing of its machine, the slot is
+// released.
+func startMachine(ctx context.Context, net *netpool.Pool, start func(tap *os.File) (Machine, error)) (Machine, *netpool.Slot, error) {
+	var cu cleanup.Stack
+	defer func() { _ = cu.Clean(ctx) }() // as before: a failed release is the pool's to log
 	var slot *netpool.Slot
+	var tap *os.File
 	if net != nil {
+		var err error
 		if slot, err = net.Acquire(ctx); err != nil {
 			return nil, nil, err
 		}
-		defer func() {
-			if err != nil {
-				net.Release(slot)
-			}
-		}()
-		tap, err := slot.OpenTap()
-		if err != nil {
+		cu.Add(func(context.Context) error { return net.Release(slot) })
+		if tap, err = slot.OpenTap(); err != nil {
 			return nil, nil, err
 		}
-		defer tap.Close() // QEMU has its own copy once started
-		opts.TapFile = tap
+		defer tap.Close() // the VMM has its own copy once started
 	}
-	p, err := h.StartPending(ctx, opts)
+	v, err := start(tap)
 	if err != nil {
 		return nil, nil, err
 	}
-	return p, slot, nil
+	cu.Release()
+	return v, slot, nil
 }
 
 // take returns a restored clone of tmpl whose agent answers: from the pool
@@ -127,7 +131,7 @@ func (w *warmPools) take(ctx context.Context, tmpl *template.Template) (*clone, 
 		for {
 			select {
 			case c := <-p.ready:
-				if alive(c.vm) {
+				if alive(c.machine) {
 					return c, nil
 				}
 				c.destroy(context.Background(), w.net)
@@ -137,59 +141,57 @@ func (w *warmPools) take(ctx context.Context, tmpl *template.Template) (*clone, 
 			break
 		}
 	}
-	return restoreClone(ctx, w.host, w.net, tmpl)
+	return restoreClone(ctx, w.machines, w.net, tmpl)
 }
 
-func alive(v *vm.VM) bool {
+func alive(v Machine) bool {
 	select {
-	case <-v.Machine.Exited():
+	case <-v.Exited():
 		return false
 	default:
 		return true
 	}
 }
 
-// restoreClone starts a VMM (attached to a fresh slot with net) and
+// restoreClone starts a machine (attached to a fresh slot with net) and
 // restores tmpl into it.
-func restoreClone(ctx context.Context, h *vm.Host, net *netpool.Pool, tmpl *template.Template) (*clone, error) {
-	opts := tmpl.BootOptions()
-	opts.ID = vm.NewID("sbx-")
-	p, slot, err := startPending(ctx, h, net, opts)
+func restoreClone(ctx context.Context, ms Machines, net *netpool.Pool, tmpl *template.Template) (*clone, error) {
+	id := vm.NewID("sbx-")
+	v, slot, err := startMachine(ctx, net, func(tap *os.File) (Machine, error) {
+		return ms.Restore(ctx, tmpl, id, tap)
+	})
 	if err != nil {
 		return nil, err
 	}
-	v, err := p.Restore(ctx, tmpl.StatePath(), true)
-	if err != nil {
-		if slot != nil {
-			net.Release(slot)
-		}
-		return nil, err
-	}
-	return &clone{vm: v, slot: slot}, nil
+	return &clone{machine: v, slot: slot}, nil
 }
 
 // warm restores a clone, runs the agent's hot paths once, and runs the
-// egress self-check, so a create needs neither on its own path.
-func warm(ctx context.Context, h *vm.Host, net *netpool.Pool, tmpl *template.Template) (*clone, error) {
-	c, err := restoreClone(ctx, h, net, tmpl)
+// egress self-check, so a create needs neither on its own path. On
+// failure the clone is destroyed.
+func warm(ctx context.Context, ms Machines, net *netpool.Pool, tmpl *template.Template) (*clone, error) {
+	c, err := restoreClone(ctx, ms, net, tmpl)
 	if err != nil {
 		return nil, err
 	}
-	v := c.vm
-	err = v.Prepare(ctx, v.ID)
-	if err == nil {
-		_, err = v.Agent.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard)
+	var cu cleanup.Stack
+	defer func() { _ = cu.Clean(ctx) }() // as before: a pool refills; the warm-up's error is what counts
+	cu.Add(func(ctx context.Context) error { return c.destroy(ctx, net) })
+	v := c.machine
+	if err := v.Prepare(ctx, v.ID()); err != nil {
+		return nil, err
 	}
-	if err == nil && (c.slot == nil || isDenyAll(c.slot.Policy())) {
-		var results []ProbeResult
-		if results, err = probeVM(ctx, v, c.slot); err == nil {
-			c.probedDenyAll = probeError(results) == nil
+	if _, err := v.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard); err != nil {
+		return nil, err
+	}
+	if c.slot == nil || isDenyAll(c.slot.Policy()) {
+		results, err := probeVM(ctx, v, c.slot)
+		if err != nil {
+			return nil, err
 		}
+		c.probedDenyAll = probeError(results) == nil
 	}
-	if err != nil {
-		c.destroy(context.WithoutCancel(ctx), net)
-		return nil, err
-	}
+	cu.Release()
 	return c, nil
 }
 
@@ -280,7 +282,7 @@ var fillParallel = max(2, runtime.NumCPU())
 // error and pauses a second before the loop tries again.
 func (w *warmPools) fillOne(p *warmPool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	c, err := warm(ctx, w.host, w.net, p.tmpl)
+	c, err := warm(ctx, w.machines, w.net, p.tmpl)
 	cancel()
 	p.setErr(err)
 	if err != nil {

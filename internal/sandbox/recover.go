@@ -11,7 +11,6 @@ import (
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/store"
-	"github.com/airlock-dev/airlock/internal/vmm/qemu"
 )
 
 // Recovery after a (re)start, in two parts.
@@ -49,9 +48,9 @@ func (m *Manager) recover(ctx context.Context) error {
 		known[sb.ID] = true
 		switch {
 		case !now.Before(sb.Deadline):
-			m.endRecovered(ctx, sb, store.StateExpired, "expire", reasonExpired)
-		case !qemu.Live(sb.PID, sb.StateDir):
-			m.endRecovered(ctx, sb, store.StateFailed, "fail", reasonVMExited)
+			m.endRecovered(ctx, sb, store.StateExpired, store.EventExpire, reasonExpired)
+		case !m.machines.Live(sb.PID, sb.StateDir):
+			m.endRecovered(ctx, sb, store.StateFailed, store.EventFail, reasonVMExited)
 		default:
 			m.registerSurvivor(sb)
 			survivors = append(survivors, sb)
@@ -68,7 +67,7 @@ func (m *Manager) recover(ctx context.Context) error {
 		if noNet[sb.ID] {
 			l.attachErr = errdefs.FailedPrecondition("sandbox %s: network slot lost", sb.ID)
 			close(l.attached) // never attached: end kills the VMM by its state directory
-			m.end(ctx, l, store.StateFailed, "fail", reasonNetworkLost)
+			m.end(ctx, l, store.StateFailed, store.EventFail, reasonNetworkLost)
 			continue
 		}
 		m.goAttach(l, sb)
@@ -83,7 +82,7 @@ func (m *Manager) recover(ctx context.Context) error {
 	for _, sb := range survivors {
 		alive[sb.ID] = true
 	}
-	if err := m.cfg.Host.Driver.SweepJails(func(id string) bool {
+	if err := m.machines.SweepJails(func(id string) bool {
 		return alive[id] || !hasAnyPrefix(id, daemonDirPrefixes)
 	}); err != nil {
 		m.log.Error("sweep jail cgroups", "err", err)
@@ -101,8 +100,10 @@ func (m *Manager) endRecovered(ctx context.Context, sb store.Sandbox, state, eve
 	if err := m.cfg.Store.UpdateSandboxState(ctx, sb.ID, state, ended); err != nil {
 		m.log.Error("persist sandbox end", "sandbox", sb.ID, "err", err)
 	}
-	m.audit(ctx, store.AuditRecord{Tenant: sb.Tenant, SandboxID: sb.ID, ParentID: sb.ParentID, Template: sb.Template,
-		Event: event, Metadata: sb.Metadata, Outcome: "ok", Detail: map[string]string{"during": "recovery", "reason": reason}})
+	rec := auditRecord(event, Info{ID: sb.ID, Tenant: sb.Tenant, Template: sb.Template, Metadata: sb.Metadata})
+	rec.ParentID, rec.Outcome = sb.ParentID, "ok"
+	rec.Detail = map[string]string{"during": "recovery", "reason": reason}
+	m.audit(ctx, rec)
 	m.log.Info("sandbox ended during recovery", "sandbox", sb.ID, "tenant", sb.Tenant, "state", state, "reason", reason)
 	m.cfg.Metrics.Killed(metricReason(reason))
 }
@@ -111,7 +112,7 @@ func (m *Manager) endRecovered(ctx context.Context, sb store.Sandbox, state, eve
 // visible again, not yet attached (see goAttach).
 func (m *Manager) registerSurvivor(sb store.Sandbox) {
 	env := []string(nil)
-	if t, err := m.cfg.Templates.Get(sb.Template); err == nil {
+	if t, err := m.templates.Get(sb.Template); err == nil {
 		env = t.EnvList()
 	}
 	actx, cancel := context.WithTimeout(context.Background(), attachTimeout)
@@ -130,12 +131,12 @@ func (m *Manager) goAttach(l *live, sb store.Sandbox) {
 		defer m.wg.Done()
 		defer l.cancelAttach()
 		began := time.Now()
-		v, err := m.cfg.Host.Adopt(l.attachCtx, sb.ID, sb.StateDir, sb.PID)
-		l.vm, l.attachErr = v, err
+		v, err := m.machines.Adopt(l.attachCtx, sb.ID, sb.StateDir, sb.PID)
+		l.machine, l.attachErr = v, err
 		close(l.attached)
 		if err != nil {
 			m.log.Warn("cannot re-attach to sandbox", "sandbox", sb.ID, "err", err)
-			m.end(context.Background(), l, store.StateFailed, "fail", reasonAttachFailed)
+			m.end(context.Background(), l, store.StateFailed, store.EventFail, reasonAttachFailed)
 			return
 		}
 		m.log.Info("sandbox re-attached", "sandbox", sb.ID, "tenant", sb.Tenant, "ms", time.Since(began).Milliseconds())
@@ -167,7 +168,7 @@ var daemonDirPrefixes = []string{"sbx-", "fork-", "forkdata-"}
 // previous daemon, VMs of sandboxes whose record is gone), killing their
 // QEMU only if it still serves that directory.
 func (m *Manager) reapOrphanDirs(ctx context.Context, known map[string]bool) error {
-	entries, err := os.ReadDir(m.cfg.Host.RunDir)
+	entries, err := os.ReadDir(m.machines.RunDir())
 	if err != nil {
 		return err
 	}
@@ -175,7 +176,7 @@ func (m *Manager) reapOrphanDirs(ctx context.Context, known map[string]bool) err
 		if !e.IsDir() || known[e.Name()] || !hasAnyPrefix(e.Name(), daemonDirPrefixes) {
 			continue
 		}
-		if err := m.killOrphan(ctx, filepath.Join(m.cfg.Host.RunDir, e.Name())); err != nil {
+		if err := m.killOrphan(ctx, filepath.Join(m.machines.RunDir(), e.Name())); err != nil {
 			m.log.Error("reap orphan", "dir", e.Name(), "err", err)
 		} else {
 			m.log.Info("reaped orphan VM state", "dir", e.Name())
@@ -271,7 +272,7 @@ func (m *Manager) killOrphan(ctx context.Context, stateDir string) error {
 	if stateDir == "" {
 		return nil
 	}
-	return m.cfg.Host.Driver.KillOrphan(ctx, filepath.Base(stateDir), stateDir)
+	return m.machines.KillOrphan(ctx, stateDir)
 }
 
 func hasAnyPrefix(s string, prefixes []string) bool {

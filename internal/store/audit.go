@@ -39,8 +39,7 @@ type AuditRecord struct {
 	ParentID string
 	// Template is the template concerned, "" for none.
 	Template string
-	// Event is what happened ("create", "exec", "file_write", "file_read",
-	// "egress_change", "fork", "kill", "expire", "key_create", ...);
+	// Event is what happened: one of the Event* names (events.go);
 	// [a-z][a-z0-9_]{0,31}, required.
 	Event string
 	// Metadata is the sandbox's (or request's) caller labels, copied so the
@@ -57,7 +56,7 @@ type AuditRecord struct {
 	// Outcome is "ok" or the errdefs code of the failure ("not_found",
 	// "deadline_exceeded", ...); [a-z][a-z0-9_]{0,31}, required.
 	Outcome string
-	// Detail holds small non-content facts ("path_sha256", "timed_out",
+	// Detail holds small non-content facts ("path_hmac", "timed_out",
 	// "signal"); at most 64 pairs, values at most 256 bytes, and keys that
 	// name content ("cmd", "path", "stdout", ...) are refused.
 	Detail map[string]string

@@ -14,7 +14,7 @@
 // arguments, environment values or guest file paths, in any table, and in the
 // audit log above all. Audit records carry ids, tenant, template, event name,
 // caller metadata, exit codes, byte counts, durations and small non-content
-// facts (a path's SHA-256, "timed_out"). AppendAudit rejects detail keys that
+// facts (a keyed digest of a path, "timed_out"). AppendAudit rejects detail keys that
 // name content ("cmd", "path", ...) as a last line of defence, but keeping
 // content out is the caller's job: the store cannot tell a document from a
 // label.

@@ -137,37 +137,11 @@ func BuildRootfs(ctx context.Context, spec *Spec, cacheDir string, progress imag
 		}
 	}()
 	root := filepath.Join(tmp, "root")
-
-	st.next("bootstrap")
-	if err := bootstrapCached(ctx, cacheDir, spec.Suite, pkgs, root, st); err != nil {
+	if err := buildTree(ctx, spec, cacheDir, pkgs, digests, hash, root, st); err != nil {
 		return "", err
 	}
-
-	st.next("copy files")
-	if err := copyFiles(spec, digests, root); err != nil {
-		return "", err
-	}
-
-	st.next("trim")
-	if err := trimTree(root); err != nil {
-		return "", err
-	}
-	if err := writeIdentity(root, TemplateInfo{ImageHash: hash, Suite: spec.Suite, Format: rootfsFormat}); err != nil {
-		return "", err
-	}
-
-	st.next("pack ext4")
-	used, inodes, err := treeUsage(root)
-	if err != nil {
-		return "", err
-	}
-	size, err := imageSize(spec, used, inodes)
-	if err != nil {
-		return "", err
-	}
-	st.detail("%d MiB of content, %d inodes -> %d MiB image", used/mib, inodes, size/mib)
 	img := filepath.Join(tmp, "root.ext4")
-	if err := image.MakeExt4(ctx, root, img, size); err != nil {
+	if err := packTree(ctx, spec, root, img, st); err != nil {
 		return "", err
 	}
 
@@ -181,6 +155,40 @@ func BuildRootfs(ctx context.Context, spec *Spec, cacheDir string, progress imag
 	}
 	st.done("template %q: built %s (%s) in %s", spec.Name, final, sizeString(fi), time.Since(st.start).Round(100*time.Millisecond))
 	return final, nil
+}
+
+// buildTree makes the image's tree at root: bootstrap (cached per suite
+// and package list), the spec's files, trimming, and the identity file.
+func buildTree(ctx context.Context, spec *Spec, cacheDir string, pkgs, digests []string, hash, root string, st *steps) error {
+	st.next("bootstrap")
+	if err := bootstrapCached(ctx, cacheDir, spec.Suite, pkgs, root, st); err != nil {
+		return err
+	}
+	st.next("copy files")
+	if err := copyFiles(spec, digests, root); err != nil {
+		return err
+	}
+	st.next("trim")
+	if err := trimTree(root); err != nil {
+		return err
+	}
+	return writeIdentity(root, TemplateInfo{ImageHash: hash, Suite: spec.Suite, Format: rootfsFormat})
+}
+
+// packTree packs the tree at root into the ext4 image img, sized for its
+// content (or the spec's rootfs_size_mib).
+func packTree(ctx context.Context, spec *Spec, root, img string, st *steps) error {
+	st.next("pack ext4")
+	used, inodes, err := treeUsage(root)
+	if err != nil {
+		return err
+	}
+	size, err := imageSize(spec, used, inodes)
+	if err != nil {
+		return err
+	}
+	st.detail("%d MiB of content, %d inodes -> %d MiB image", used/mib, inodes, size/mib)
+	return image.MakeExt4(ctx, root, img, size)
 }
 
 // packageList is DefaultPackages followed by the spec's, without repeats.

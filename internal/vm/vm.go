@@ -58,7 +58,7 @@ func DefaultRunDir() string {
 // Host boots VMs on this machine. It is safe for concurrent use; its
 // exported fields are immutable after NewHost.
 type Host struct {
-	Driver      *qemu.Driver
+	Driver      vmm.Driver // QEMU's in production
 	Accel       vmm.AccelChoice
 	Kernel      *image.Kernel
 	Initrd      string // initramfs path (cached)

@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/vmm/jail"
 )
 
 // Accel is a hardware acceleration mode.
@@ -90,10 +92,35 @@ type Machine interface {
 	Resume(ctx context.Context) error
 }
 
-// Driver starts machines.
+// Driver starts machines, takes over those an earlier process left, and
+// removes what is left of dead ones.
 type Driver interface {
 	// Name and Version identify the VMM ("qemu", "7.2.19").
 	Name() string
 	Version() string
 	Boot(ctx context.Context, spec BootSpec) (Machine, error)
+	// Jailed reports whether every machine's VMM runs confined in a jail
+	// of its own (false only where the operator turned jailing off), and
+	// Protections says by what, or why not.
+	Jailed() bool
+	Protections() jail.Report
+
+	// Live reports whether pid is a VMM serving the machine whose state
+	// directory is stateDir (pids are reused: a stored pid alone proves
+	// nothing).
+	Live(pid int, stateDir string) bool
+	// Adopt takes over machine id, which an earlier process started and
+	// which pid still serves.
+	Adopt(id, stateDir string, pid int) (Machine, error)
+	// KillOrphan ends the VMM of machine id that an earlier process left
+	// and removes everything it had on the host (process, state
+	// directory, jail); a pid that no longer serves stateDir is left alone.
+	KillOrphan(ctx context.Context, id, stateDir string) error
+
+	// SweepJails removes the jails of this driver's machines that live
+	// does not name; JailCgroups counts those that exist (0 unjailed).
+	SweepJails(live func(id string) bool) error
+	JailCgroups() int
+	// Close removes what the driver made for its jails that no VMM uses.
+	Close() error
 }

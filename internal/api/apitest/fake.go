@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"path"
 	"slices"
@@ -22,7 +23,6 @@ import (
 	"github.com/airlock-dev/airlock/internal/api"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
-	"github.com/airlock-dev/airlock/internal/guest/agentpb"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 )
@@ -44,7 +44,7 @@ type Fake struct {
 	mu        sync.Mutex // guards the fields below
 	next      int
 	sandboxes map[string]*fakeSandbox
-	templates []api.TemplateInfo
+	templates []sandbox.TemplateInfo
 	// LastWriteRead is how many body bytes the last WriteFile consumed.
 	LastWriteRead int64
 }
@@ -59,7 +59,7 @@ type fakeSandbox struct {
 func NewFake() *Fake {
 	return &Fake{
 		sandboxes: map[string]*fakeSandbox{},
-		templates: []api.TemplateInfo{{Name: "base", Hash: "sha256:0", MemoryMiB: 256, VCPUs: 1,
+		templates: []sandbox.TemplateInfo{{Name: "base", Hash: "sha256:0", MemoryMiB: 256, VCPUs: 1,
 			DefaultTTLSeconds: 300, BuiltAt: time.Unix(1700000000, 0).UTC()}},
 	}
 }
@@ -91,7 +91,7 @@ func (f *Fake) Create(_ context.Context, req sandbox.CreateRequest) (sandbox.Inf
 	if req.TTL < 0 {
 		return sandbox.Info{}, errdefs.InvalidArgument("ttl must not be negative")
 	}
-	if !slices.ContainsFunc(f.templates, func(t api.TemplateInfo) bool { return t.Name == req.Template }) {
+	if !slices.ContainsFunc(f.templates, func(t sandbox.TemplateInfo) bool { return t.Name == req.Template }) {
 		return sandbox.Info{}, errdefs.NotFound("template %q not found", req.Template)
 	}
 	if req.TTL == 0 {
@@ -308,27 +308,30 @@ func (f *Fake) ReadFile(_ context.Context, tenant, id, p string, w io.Writer, ma
 	return int64(n), err
 }
 
-func (f *Fake) StatFile(_ context.Context, tenant, id, p string) (*agentpb.FileInfo, error) {
+func (f *Fake) StatFile(_ context.Context, tenant, id, p string) (sandbox.FileInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	sb, err := f.running(tenant, id)
 	if err != nil {
-		return nil, err
+		return sandbox.FileInfo{}, err
 	}
 	return sb.stat(p)
 }
 
-func (sb *fakeSandbox) stat(p string) (*agentpb.FileInfo, error) {
+// fakeModTime is every fake path's modification time.
+var fakeModTime = time.Unix(0, 0).UTC()
+
+func (sb *fakeSandbox) stat(p string) (sandbox.FileInfo, error) {
 	if data, ok := sb.files[p]; ok {
-		return &agentpb.FileInfo{Path: p, Name: path.Base(p), Size: int64(len(data)), Mode: 0o644}, nil
+		return sandbox.FileInfo{Path: p, Name: path.Base(p), Size: int64(len(data)), Mode: 0o644, ModTime: fakeModTime}, nil
 	}
 	if sb.dirs[p] {
-		return &agentpb.FileInfo{Path: p, Name: path.Base(p), IsDir: true, Mode: uint32(0o755 | 1<<31)}, nil
+		return sandbox.FileInfo{Path: p, Name: path.Base(p), IsDir: true, Mode: fs.ModeDir | 0o755, ModTime: fakeModTime}, nil
 	}
-	return nil, errdefs.NotFound("%s: no such file or directory", p)
+	return sandbox.FileInfo{}, errdefs.NotFound("%s: no such file or directory", p)
 }
 
-func (f *Fake) ListFiles(_ context.Context, tenant, id, p string) ([]*agentpb.FileInfo, error) {
+func (f *Fake) ListFiles(_ context.Context, tenant, id, p string) ([]sandbox.FileInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	sb, err := f.running(tenant, id)
@@ -350,7 +353,7 @@ func (f *Fake) ListFiles(_ context.Context, tenant, id, p string) ([]*agentpb.Fi
 		}
 	}
 	sort.Strings(names)
-	var out []*agentpb.FileInfo
+	var out []sandbox.FileInfo
 	for _, q := range names {
 		fi, _ := sb.stat(q)
 		out = append(out, fi)
@@ -448,7 +451,7 @@ func (f *Fake) Probe(_ context.Context, tenant, id string) ([]sandbox.ProbeResul
 	return rs, nil
 }
 
-func (f *Fake) Templates(context.Context) ([]api.TemplateInfo, error) {
+func (f *Fake) Templates(context.Context) ([]sandbox.TemplateInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.templates), nil

@@ -3,6 +3,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/airlock-dev/airlock/internal/cleanup"
 	"github.com/airlock-dev/airlock/internal/guest/agentpb"
 )
 
@@ -177,7 +179,11 @@ func (c *execCgroup) release() {
 	}
 }
 
-// Exec implements agentpb.AgentServer.
+// Exec implements agentpb.AgentServer: it runs one command in a cgroup
+// of its own, streams its output, forwards stdin and signals, and reports
+// how it ended. A command that cannot be found or started fails like a
+// shell would (exit 127 or 126, the reason on stderr); a failure of the
+// agent itself is a gRPC error.
 func (s *Server) Exec(stream agentpb.Agent_ExecServer) error {
 	first, err := stream.Recv()
 	if err != nil {
@@ -187,115 +193,219 @@ func (s *Server) Exec(stream agentpb.Agent_ExecServer) error {
 	if err := validateStart(st); err != nil {
 		return err
 	}
-	env := mergeEnv(defaultEnv, st.Env)
-	argv := st.Argv
-	if st.Shell != "" {
-		argv = []string{"/bin/sh", "-c", st.Shell}
+	cmd := newExecCommand(st)
+	snd := newExecSender(stream)
+	began := time.Now()
+	path, err := cmd.resolve()
+	if err != nil {
+		return snd.refuse(127, err.Error(), began)
 	}
-	cwd := st.Cwd
-	if cwd == "" {
-		cwd = "/"
+	pipes, err := openExecPipes(st.Stdin)
+	if err != nil {
+		snd.abandon()
+		return err
 	}
-	maxOut := st.MaxOutputBytes
-	if maxOut == 0 {
-		maxOut = DefaultMaxOutput
+	cg := newExecCgroup()
+	defer cg.release()
+	pid, exited, err := s.startExec(path, cmd, pipes, cg)
+	if err != nil {
+		pipes.closeAgentEnds()
+		return snd.refuse(126, fmt.Sprintf("start %s: %v", cmd.argv[0], err), began)
 	}
+	snd.out <- &agentpb.ExecResponse{Msg: &agentpb.ExecResponse_StartedPid{StartedPid: int32(pid)}}
+	run := &execRun{pid: pid, cg: cg, pipes: pipes, maxOut: cmd.maxOut}
+	run.startPumps(snd.out)
+	hostGone := run.serveHost(stream)
+	ws, timedOut := run.wait(stream.Context().Done(), time.Duration(st.TimeoutMs)*time.Millisecond, exited, hostGone)
+	run.drain()
+	if cg != nil && st.TimeoutMs > 0 && !timedOut && populated(cg.path) {
+		cg.lingering = true
+		cg.killAtDeadline(began.Add(time.Duration(st.TimeoutMs) * time.Millisecond))
+	}
+	return snd.finish(run.exit(ws, timedOut, began))
+}
 
-	// One goroutine owns stream.Send; everything else hands it messages.
-	out := make(chan *agentpb.ExecResponse, 16)
-	sendDone := make(chan error, 1)
+// execCommand is what an ExecStart resolves to: argv (a shell command
+// runs under /bin/sh -c), the merged environment, the working directory
+// (default /) and the per-stream output cap (default DefaultMaxOutput).
+type execCommand struct {
+	argv   []string
+	env    []string
+	cwd    string
+	maxOut int64
+}
+
+func newExecCommand(st *agentpb.ExecStart) execCommand {
+	c := execCommand{argv: st.Argv, env: mergeEnv(defaultEnv, st.Env), cwd: st.Cwd, maxOut: st.MaxOutputBytes}
+	if st.Shell != "" {
+		c.argv = []string{"/bin/sh", "-c", st.Shell}
+	}
+	if c.cwd == "" {
+		c.cwd = "/"
+	}
+	if c.maxOut == 0 {
+		c.maxOut = DefaultMaxOutput
+	}
+	return c
+}
+
+// resolve finds the executable on the command's PATH and checks that its
+// working directory is one.
+func (c execCommand) resolve() (string, error) {
+	path, err := lookPath(c.argv[0], c.env)
+	if err != nil {
+		return "", err
+	}
+	if fi, serr := os.Stat(c.cwd); serr != nil || !fi.IsDir() {
+		return "", fmt.Errorf("cwd %s: not a directory", c.cwd)
+	}
+	return path, nil
+}
+
+// execSender is the one goroutine that owns stream.Send; everything else
+// hands it messages on out. After a failed send it drains out without
+// sending, so no producer ever blocks.
+type execSender struct {
+	out  chan *agentpb.ExecResponse
+	done chan error
+}
+
+func newExecSender(stream agentpb.Agent_ExecServer) *execSender {
+	s := &execSender{out: make(chan *agentpb.ExecResponse, 16), done: make(chan error, 1)}
 	go func() {
 		var serr error
-		for m := range out {
+		for m := range s.out {
 			if serr == nil {
 				serr = stream.Send(m)
 			}
 		}
-		sendDone <- serr
+		s.done <- serr
 	}()
-	finish := func(exit *agentpb.ExecExit) error {
-		out <- &agentpb.ExecResponse{Msg: &agentpb.ExecResponse_Exit{Exit: exit}}
-		close(out)
-		return <-sendDone
-	}
-	began := time.Now()
+	return s
+}
 
-	path, err := lookPath(argv[0], env)
-	if err == nil {
-		if fi, serr := os.Stat(cwd); serr != nil || !fi.IsDir() {
-			err = fmt.Errorf("cwd %s: not a directory", cwd)
+// finish sends the exit message, the stream's last, and returns the first
+// send error.
+func (s *execSender) finish(exit *agentpb.ExecExit) error {
+	s.out <- &agentpb.ExecResponse{Msg: &agentpb.ExecResponse_Exit{Exit: exit}}
+	close(s.out)
+	return <-s.done
+}
+
+// refuse ends a call whose command never ran, the way a shell would: the
+// reason on stderr and exit code.
+func (s *execSender) refuse(code int32, reason string, began time.Time) error {
+	msg := []byte("airlock: " + reason + "\n")
+	s.out <- &agentpb.ExecResponse{Msg: &agentpb.ExecResponse_Stderr{Stderr: msg}}
+	return s.finish(&agentpb.ExecExit{ExitCode: code, StderrBytes: int64(len(msg)), DurationMs: time.Since(began).Milliseconds()})
+}
+
+// abandon stops the sender without an exit message: the call fails with
+// an error of the agent's own.
+func (s *execSender) abandon() { close(s.out) }
+
+// execPipes are one exec's standard streams: the child's ends, handed to
+// it at fork and closed here right after, and the agent's.
+type execPipes struct {
+	stdinR, stdoutW, stderrW *os.File // the child's
+	stdinW                   *os.File // nil when stdin is /dev/null
+	stdoutR, stderrR         *os.File
+}
+
+// openExecPipes makes the three pipes (stdin from /dev/null unless the
+// host streams it). When one cannot be made, those already made are
+// closed.
+func openExecPipes(stdin bool) (_ *execPipes, err error) {
+	var cu cleanup.Stack
+	defer func() { _ = cu.Clean(context.Background()) }() // closing fresh pipes cannot fail usefully
+	p := &execPipes{}
+	if p.stdinR, p.stdinW, err = stdinPipe(stdin); err != nil {
+		return nil, status.Errorf(codes.Internal, "stdin: %v", err)
+	}
+	cu.AddFunc(func() { closeFiles(p.stdinR, p.stdinW) })
+	if p.stdoutR, p.stdoutW, err = os.Pipe(); err != nil {
+		return nil, status.Errorf(codes.Internal, "stdout pipe: %v", err)
+	}
+	cu.AddFunc(func() { closeFiles(p.stdoutR, p.stdoutW) })
+	if p.stderrR, p.stderrW, err = os.Pipe(); err != nil {
+		return nil, status.Errorf(codes.Internal, "stderr pipe: %v", err)
+	}
+	cu.Release()
+	return p, nil
+}
+
+// closeChildEnds closes the ends the child got (its copies live on).
+func (p *execPipes) closeChildEnds() { closeFiles(p.stdinR, p.stdoutW, p.stderrW) }
+
+// closeAgentEnds closes the agent's ends, for a child that never started.
+func (p *execPipes) closeAgentEnds() { closeFiles(p.stdoutR, p.stderrR, p.stdinW) }
+
+func closeFiles(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
 		}
 	}
-	if err != nil {
-		// Behave like a shell: the command fails with 127 and says why.
-		msg := []byte("airlock: " + err.Error() + "\n")
-		out <- &agentpb.ExecResponse{Msg: &agentpb.ExecResponse_Stderr{Stderr: msg}}
-		return finish(&agentpb.ExecExit{ExitCode: 127, StderrBytes: int64(len(msg)), DurationMs: time.Since(began).Milliseconds()})
-	}
+}
 
-	stdinR, stdinW, err := stdinPipe(st.Stdin)
-	if err != nil {
-		close(out)
-		return status.Errorf(codes.Internal, "stdin: %v", err)
-	}
-	stdoutR, stdoutW, err := os.Pipe()
-	if err != nil {
-		close(out)
-		return status.Errorf(codes.Internal, "stdout pipe: %v", err)
-	}
-	stderrR, stderrW, err := os.Pipe()
-	if err != nil {
-		close(out)
-		return status.Errorf(codes.Internal, "stderr pipe: %v", err)
-	}
-	cg := newExecCgroup()
-	defer cg.release()
+// startExec forks and execs the command in its own process group (and
+// cgroup, when there is one), registered with the reaper so its exit
+// status comes on exited. The child's pipe ends are closed either way.
+func (s *Server) startExec(path string, cmd execCommand, pipes *execPipes, cg *execCgroup) (int, <-chan syscall.WaitStatus, error) {
+	defer pipes.closeChildEnds()
 	sys := &syscall.SysProcAttr{Setpgid: true}
 	if cg != nil {
 		sys.UseCgroupFD = true
 		sys.CgroupFD = cg.fd
 	}
-	pid, exited, err := s.reaper.start(func() (int, error) {
-		return syscall.ForkExec(path, argv, &syscall.ProcAttr{
-			Dir:   cwd,
-			Env:   env,
-			Files: []uintptr{stdinR.Fd(), stdoutW.Fd(), stderrW.Fd()},
+	return s.reaper.start(func() (int, error) {
+		return syscall.ForkExec(path, cmd.argv, &syscall.ProcAttr{
+			Dir:   cmd.cwd,
+			Env:   cmd.env,
+			Files: []uintptr{pipes.stdinR.Fd(), pipes.stdoutW.Fd(), pipes.stderrW.Fd()},
 			Sys:   sys,
 		})
 	})
-	stdinR.Close()
-	stdoutW.Close()
-	stderrW.Close()
-	if err != nil {
-		stdoutR.Close()
-		stderrR.Close()
-		if stdinW != nil {
-			stdinW.Close()
-		}
-		msg := []byte(fmt.Sprintf("airlock: start %s: %v\n", argv[0], err))
-		out <- &agentpb.ExecResponse{Msg: &agentpb.ExecResponse_Stderr{Stderr: msg}}
-		return finish(&agentpb.ExecExit{ExitCode: 126, StderrBytes: int64(len(msg)), DurationMs: time.Since(began).Milliseconds()})
+}
+
+// execRun is one started command: its process tree, output pumps and
+// pipes.
+type execRun struct {
+	pid    int
+	cg     *execCgroup
+	pipes  *execPipes
+	maxOut int64
+
+	outWG                  sync.WaitGroup
+	stdoutPump, stderrPump *pump
+}
+
+// killTree signals the command's process group; SIGKILL also kills its
+// cgroup, which catches children that left the group.
+func (r *execRun) killTree(sig syscall.Signal) {
+	if sig == syscall.SIGKILL {
+		r.cg.kill()
 	}
-	out <- &agentpb.ExecResponse{Msg: &agentpb.ExecResponse_StartedPid{StartedPid: int32(pid)}}
+	_ = syscall.Kill(-r.pid, sig)
+}
 
-	killTree := func(sig syscall.Signal) {
-		if sig == syscall.SIGKILL {
-			cg.kill()
-		}
-		_ = syscall.Kill(-pid, sig)
-	}
+// startPumps starts copying stdout and stderr into out.
+func (r *execRun) startPumps(out chan<- *agentpb.ExecResponse) {
+	r.stdoutPump = &pump{r: r.pipes.stdoutR, max: r.maxOut, out: out, stdout: true}
+	r.stderrPump = &pump{r: r.pipes.stderrR, max: r.maxOut, out: out}
+	r.outWG.Add(2)
+	go func() { defer r.outWG.Done(); r.stdoutPump.run() }()
+	go func() { defer r.outWG.Done(); r.stderrPump.run() }()
+}
 
-	var outWG sync.WaitGroup
-	stdoutPump := &pump{r: stdoutR, max: maxOut, out: out, stdout: true}
-	stderrPump := &pump{r: stderrR, max: maxOut, out: out}
-	outWG.Add(2)
-	go func() { defer outWG.Done(); stdoutPump.run() }()
-	go func() { defer outWG.Done(); stderrPump.run() }()
-
-	// Host-side messages: stdin, signals. A broken stream (host gone or
-	// call cancelled) kills the tree: nobody is left to read its output.
+// serveHost handles the host's messages (stdin, signals) until the host
+// half-closes the request stream. The returned channel is closed when the
+// stream breaks (host gone or call cancelled): nobody is left to read the
+// output, so the caller kills the tree.
+func (r *execRun) serveHost(stream agentpb.Agent_ExecServer) <-chan struct{} {
 	hostGone := make(chan struct{})
 	go func() {
+		stdinW := r.pipes.stdinW
 		defer func() {
 			if stdinW != nil {
 				stdinW.Close()
@@ -321,74 +431,78 @@ func (s *Server) Exec(stream agentpb.Agent_ExecServer) error {
 					stdinW = nil
 				}
 			case *agentpb.ExecRequest_Signal:
-				killTree(syscall.Signal(m.Signal))
+				r.killTree(syscall.Signal(m.Signal))
 			}
 		}
 	}()
+	return hostGone
+}
 
+// wait waits for the command to exit, killing its tree at the timeout
+// (0: none), when the host goes away, or when the call ends (the host
+// cancelled it: its half-close of the request stream is not that, it
+// only ends stdin). After a timeout nothing the command started outlives
+// its deadline.
+func (r *execRun) wait(callDone <-chan struct{}, timeoutAfter time.Duration, exited <-chan syscall.WaitStatus, hostGone <-chan struct{}) (ws syscall.WaitStatus, timedOut bool) {
 	var timeout <-chan time.Time
-	if st.TimeoutMs > 0 {
-		t := time.NewTimer(time.Duration(st.TimeoutMs) * time.Millisecond)
+	if timeoutAfter > 0 {
+		t := time.NewTimer(timeoutAfter)
 		defer t.Stop()
 		timeout = t.C
 	}
-	timedOut := false
-	callDone := stream.Context().Done()
-	var ws syscall.WaitStatus
-wait:
 	for {
 		select {
 		case ws = <-exited:
-			break wait
+			if timedOut {
+				r.killTree(syscall.SIGKILL)
+			}
+			return ws, timedOut
 		case <-timeout:
 			timedOut = true
 			timeout = nil
-			killTree(syscall.SIGKILL)
+			r.killTree(syscall.SIGKILL)
 		case <-hostGone:
 			hostGone = nil
-			killTree(syscall.SIGKILL)
+			r.killTree(syscall.SIGKILL)
 		case <-callDone:
-			// The host cancelled the call or went away (its half-close
-			// of the request stream is not that: it only ends stdin).
-			// Nobody is left to read the output or the exit status.
 			callDone = nil
-			killTree(syscall.SIGKILL)
+			r.killTree(syscall.SIGKILL)
 		}
 	}
-	if timedOut {
-		// Make sure nothing the command started outlives its deadline.
-		killTree(syscall.SIGKILL)
-	}
-	// Background children may hold the pipes open. Keep delivering while
-	// output flows; once both pipes have been idle for pipeGrace, stop.
+}
+
+// drain waits for the output pumps. Background children may hold the
+// pipes open: delivery goes on while output flows, and once both pipes
+// have been idle for pipeGrace they are closed.
+func (r *execRun) drain() {
 	pumpsDone := make(chan struct{})
-	go func() { outWG.Wait(); close(pumpsDone) }()
+	go func() { r.outWG.Wait(); close(pumpsDone) }()
 	tick := time.NewTicker(pipeGrace / 5)
 	defer tick.Stop()
-drain:
 	for {
 		select {
 		case <-pumpsDone:
-			break drain
+			return
 		case <-tick.C:
-			if stdoutPump.idleFor() > pipeGrace && stderrPump.idleFor() > pipeGrace {
-				stdoutR.Close()
-				stderrR.Close()
+			if r.stdoutPump.idleFor() > pipeGrace && r.stderrPump.idleFor() > pipeGrace {
+				r.pipes.stdoutR.Close()
+				r.pipes.stderrR.Close()
 				<-pumpsDone
-				break drain
+				return
 			}
 		}
 	}
-	if cg != nil && st.TimeoutMs > 0 && !timedOut && populated(cg.path) {
-		cg.lingering = true
-		cg.killAtDeadline(began.Add(time.Duration(st.TimeoutMs) * time.Millisecond))
-	}
+}
+
+// exit is the stream's last message: how the command ended and what it
+// wrote.
+func (r *execRun) exit(ws syscall.WaitStatus, timedOut bool, began time.Time) *agentpb.ExecExit {
 	exit := &agentpb.ExecExit{
 		TimedOut:        timedOut,
-		StdoutTruncated: stdoutPump.total > maxOut,
-		StderrTruncated: stderrPump.total > maxOut,
-		StdoutBytes:     stdoutPump.total,
-		StderrBytes:     stderrPump.total,
+		StdoutTruncated: r.stdoutPump.total > r.maxOut,
+		StderrTruncated: r.stderrPump.total > r.maxOut,
+		StdoutBytes:     r.stdoutPump.total,
+		StderrBytes:     r.stderrPump.total,
 		DurationMs:      time.Since(began).Milliseconds(),
 	}
 	switch {
@@ -398,7 +512,7 @@ drain:
 		exit.ExitCode = 128 + int32(ws.Signal())
 		exit.Signal = unix.SignalName(ws.Signal())
 	}
-	return finish(exit)
+	return exit
 }
 
 func stdinPipe(wanted bool) (r *os.File, w *os.File, err error) {

@@ -32,6 +32,11 @@ func Live(pid int, stateDir string) bool {
 	return bytes.Contains(cmdline, []byte(filepath.Join(stateDir, qmpSock)))
 }
 
+// Live is the package's Live, as the driver's.
+func (d *Driver) Live(pid int, stateDir string) bool { return Live(pid, stateDir) }
+
+var _ vmm.Driver = (*Driver)(nil)
+
 // ReadPID returns the pid QEMU wrote into a state directory, or 0.
 func ReadPID(stateDir string) int {
 	b, err := os.ReadFile(filepath.Join(stateDir, pidFile))

@@ -142,16 +142,6 @@ func (d *Driver) args(spec vmm.BootSpec, stateDir string, tapFD, memFD int) []st
 	if spec.Accel == vmm.AccelKVM {
 		cpu = "host"
 	}
-	kargs := []string{"console=ttyS0", "rdinit=/init", "quiet", "panic=-1", "reboot=t"}
-	if spec.Accel == vmm.AccelTCG {
-		if khz := vmm.HostTSCkHz(); khz > 0 {
-			kargs = append(kargs, "tsc_early_khz="+strconv.Itoa(khz))
-		}
-	}
-	if spec.RootImage != "" {
-		kargs = append(kargs, "airlock.root=/dev/vda")
-	}
-	kargs = append(kargs, spec.KernelArgs...)
 	a := []string{
 		"-M", "microvm",
 		"-accel", accelArg(spec.Accel),
@@ -163,7 +153,7 @@ func (d *Driver) args(spec vmm.BootSpec, stateDir string, tapFD, memFD int) []st
 		"-serial", "chardev:console",
 		"-kernel", spec.Kernel,
 		"-initrd", spec.Initrd,
-		"-append", strings.Join(kargs, " "),
+		"-append", strings.Join(kernelArgs(spec), " "),
 		"-qmp", "unix:" + filepath.Join(stateDir, qmpSock) + ",server=on,wait=off",
 		"-device", "virtio-serial-device",
 		"-chardev", "socket,id=agent,path=" + filepath.Join(stateDir, agentSock) + ",server=on,wait=off",
@@ -174,26 +164,8 @@ func (d *Driver) args(spec vmm.BootSpec, stateDir string, tapFD, memFD int) []st
 		"-sandbox", jail.Seccomp,
 	}
 	// No -pidfile: a jailed QEMU is PID 1 of its namespace; the host's pid
-	// is written by start. The RAM block id "mem" must be identical on
-	// every side of a migration.
-	switch {
-	case spec.Memory != nil:
-		share := "on"
-		if spec.MemoryPrivate {
-			share = "off"
-		}
-		a = append(a,
-			"-object", fmt.Sprintf("memory-backend-file,id=mem,size=%dM,mem-path=/proc/self/fd/%d,share=%s", spec.MemoryMiB, memFD, share),
-			"-machine", "memory-backend=mem")
-	case spec.MemoryFile != "":
-		// A shared file (a bake): the guest's RAM ends up in it. (A private
-		// base is always a sealed memfd: QEMU 7.2 opens memory files
-		// read-write, and its readonly=on would make guest RAM itself
-		// read-only; the rom=off that fixes that arrived in 8.2.)
-		a = append(a,
-			"-object", fmt.Sprintf("memory-backend-file,id=mem,size=%dM,mem-path=%s,share=on", spec.MemoryMiB, spec.MemoryFile),
-			"-machine", "memory-backend=mem")
-	}
+	// is written by start.
+	a = append(a, memoryArgs(spec, memFD)...)
 	if spec.Incoming {
 		a = append(a, "-incoming", "defer")
 	}
@@ -216,6 +188,45 @@ func (d *Driver) args(spec vmm.BootSpec, stateDir string, tapFD, memFD int) []st
 			"-device", "virtio-net-device,netdev=net0,mac="+spec.NICMAC)
 	}
 	return a
+}
+
+// kernelArgs is the guest kernel's command line.
+func kernelArgs(spec vmm.BootSpec) []string {
+	kargs := []string{"console=ttyS0", "rdinit=/init", "quiet", "panic=-1", "reboot=t"}
+	if spec.Accel == vmm.AccelTCG {
+		if khz := vmm.HostTSCkHz(); khz > 0 {
+			kargs = append(kargs, "tsc_early_khz="+strconv.Itoa(khz))
+		}
+	}
+	if spec.RootImage != "" {
+		kargs = append(kargs, "airlock.root=/dev/vda")
+	}
+	return append(kargs, spec.KernelArgs...)
+}
+
+// memoryArgs backs guest RAM with a file when the spec asks for one
+// (none: anonymous memory). The RAM block id "mem" must be identical on
+// every side of a migration.
+func memoryArgs(spec vmm.BootSpec, memFD int) []string {
+	switch {
+	case spec.Memory != nil:
+		share := "on"
+		if spec.MemoryPrivate {
+			share = "off"
+		}
+		return []string{
+			"-object", fmt.Sprintf("memory-backend-file,id=mem,size=%dM,mem-path=/proc/self/fd/%d,share=%s", spec.MemoryMiB, memFD, share),
+			"-machine", "memory-backend=mem"}
+	case spec.MemoryFile != "":
+		// A shared file (a bake): the guest's RAM ends up in it. (A private
+		// base is always a sealed memfd: QEMU 7.2 opens memory files
+		// read-write, and its readonly=on would make guest RAM itself
+		// read-only; the rom=off that fixes that arrived in 8.2.)
+		return []string{
+			"-object", fmt.Sprintf("memory-backend-file,id=mem,size=%dM,mem-path=%s,share=on", spec.MemoryMiB, spec.MemoryFile),
+			"-machine", "memory-backend=mem"}
+	}
+	return nil
 }
 
 // tcgBufferMiB caps TCG's translation cache. QEMU's default lets it grow

@@ -74,6 +74,9 @@ _BY_CODE = {
     )
 }
 
+# The code of an error response that carries none (a proxy in between),
+# by HTTP status: a copy of the table in internal/errdefs/http.go, which a
+# test there keeps equal. Other 4xx are invalid_argument, the rest internal.
 _BY_STATUS = {
     400: "invalid_argument",
     401: "permission_denied",
@@ -82,6 +85,7 @@ _BY_STATUS = {
     409: "failed_precondition",
     413: "resource_exhausted",
     429: "resource_exhausted",
+    500: "internal",
     502: "unavailable",
     503: "unavailable",
     504: "deadline_exceeded",

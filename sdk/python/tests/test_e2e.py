@@ -37,7 +37,7 @@ def _tag(name):
 class SandboxE2E(unittest.TestCase):
 
     def test_architecture_snippet(self):
-        """The published usage, as ARCHITECTURE.md writes it."""
+        """The published usage, as the README's Python example writes it."""
         matter_id, doc_id = _tag("matter"), _tag("doc")
         pdf_bytes = b"%PDF-1.4\n" + bytes(range(256)) * 64 + b"\n%%EOF\n"
         sbx = Sandbox.create(template=TEMPLATE, ttl_seconds=300,

@@ -1,0 +1,88 @@
+package api
+
+import (
+	"github.com/airlock-dev/airlock/internal/netpool"
+	"github.com/airlock-dev/airlock/internal/sandbox"
+	"github.com/airlock-dev/airlock/internal/store"
+)
+
+// Conversions between the wire types and the types of the packages
+// behind the API. Each copies field by field and keeps nil as nil, so the
+// JSON is what the inner types used to produce.
+
+// AuditRecordFromStore converts a stored record to its JSON shape (the CLI
+// uses it too, so `airlock audit ls --json` prints what the API returns).
+func AuditRecordFromStore(r store.AuditRecord) AuditRecord {
+	return AuditRecord{
+		Seq: r.Seq, Time: r.Time, Tenant: r.Tenant, SandboxID: r.SandboxID, ParentID: r.ParentID,
+		Template: r.Template, Event: r.Event, Metadata: r.Metadata, ExitCode: r.ExitCode,
+		Bytes: r.Bytes, DurationMS: r.DurationMS, Outcome: r.Outcome, Detail: r.Detail,
+		PrevHash: r.PrevHash, Hash: r.Hash,
+	}
+}
+
+// sandboxFromInfo converts the manager's view of a sandbox to its JSON
+// shape.
+func sandboxFromInfo(in sandbox.Info) Sandbox {
+	return Sandbox{ID: in.ID, Tenant: in.Tenant, Template: in.Template, ParentID: in.ParentID,
+		Metadata: in.Metadata, State: in.State, CreatedAt: in.CreatedAt, Deadline: in.Deadline,
+		EndedAt: in.EndedAt, Egress: egressPolicyFrom(in.Egress), NetAddr: in.NetAddr, Jailed: in.Jailed}
+}
+
+func sandboxesFromInfos(infos []sandbox.Info) []Sandbox {
+	out := make([]Sandbox, 0, len(infos))
+	for _, in := range infos {
+		out = append(out, sandboxFromInfo(in))
+	}
+	return out
+}
+
+// egressPolicyFrom converts a network policy to its JSON shape.
+func egressPolicyFrom(p netpool.Policy) EgressPolicy {
+	out := EgressPolicy{Default: p.Default, TLS: p.TLS}
+	if p.Allow != nil {
+		out.Allow = make([]EgressRule, len(p.Allow))
+		for i, r := range p.Allow {
+			out.Allow[i] = EgressRule{Name: r.Name, CIDR: r.CIDR, Ports: r.Ports, Protocol: r.Protocol, Domain: r.Domain}
+		}
+	}
+	return out
+}
+
+// policy converts a policy from its JSON shape; it is not validated.
+func (p EgressPolicy) policy() netpool.Policy {
+	out := netpool.Policy{Default: p.Default, TLS: p.TLS}
+	if p.Allow != nil {
+		out.Allow = make([]netpool.Rule, len(p.Allow))
+		for i, r := range p.Allow {
+			out.Allow[i] = netpool.Rule{Name: r.Name, CIDR: r.CIDR, Ports: r.Ports, Protocol: r.Protocol, Domain: r.Domain}
+		}
+	}
+	return out
+}
+
+func probeResultsFrom(rs []sandbox.ProbeResult) []ProbeResult {
+	out := make([]ProbeResult, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, ProbeResult{Name: r.Name, Target: r.Target, Reachable: r.Reachable, Detail: r.Detail})
+	}
+	return out
+}
+
+func templatesFrom(ts []sandbox.TemplateInfo) []TemplateInfo {
+	out := make([]TemplateInfo, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, templateFrom(t))
+	}
+	return out
+}
+
+func templateFrom(t sandbox.TemplateInfo) TemplateInfo {
+	return TemplateInfo{Name: t.Name, Hash: t.Hash, MemoryMiB: t.MemoryMiB, VCPUs: t.VCPUs,
+		DefaultTTLSeconds: t.DefaultTTLSeconds, BuiltAt: t.BuiltAt}
+}
+
+func fileInfoFrom(fi sandbox.FileInfo) FileInfo {
+	return FileInfo{Path: fi.Path, Name: fi.Name, Size: fi.Size, Mode: uint32(fi.Mode),
+		ModeString: fi.Mode.String(), IsDir: fi.IsDir, ModTime: fi.ModTime, SymlinkTarget: fi.SymlinkTarget}
+}

@@ -1,0 +1,233 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/cleanup"
+	"github.com/airlock-dev/airlock/internal/egress"
+	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/netpool"
+	"github.com/airlock-dev/airlock/internal/store"
+	"github.com/airlock-dev/airlock/internal/template"
+)
+
+// Create restores a new sandbox from a template.
+//
+// Every path is audited: a refused or failed create by the request's
+// tenant, template and metadata (there is no id yet), a create whose
+// egress self-check failed by the sandbox it killed, and a success.
+func (m *Manager) Create(ctx context.Context, req CreateRequest) (Info, error) {
+	began := time.Now()
+	plan, err := m.planCreate(req)
+	if err != nil {
+		m.auditCreate(ctx, Info{Tenant: req.Tenant, Template: req.Template, Metadata: req.Metadata}, began, err, nil)
+		return Info{}, err
+	}
+	info, l, c, err := m.startSandbox(ctx, req, plan)
+	if err != nil {
+		m.auditCreate(ctx, Info{Tenant: req.Tenant, Template: req.Template, Metadata: req.Metadata}, began, err, nil)
+		return Info{}, err
+	}
+	detail := createDetail(info, plan, c)
+	if err := m.probeAtCreate(ctx, req, plan, c, l, detail); err != nil {
+		m.end(ctx, l, store.StateFailed, store.EventFail, reasonProbeFailed)
+		m.auditCreate(ctx, info, began, err, detail)
+		return Info{}, fmt.Errorf("sandbox %s killed: %w", info.ID, err)
+	}
+	m.cfg.Metrics.CreateObserved(time.Since(began))
+	m.auditCreate(ctx, info, began, nil, detail)
+	m.log.Info("sandbox created", "sandbox", info.ID, "tenant", info.Tenant, "template", info.Template,
+		"ms", time.Since(began).Milliseconds())
+	return info, nil
+}
+
+// createPlan is what a valid create request resolves to before anything
+// is made.
+type createPlan struct {
+	tmpl   *template.Template
+	ttl    time.Duration
+	egress netpool.Policy
+}
+
+// planCreate checks a request (tenant, metadata, admission, TTL, egress,
+// template, machine size) and resolves its TTL and policy.
+func (m *Manager) planCreate(req CreateRequest) (createPlan, error) {
+	if err := store.ValidateTenant(req.Tenant); err != nil {
+		return createPlan{}, err
+	}
+	if err := validateMetadata(req.Metadata); err != nil {
+		return createPlan{}, err
+	}
+	if err := m.admit(); err != nil {
+		return createPlan{}, err
+	}
+	if req.TTL < 0 {
+		return createPlan{}, errdefs.InvalidArgument("ttl must not be negative")
+	}
+	if req.TTL > m.cfg.MaxTTL {
+		return createPlan{}, errdefs.InvalidArgument("ttl %s exceeds this server's maximum of %s", req.TTL, m.cfg.MaxTTL)
+	}
+	egressPol, err := m.checkEgress(req.Tenant, req.Egress)
+	if err != nil {
+		return createPlan{}, err
+	}
+	tmpl, err := m.templates.Open(req.Template)
+	if err != nil {
+		return createPlan{}, err
+	}
+	if err := m.checkSize(tmpl.MemoryMiB, tmpl.VCPUs); err != nil {
+		return createPlan{}, fmt.Errorf("template %q: %w", tmpl.Name, err)
+	}
+	ttl := req.TTL
+	if ttl == 0 {
+		ttl = min(time.Duration(tmpl.DefaultTTLSeconds)*time.Second, m.cfg.MaxTTL)
+	}
+	return createPlan{tmpl: tmpl, ttl: ttl, egress: egressPol}, nil
+}
+
+// startSandbox makes the sandbox a plan describes and registers it: a
+// reservation against MaxSandboxes, a clone (from the warm pool or
+// restored now) with its slot, the identity push, the egress CA and
+// policy. Each step's undo is registered as it succeeds, so a failure
+// leaves nothing (no VM, slot, proxy entry or reservation); once
+// registered, the sandbox owns them all.
+func (m *Manager) startSandbox(ctx context.Context, req CreateRequest, plan createPlan) (_ Info, _ *live, _ *clone, err error) {
+	var cu cleanup.Stack
+	defer func() { m.logUndo("create", cu.Clean(ctx)) }()
+	if err := m.reserve(); err != nil {
+		return Info{}, nil, nil, err
+	}
+	cu.AddFunc(m.release)
+	tmpl := plan.tmpl
+	c, err := m.pools.take(ctx, tmpl)
+	if err != nil {
+		return Info{}, nil, nil, fmt.Errorf("create from %s: %w", tmpl.Name, err)
+	}
+	v := c.machine
+	cu.AddFunc(func() { m.releaseNet(v.ID(), c.slot) }) // after the VM: drops the proxy entry too
+	cu.Add(v.Destroy)
+	// Before anything of the caller's runs: its own clock, entropy, id.
+	if err := v.Prepare(ctx, v.ID()); err != nil {
+		return Info{}, nil, nil, fmt.Errorf("create from %s: %w", tmpl.Name, err)
+	}
+	ca, err := m.createEgressCA(ctx, plan.egress, c)
+	if err != nil {
+		return Info{}, nil, nil, fmt.Errorf("create from %s: %w", tmpl.Name, err)
+	}
+	c.ca = ca
+	if err := m.createEgress(req.Tenant, plan.egress, c, ca); err != nil {
+		return Info{}, nil, nil, err
+	}
+	m.failpoint(FailCreateRestored)
+	now := stamp()
+	info := Info{ID: v.ID(), Tenant: req.Tenant, Template: tmpl.Name, Metadata: copyMap(req.Metadata),
+		State: store.StateRunning, CreatedAt: now, Deadline: now.Add(plan.ttl), Egress: plan.egress,
+		Jailed: m.machines.Jailed()}
+	if c.slot != nil {
+		info.NetAddr = c.slot.NsIP.String()
+	}
+	l, err := m.register(ctx, info, v, c.slot, tmpl.EnvList())
+	if err != nil {
+		return Info{}, nil, nil, err
+	}
+	cu.Release() // the registered sandbox owns its VM, slot and reservation
+	l.mu.Lock()
+	l.egressCA = ca
+	l.mu.Unlock()
+	m.failpoint(FailCreateRegistered)
+	return info, l, c, nil
+}
+
+// createEgressCA makes a new sandbox's own TLS inspection CA and puts it
+// in the guest's trust store, when the policy inspects TLS and the clone
+// has a slot (else it returns nil): the guest trusts its CA before the
+// proxy ever presents it.
+func (m *Manager) createEgressCA(ctx context.Context, pol netpool.Policy, c *clone) (*egress.CA, error) {
+	if c.slot == nil || !pol.Inspects() {
+		return nil, nil
+	}
+	ca, err := m.newEgressCA(c.machine.ID())
+	if err != nil {
+		return nil, err
+	}
+	if err := installEgressCA(ctx, c.machine, ca); err != nil {
+		return nil, err
+	}
+	return ca, nil
+}
+
+// createEgress puts a new sandbox's policy in force in its clone's slot
+// before the caller gets the id; without a slot it does nothing. The
+// pooled clone's slot is deny-all already, so a deny-all request only
+// needs its proxy entry (which makes the proxy answer the sandbox, with
+// nothing, rather than log an unknown source); anything else replaces the
+// slot's table.
+func (m *Manager) createEgress(tenant string, pol netpool.Policy, c *clone, ca *egress.CA) error {
+	if c.slot == nil {
+		return nil
+	}
+	if isDenyAll(pol) && isDenyAll(c.slot.Policy()) {
+		psb, _ := m.proxySandbox(c.machine.ID(), tenant, pol, ca)
+		m.setEgressLookup(c.slot.NsIP, psb)
+		return nil
+	}
+	return m.applyEgress(c.slot, c.machine.ID(), tenant, pol, ca)
+}
+
+// createDetail is the detail of a create's audit record: TTL, policy,
+// jail, CA and slot.
+func createDetail(info Info, plan createPlan, c *clone) map[string]string {
+	detail := map[string]string{"ttl_s": strconv.Itoa(int(plan.ttl / time.Second)), "egress_default": plan.egress.Default,
+		"jail": jailWord(info.Jailed)}
+	if c.ca != nil {
+		detail["egress_tls"] = netpool.TLSInspect
+		detail["egress_ca_sha256"] = c.ca.Fingerprint()
+	}
+	if names := ruleNames(plan.egress); names != "" {
+		detail["egress_allow"] = names
+	}
+	if c.slot != nil {
+		detail["net_slot"] = strconv.Itoa(c.slot.Index)
+	}
+	return detail
+}
+
+// probeAtCreate runs the egress self-check a create asked for, and
+// records its verdict in detail. It fails closed: a sandbox whose
+// self-check lets anything through must be killed before the caller gets
+// its id (the caller does that).
+func (m *Manager) probeAtCreate(ctx context.Context, req CreateRequest, plan createPlan, c *clone, l *live, detail map[string]string) error {
+	switch {
+	case !req.Probe:
+		return nil
+	case c.probedDenyAll && isDenyAll(plan.egress):
+		// The check passed in this very clone while it warmed, under the
+		// deny-all policy it still has: running it again would only make
+		// every job wait a probe timeout.
+		detail["probe"] = "ok_at_warmup"
+		return nil
+	}
+	results, err := m.runProbes(ctx, l)
+	if err == nil {
+		err = probeError(results)
+	}
+	if err != nil {
+		detail["probe"] = "failed"
+		if f := failedProbes(results); f != "" {
+			detail["probe_failed"] = f
+		}
+		return err
+	}
+	detail["probe"] = "ok"
+	return nil
+}
+
+// auditCreate records a create's outcome (err nil: it succeeded).
+func (m *Manager) auditCreate(ctx context.Context, info Info, began time.Time, err error, detail map[string]string) {
+	rec := auditRecord(store.EventCreate, info)
+	rec.DurationMS, rec.Outcome, rec.Detail = time.Since(began).Milliseconds(), outcomeOf(err), detail
+	m.audit(ctx, rec)
+}

@@ -1,0 +1,25 @@
+package store
+
+// Audit event names: the Event of every record airlock writes. They are
+// part of the audit log's contract (operators filter and alert on them,
+// and the hash chain covers them), so a name is never reused for
+// something else and never renamed: records already written keep the name
+// they were hashed with.
+const (
+	EventCreate       = "create"        // a sandbox created, by restore or as a fork child
+	EventExec         = "exec"          // a command run in a sandbox
+	EventFileWrite    = "file_write"    // a file written into a sandbox
+	EventFileRead     = "file_read"     // a file read out of a sandbox
+	EventFileRemove   = "file_remove"   // a path removed in a sandbox
+	EventFork         = "fork"          // a sandbox forked (the parent's record)
+	EventKill         = "kill"          // a sandbox killed by its tenant or at shutdown
+	EventExpire       = "expire"        // a sandbox ended at its deadline
+	EventFail         = "fail"          // a sandbox ended because something failed
+	EventEgressChange = "egress_change" // a sandbox's egress policy replaced
+	EventEgressProbe  = "egress_probe"  // the egress self-check run on demand
+	// EventEgress is one connection through the egress proxy, recorded
+	// when it closes (its rule, byte counts and status).
+	EventEgress    = "egress"
+	EventKeyCreate = "key_create" // an API key created (operator event)
+	EventKeyRevoke = "key_revoke" // an API key revoked (operator event)
+)

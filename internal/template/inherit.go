@@ -1,0 +1,135 @@
+package template
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
+)
+
+// Resolve returns s flattened with its `from` chain: the parents' suite,
+// packages, files, build commands, env and kernel_args come first and s
+// appends (env: overrides) its own; scalar fields s leaves unset are
+// inherited. lookup returns a parent by name (unresolved is fine). An
+// unknown parent or a cycle is an InvalidArgument naming `from`.
+func (s *Spec) Resolve(lookup func(name string) (*Spec, error)) (*Spec, error) {
+	return s.resolve(lookup, nil)
+}
+
+func (s *Spec) resolve(lookup func(string) (*Spec, error), chain []string) (*Spec, error) {
+	if s.resolved {
+		return s, nil
+	}
+	chain = append(chain, s.Name)
+	if len(chain) > maxInheritanceDepth {
+		return nil, s.errf("from", "inheritance deeper than %d: %s", maxInheritanceDepth, strings.Join(chain, " -> "))
+	}
+	if contains(chain, s.From) {
+		return nil, s.errf("from", "inheritance cycle: %s -> %s", strings.Join(chain, " -> "), s.From)
+	}
+	if lookup == nil {
+		return nil, s.errf("from", "cannot resolve %q without a template lookup", s.From)
+	}
+	parent, err := lookup(s.From)
+	if err != nil {
+		if errdefs.IsNotFound(err) {
+			return nil, s.errf("from", "unknown template %q", s.From)
+		}
+		return nil, fmt.Errorf("%s: from: %w", s.where("from"), err)
+	}
+	if parent.Name != s.From {
+		return nil, s.errf("from", "lookup of %q returned template %q", s.From, parent.Name)
+	}
+	if parent, err = parent.resolve(lookup, chain); err != nil {
+		return nil, err
+	}
+	return s.mergeOnto(parent)
+}
+
+// mergeOnto returns a new, resolved spec: parent (resolved) overlaid by s.
+func (s *Spec) mergeOnto(parent *Spec) (*Spec, error) {
+	out := &Spec{
+		Name:  s.Name,
+		From:  s.From,
+		Path:  s.Path,
+		Dir:   s.Dir,
+		set:   s.set,
+		lines: s.lines,
+		// scalars: inherited unless s sets them
+		Suite:             parent.Suite,
+		Warmup:            parent.Warmup,
+		MemoryMiB:         parent.MemoryMiB,
+		VCPUs:             parent.VCPUs,
+		DefaultTTLSeconds: parent.DefaultTTLSeconds,
+		RootfsSizeMiB:     parent.RootfsSizeMiB,
+		resolved:          true,
+	}
+	if s.set["suite"] {
+		if s.Suite != parent.Suite {
+			return nil, s.errf("suite", "%q differs from parent %q's suite %q", s.Suite, parent.Name, parent.Suite)
+		}
+	}
+	if s.set["warmup"] {
+		out.Warmup = s.Warmup
+	}
+	if s.set["memory_mib"] {
+		out.MemoryMiB = s.MemoryMiB
+	}
+	if s.set["vcpus"] {
+		out.VCPUs = s.VCPUs
+	}
+	if s.set["default_ttl_seconds"] {
+		out.DefaultTTLSeconds = s.DefaultTTLSeconds
+	}
+	if s.set["rootfs_size_mib"] {
+		out.RootfsSizeMiB = s.RootfsSizeMiB
+	}
+
+	seen := map[string]bool{}
+	for _, from := range []*Spec{parent, s} {
+		for i, p := range from.Packages {
+			if !seen[p] {
+				seen[p] = true
+				out.Packages = append(out.Packages, p)
+				out.pkgOrigins = append(out.pkgOrigins, from.pkgOrigin(i))
+			}
+		}
+	}
+	// A child's file replaces the parent's file at the same dst, in place.
+	out.Files = append(out.Files, parent.Files...)
+	for _, f := range s.Files {
+		replaced := false
+		for i := range out.Files {
+			if out.Files[i].Dst == f.Dst {
+				out.Files[i], replaced = f, true
+			}
+		}
+		if !replaced {
+			out.Files = append(out.Files, f)
+		}
+	}
+	out.Build = append(append([]string(nil), parent.Build...), s.Build...)
+	out.KernelArgs = append(append([]string(nil), parent.KernelArgs...), s.KernelArgs...)
+	if len(parent.Env)+len(s.Env) > 0 {
+		out.Env = map[string]string{}
+		for k, v := range parent.Env {
+			out.Env[k] = v
+		}
+		for k, v := range s.Env {
+			out.Env[k] = v
+		}
+	}
+	return out, nil
+}
+
+// pkgOrigin is where Packages[i] was declared.
+func (s *Spec) pkgOrigin(i int) origin {
+	if i < len(s.pkgOrigins) {
+		return s.pkgOrigins[i]
+	}
+	return origin{source: s.source(), field: fmt.Sprintf("packages[%d]", i)}
+}
+
+// Resolved reports whether s is flattened (has no `from`, or went through
+// Resolve).
+func (s *Spec) Resolved() bool { return s.resolved }
