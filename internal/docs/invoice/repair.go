@@ -106,6 +106,13 @@ func readTotals(picked map[string]*candidate) totalsRow {
 
 func (t totalsRow) balanced() bool { return t.ok && t.sub.Add(t.tax).Add(t.ship).Equal(t.total) }
 
+// lineFix is one way to read a misread line: the look-alike values of
+// its quantity, amount or unit price (nil: as read).
+type lineFix struct {
+	line            int
+	qty, amt, price *decimal.Decimal
+}
+
 // repairLineDigits repairs the money of OCR lines whose quantity x unit
 // price is not their amount, when exactly one choice of look-alike
 // digits makes every such line multiply out and the lines sum to a
@@ -117,11 +124,7 @@ func repairLineDigits(picked map[string]*candidate, lines []line, frac int) {
 		return
 	}
 	cent := decimal.New(1, int32(-frac))
-	type fix struct {
-		line            int
-		qty, amt, price *decimal.Decimal
-	}
-	var opts [][]fix
+	var opts [][]lineFix
 	base := decimal.Zero
 	for i := range lines {
 		ln := &lines[i]
@@ -129,59 +132,75 @@ func repairLineDigits(picked map[string]*candidate, lines []line, frac int) {
 			return
 		}
 		base = base.Add(ln.amt.value)
-		if ln.qty == "" || ln.price == nil || suspect(ln.price) || !ocrLine(ln) {
-			continue
-		}
-		q, err := decimal.NewFromString(ln.qty)
-		if err != nil || q.Mul(ln.price.value).Sub(ln.amt.value).Abs().LessThanOrEqual(cent) {
-			continue
-		}
-		var fs []fix
-		for _, a := range misreadsOf(ln.amt.value, ln.amt.frac) {
-			if q.Mul(ln.price.value).Sub(a).Abs().LessThanOrEqual(cent) {
-				fs = append(fs, fix{line: i, amt: &a})
-			}
-		}
-		for _, p := range misreadsOf(ln.price.value, ln.price.frac) {
-			if q.Mul(p).Sub(ln.amt.value).Abs().LessThanOrEqual(cent) {
-				fs = append(fs, fix{line: i, price: &p})
-			}
-		}
-		// The quantity misread, alone or with the amount ("10" read "19"
-		// and "211.40" read "211.49").
-		for _, qq := range misreadsOf(q, max(0, -int(q.Exponent()))) {
-			if !qq.IsPositive() {
-				continue
-			}
-			if qq.Mul(ln.price.value).Sub(ln.amt.value).Abs().LessThanOrEqual(cent) {
-				fs = append(fs, fix{line: i, qty: &qq})
-			}
-			for _, a := range misreadsOf(ln.amt.value, ln.amt.frac) {
-				if qq.Mul(ln.price.value).Sub(a).Abs().LessThanOrEqual(cent) {
-					fs = append(fs, fix{line: i, qty: &qq, amt: &a})
-				}
-			}
-		}
-		if len(fs) > 0 {
+		if fs := lineFixes(i, ln, cent); len(fs) > 0 {
 			opts = append(opts, fs) // lines without one are left to the quantity repairs
 		}
 	}
 	if len(opts) == 0 || len(opts) > maxMisreadLines {
 		return
 	}
-	// Enumerate the choices (at most a handful per line) and keep those
-	// whose lines sum to the subtotal exactly.
-	var found []fix
+	if found, ok := onlyChoice(opts, lines, base, t.sub); ok {
+		for _, f := range found {
+			f.apply(&lines[f.line])
+		}
+	}
+}
+
+// lineFixes lists the look-alike readings that make an OCR line whose
+// quantity x unit price is not its amount multiply out.
+func lineFixes(i int, ln *line, cent decimal.Decimal) []lineFix {
+	if ln.qty == "" || ln.price == nil || suspect(ln.price) || !ocrLine(ln) {
+		return nil
+	}
+	q, err := decimal.NewFromString(ln.qty)
+	if err != nil || q.Mul(ln.price.value).Sub(ln.amt.value).Abs().LessThanOrEqual(cent) {
+		return nil
+	}
+	fits := func(q, p, a decimal.Decimal) bool { return q.Mul(p).Sub(a).Abs().LessThanOrEqual(cent) }
+	var fs []lineFix
+	for _, a := range misreadsOf(ln.amt.value, ln.amt.frac) {
+		if fits(q, ln.price.value, a) {
+			fs = append(fs, lineFix{line: i, amt: &a})
+		}
+	}
+	for _, p := range misreadsOf(ln.price.value, ln.price.frac) {
+		if fits(q, p, ln.amt.value) {
+			fs = append(fs, lineFix{line: i, price: &p})
+		}
+	}
+	// The quantity misread, alone or with the amount ("10" read "19"
+	// and "211.40" read "211.49").
+	for _, qq := range misreadsOf(q, max(0, -int(q.Exponent()))) {
+		if !qq.IsPositive() {
+			continue
+		}
+		if fits(qq, ln.price.value, ln.amt.value) {
+			fs = append(fs, lineFix{line: i, qty: &qq})
+		}
+		for _, a := range misreadsOf(ln.amt.value, ln.amt.frac) {
+			if fits(qq, ln.price.value, a) {
+				fs = append(fs, lineFix{line: i, qty: &qq, amt: &a})
+			}
+		}
+	}
+	return fs
+}
+
+// onlyChoice enumerates one fix per misread line (at most a handful
+// each) and returns the choice whose lines sum to sub exactly, when
+// there is exactly one.
+func onlyChoice(opts [][]lineFix, lines []line, base, sub decimal.Decimal) ([]lineFix, bool) {
+	var found []lineFix
 	matches := 0
-	var walk func(k int, sum decimal.Decimal, chosen []fix)
-	walk = func(k int, sum decimal.Decimal, chosen []fix) {
+	var walk func(k int, sum decimal.Decimal, chosen []lineFix)
+	walk = func(k int, sum decimal.Decimal, chosen []lineFix) {
 		if matches > 1 {
 			return
 		}
 		if k == len(opts) {
-			if sum.Equal(t.sub) {
+			if sum.Equal(sub) {
 				matches++
-				found = append([]fix(nil), chosen...)
+				found = append([]lineFix(nil), chosen...)
 			}
 			return
 		}
@@ -194,22 +213,20 @@ func repairLineDigits(picked map[string]*candidate, lines []line, frac int) {
 		}
 	}
 	walk(0, base, nil)
-	if matches != 1 {
-		return
+	return found, matches == 1
+}
+
+func (f lineFix) apply(ln *line) {
+	if f.qty != nil {
+		ln.qty = f.qty.String()
 	}
-	for _, f := range found {
-		ln := &lines[f.line]
-		if f.qty != nil {
-			ln.qty = f.qty.String()
-		}
-		if f.amt != nil {
-			ln.amt = withValue(ln.amt, *f.amt)
-		}
-		if f.price != nil {
-			ln.price = withValue(ln.price, *f.price)
-		}
-		ln.issues = appendOnce(ln.issues, schema.IssueOCRCorrected)
+	if f.amt != nil {
+		ln.amt = withValue(ln.amt, *f.amt)
 	}
+	if f.price != nil {
+		ln.price = withValue(ln.price, *f.price)
+	}
+	ln.issues = appendOnce(ln.issues, schema.IssueOCRCorrected)
 }
 
 // withValue is a copy of a read as v (same printed precision).
