@@ -99,7 +99,7 @@ func testCLI(t *testing.T, d *daemon) {
 		t.Fatalf("sandbox get after kill: %s", out)
 	}
 	_, stderr, code = d.cli(t, tenantA, "sandbox", "exec", id, "--", "true")
-	if code != 125 || !strings.Contains(stderr, "not_found") {
+	if code != 125 || !strings.Contains(stderr, "failed_precondition") || !strings.Contains(stderr, "is killed") {
 		t.Fatalf("exec in a killed sandbox: exit %d, %s", code, stderr)
 	}
 	// Another tenant's CLI cannot see it.

@@ -168,11 +168,11 @@ func testGoSDK(t *testing.T, d *daemon) {
 		if got.State != "killed" || got.EndedAt == nil {
 			t.Fatalf("get %s after kill = state %q, ended %v", s.ID, got.State, got.EndedAt)
 		}
-		if _, err := s.Exec(ctx(t), "true"); !errors.Is(err, client.ErrNotFound) {
-			t.Fatalf("exec in killed %s: %v, want not_found", s.ID, err)
+		if _, err := s.Exec(ctx(t), "true"); !errors.Is(err, client.ErrFailedPrecondition) || !strings.Contains(err.Error(), "is killed") {
+			t.Fatalf("exec in killed %s: %v, want failed_precondition naming the state", s.ID, err)
 		}
-		if err := s.Kill(ctx(t)); !errors.Is(err, client.ErrNotFound) {
-			t.Fatalf("second kill of %s: %v, want not_found", s.ID, err)
+		if err := s.Kill(ctx(t)); !errors.Is(err, client.ErrFailedPrecondition) {
+			t.Fatalf("second kill of %s: %v, want failed_precondition", s.ID, err)
 		}
 		d.vmGone(t, s.ID)
 	}
@@ -435,8 +435,8 @@ func testTTL(t *testing.T, d *daemon) {
 			worst = got.EndedAt.Sub(s.Deadline)
 		}
 		d.vmGone(t, s.ID)
-		if _, err := s.Exec(ctx(t), "true"); !errors.Is(err, client.ErrNotFound) {
-			t.Errorf("exec in expired %s: %v, want not_found", s.ID, err)
+		if _, err := s.Exec(ctx(t), "true"); !errors.Is(err, client.ErrFailedPrecondition) || !strings.Contains(err.Error(), "is expired") {
+			t.Errorf("exec in expired %s: %v, want failed_precondition naming the state", s.ID, err)
 		}
 	}
 	t.Logf("latest end after a deadline: %s", worst.Round(time.Millisecond))

@@ -603,7 +603,7 @@ func createSandbox(tb testing.TB, c *client.Client, ttl int, md map[string]strin
 		tb.Fatalf("create sandbox: %v", err)
 	}
 	tb.Cleanup(func() {
-		if err := sbx.Kill(context.Background()); err != nil && !client.IsNotFound(err) {
+		if err := sbx.Kill(context.Background()); err != nil && !client.IsNotFound(err) && !errors.Is(err, client.ErrFailedPrecondition) {
 			tb.Errorf("kill %s: %v", sbx.ID, err)
 		}
 	})

@@ -130,8 +130,8 @@ func TestCrashRecovery(t *testing.T) {
 		if len(recs) != 1 || recs[0].Outcome != "ok" || (byRecovery && recs[0].Detail["during"] != "recovery") {
 			t.Errorf("expire records for %s: %+v; want one, outcome ok, during recovery", s.ID, recs)
 		}
-		if _, err := s.Exec(ctx(t), "true"); !errors.Is(err, client.ErrNotFound) {
-			t.Errorf("exec in overdue %s after restart: %v, want not_found", s.ID, err)
+		if _, err := s.Exec(ctx(t), "true"); !errors.Is(err, client.ErrFailedPrecondition) || !strings.Contains(err.Error(), "is expired") {
+			t.Errorf("exec in overdue %s after restart: %v, want failed_precondition: expired", s.ID, err)
 		}
 	}
 	for _, s := range long {

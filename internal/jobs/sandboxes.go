@@ -3,6 +3,7 @@ package jobs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -136,8 +137,8 @@ func (d daemonSandbox) ReadTo(ctx context.Context, path string, w io.Writer, max
 
 func (d daemonSandbox) Kill(ctx context.Context) error {
 	err := d.s.Kill(ctx)
-	if client.IsNotFound(err) {
-		return nil // already gone (its TTL, or the daemon ended it)
+	if client.IsNotFound(err) || errors.Is(err, client.ErrFailedPrecondition) {
+		return nil // already ended (its TTL, or the daemon ended it) or gone
 	}
 	return err
 }
@@ -207,8 +208,8 @@ func (s localSandbox) ReadTo(ctx context.Context, path string, w io.Writer, max 
 
 func (s localSandbox) Kill(ctx context.Context) error {
 	err := s.m.Kill(ctx, s.tenant, s.id)
-	if errdefs.IsNotFound(err) {
-		return nil
+	if errdefs.IsNotFound(err) || errors.Is(err, errdefs.ErrFailedPrecondition) {
+		return nil // already ended or gone
 	}
 	return err
 }

@@ -112,7 +112,7 @@ func (m *Manager) snapshotParent(ctx context.Context, l *live, tmpl *template.Te
 	l.ops.Lock()
 	defer l.ops.Unlock()
 	if l.ending.Load() {
-		return Info{}, nil, errdefs.NotFound("sandbox %s not found", l.id)
+		return Info{}, nil, ending(l, "")
 	}
 	parent := l.infoCopy()
 	base, err := m.machines.SnapshotForFork(ctx, l.machine, tmpl, dir)

@@ -209,8 +209,11 @@ func TestLifecycleTTL(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.layer.RunDir(), info.ID)); !os.IsNotExist(err) {
 		t.Errorf("expired sandbox's machine is still there: %v", err)
 	}
-	if _, err := m.Exec(context.Background(), lcTenant, info.ID, guest.ExecOptions{Shell: "true"}, nil, nil); !errors.Is(err, errdefs.ErrNotFound) {
-		t.Errorf("exec in an expired sandbox: %v, want not found", err)
+	if _, err := m.Exec(context.Background(), lcTenant, info.ID, guest.ExecOptions{Shell: "true"}, nil, nil); !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "is expired") {
+		t.Errorf("exec in an expired sandbox: %v, want failed_precondition naming the state", err)
+	}
+	if _, err := m.Exec(context.Background(), "other", info.ID, guest.ExecOptions{Shell: "true"}, nil, nil); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("another tenant's exec in an expired sandbox: %v, want not found", err)
 	}
 }
 
@@ -244,20 +247,20 @@ func TestLifecycleKillRacesExec(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	if !errors.Is(execErr, errdefs.ErrNotFound) || !strings.Contains(execErr.Error(), "ended while the call was running") {
+	if !errors.Is(execErr, errdefs.ErrFailedPrecondition) || !strings.Contains(execErr.Error(), "ended while the call was running") {
 		t.Errorf("exec killed under it: %v", execErr)
 	}
 	if took > 10*time.Second {
 		t.Errorf("exec took %s after the kill", took)
 	}
-	if recs := e.audit(t, info.ID, store.EventExec); len(recs) != 1 || recs[0].Outcome != "not_found" {
+	if recs := e.audit(t, info.ID, store.EventExec); len(recs) != 1 || recs[0].Outcome != "failed_precondition" {
 		t.Errorf("exec audit: %+v", recs)
 	}
 	if recs := e.audit(t, info.ID, store.EventKill); len(recs) != 1 || recs[0].Detail["reason"] != "killed" {
 		t.Errorf("kill audit: %+v", recs)
 	}
-	if err := m.Kill(context.Background(), lcTenant, info.ID); !errors.Is(err, errdefs.ErrNotFound) {
-		t.Errorf("second kill: %v, want not found", err)
+	if err := m.Kill(context.Background(), lcTenant, info.ID); !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "is killed") {
+		t.Errorf("second kill: %v, want failed_precondition: killed", err)
 	}
 }
 

@@ -173,7 +173,7 @@ func (l *live) awaitAttached(ctx context.Context) error {
 		return errdefs.Unavailable("sandbox %s is still being re-attached after a daemon restart (waited %s)", l.id, attachWait)
 	}
 	if l.attachErr != nil {
-		return errdefs.NotFound("sandbox %s ended: the restarted daemon could not re-attach to it", l.id)
+		return errdefs.FailedPrecondition("sandbox %s is failed: the restarted daemon could not re-attach to it", l.id)
 	}
 	return nil
 }
@@ -385,13 +385,38 @@ func (m *Manager) lookup(tenant, id string) (*live, error) {
 	m.mu.Lock()
 	l := m.sandboxes[id]
 	m.mu.Unlock()
-	if l == nil {
-		return nil, errdefs.NotFound("sandbox %s not found", id)
-	}
-	if l.infoCopy().Tenant != tenant {
-		return nil, errdefs.NotFound("sandbox %s not found", id)
+	if l == nil || l.infoCopy().Tenant != tenant {
+		return nil, m.notLive(tenant, id)
 	}
 	return l, nil
+}
+
+// notLive is the error for a call to a sandbox that is not running: one
+// of the tenant's that ended is failed_precondition naming its state
+// ("sandbox X is expired (ended 2026-...)"), so a script can tell a TTL
+// from a typo; a missing one, or another tenant's, is not_found.
+func (m *Manager) notLive(tenant, id string) error {
+	if tenant == "" {
+		return errdefs.NotFound("sandbox %s not found", id) // the store would look across tenants
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	sb, err := m.cfg.Store.GetSandbox(ctx, tenant, id)
+	if err != nil || sb.State == store.StateRunning {
+		return errdefs.NotFound("sandbox %s not found", id)
+	}
+	if sb.EndedAt != nil {
+		return errdefs.FailedPrecondition("sandbox %s is %s (ended %s)", id, sb.State, sb.EndedAt.UTC().Format(time.RFC3339))
+	}
+	return errdefs.FailedPrecondition("sandbox %s is %s", id, sb.State)
+}
+
+// ending is the error for a call that found l ending or ended under it.
+func ending(l *live, what string) error {
+	if st := l.infoCopy().State; st != store.StateRunning {
+		return errdefs.FailedPrecondition("sandbox %s is %s%s", l.id, st, what)
+	}
+	return errdefs.FailedPrecondition("sandbox %s is ending%s", l.id, what)
 }
 
 // use runs fn as a call into the sandbox; it fails if the sandbox is
@@ -409,12 +434,12 @@ func (m *Manager) use(ctx context.Context, tenant, id string, fn func(l *live) e
 	l.ops.RLock()
 	defer l.ops.RUnlock()
 	if l.ending.Load() {
-		return errdefs.NotFound("sandbox %s not found", id)
+		return ending(l, "")
 	}
 	err = fn(l)
 	if err != nil && l.ending.Load() {
 		// The VM was destroyed under the call: say so, not "transport closing".
-		return errdefs.NotFound("sandbox %s ended while the call was running", id)
+		return ending(l, ": it ended while the call was running")
 	}
 	return err
 }
@@ -472,7 +497,7 @@ func (m *Manager) Kill(ctx context.Context, tenant, id string) error {
 		return err
 	}
 	if !m.end(ctx, l, store.StateKilled, store.EventKill, reasonKilled) {
-		return errdefs.NotFound("sandbox %s not found", id)
+		return ending(l, "")
 	}
 	return nil
 }
@@ -702,7 +727,7 @@ func (m *Manager) SetEgress(ctx context.Context, tenant, id string, p netpool.Po
 	l.mu.Lock()
 	if l.ending.Load() {
 		l.mu.Unlock()
-		return Info{}, errdefs.NotFound("sandbox %s not found", id)
+		return Info{}, errdefs.FailedPrecondition("sandbox %s is ending", id)
 	}
 	info := l.info
 	if l.slot == nil && m.cfg.Net != nil && (pol.Default != netpool.DefaultDeny || len(pol.Allow) > 0) {

@@ -20,7 +20,7 @@ import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from airlock import InvalidArgumentError, NotFoundError, Sandbox  # noqa: E402
+from airlock import FailedPreconditionError, InvalidArgumentError, NotFoundError, Sandbox  # noqa: E402
 
 TEMPLATE = os.environ.get("AIRLOCK_E2E_TEMPLATE", "test-tiny")
 
@@ -73,10 +73,11 @@ class SandboxE2E(unittest.TestCase):
         finally:
             sbx.kill()
         self.assertEqual(Sandbox.get(sbx.id).state, "killed")
-        with self.assertRaises(NotFoundError) as cm:
+        with self.assertRaises(FailedPreconditionError) as cm:
             sbx.exec("true", timeout_seconds=30)
-        self.assertEqual(cm.exception.code, "not_found")
-        self.assertEqual(cm.exception.status, 404)
+        self.assertEqual(cm.exception.code, "failed_precondition")
+        self.assertEqual(cm.exception.status, 409)
+        self.assertIn("is killed", str(cm.exception))
         sbx.kill()  # killing an ended sandbox is not an error
 
     def test_context_manager_kills_on_exit(self):
@@ -144,9 +145,9 @@ class SandboxE2E(unittest.TestCase):
                 sbx.filesystem.read("/job/never-written.txt")
             # The sandbox is fine after refusing bad input.
             self.assertEqual(sbx.exec("echo still-ok", timeout_seconds=60).stdout, "still-ok\n")
-        with self.assertRaises(NotFoundError):
+        with self.assertRaises(FailedPreconditionError):
             sbx.filesystem.read("/etc/hostname")  # killed
-        with self.assertRaises(NotFoundError):
+        with self.assertRaises(FailedPreconditionError):
             sbx.fork()
 
 
