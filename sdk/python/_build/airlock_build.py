@@ -15,7 +15,8 @@ import os
 import tarfile
 import zipfile
 
-NAME = "airlock"
+NAME = "airlock"  # the import package
+DIST = "airlock_sandbox"  # the distribution ("airlock-sandbox"; "airlock" is taken on PyPI)
 VERSION = "0.1.0"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TAG = "py3-none-any"
@@ -41,10 +42,10 @@ def _metadata() -> str:
             readme = f.read()
     return (
         "Metadata-Version: 2.1\n"
-        "Name: %s\nVersion: %s\n"
+        "Name: airlock-sandbox\nVersion: %s\n"
         "Summary: Python SDK for airlock: run untrusted document jobs in throwaway microVMs\n"
         "License: Apache-2.0\nRequires-Python: >=3.9\n"
-        "Description-Content-Type: text/markdown\n\n%s" % (NAME, VERSION, readme)
+        "Description-Content-Type: text/markdown\n\n%s" % (VERSION, readme)
     )
 
 
@@ -64,7 +65,7 @@ def _record_line(arcname: str, data: bytes) -> str:
 
 
 def _dist_info(wheel: str) -> dict:
-    di = "%s-%s.dist-info" % (NAME, VERSION)
+    di = "%s-%s.dist-info" % (DIST, VERSION)
     return {
         di + "/METADATA": _metadata().encode(),
         di + "/WHEEL": ("Wheel-Version: 1.0\nGenerator: airlock_build\nRoot-Is-Purelib: true\nTag: %s\n" % TAG).encode(),
@@ -73,11 +74,11 @@ def _dist_info(wheel: str) -> dict:
 
 
 def _build_wheel(wheel_directory, editable=False):
-    wheel = "%s-%s-%s.whl" % (NAME, VERSION, TAG)
-    di = "%s-%s.dist-info" % (NAME, VERSION)
+    wheel = "%s-%s-%s.whl" % (DIST, VERSION, TAG)
+    di = "%s-%s.dist-info" % (DIST, VERSION)
     entries = []
     if editable:
-        entries.append(("%s.pth" % NAME, (ROOT + "\n").encode()))
+        entries.append(("%s.pth" % DIST, (ROOT + "\n").encode()))
     else:
         for full, arc in _files():
             with open(full, "rb") as f:
@@ -118,7 +119,7 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     st = _setuptools()
     if st is not None:
         return st.prepare_metadata_for_build_wheel(metadata_directory, config_settings)
-    di = "%s-%s.dist-info" % (NAME, VERSION)
+    di = "%s-%s.dist-info" % (DIST, VERSION)
     os.makedirs(os.path.join(metadata_directory, di), exist_ok=True)
     for arc, data in _dist_info("").items():
         with open(os.path.join(metadata_directory, arc), "wb") as f:
@@ -127,7 +128,7 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
 
 
 def build_sdist(sdist_directory, config_settings=None):
-    base = "%s-%s" % (NAME, VERSION)
+    base = "%s-%s" % (DIST, VERSION)
     name = base + ".tar.gz"
     with tarfile.open(os.path.join(sdist_directory, name), "w:gz", format=tarfile.PAX_FORMAT) as t:
         extra = ["pyproject.toml", "README.md", "_build/airlock_build.py"]

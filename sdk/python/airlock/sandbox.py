@@ -305,12 +305,11 @@ class Sandbox:
         except (errors.NotFoundError, errors.FailedPreconditionError):
             pass
 
-    def fork(self, count: int = 1) -> Union["Sandbox", List["Sandbox"]]:
+    def fork(self, count: int = 1) -> List["Sandbox"]:
         """Copy-on-write copies of this running sandbox; it keeps running.
-        Returns one Sandbox for count=1, else a list."""
+        Always a list, count long: ``child, = sbx.fork()``."""
         out = self._client.json("POST", self._path("/fork"), json_body={"count": count})
-        kids = [Sandbox(i, client=self._client) for i in out.get("sandboxes") or []]
-        return kids[0] if count == 1 and len(kids) == 1 else kids
+        return [Sandbox(i, client=self._client) for i in out.get("sandboxes") or []]
 
     def __enter__(self) -> "Sandbox":
         return self

@@ -101,7 +101,7 @@ class SandboxE2E(unittest.TestCase):
     def test_fork(self):
         with Sandbox.create(template=TEMPLATE, ttl_seconds=300, metadata={"case": _tag("fork")}) as sbx:
             sbx.filesystem.write("/job/state.txt", "parent-v1")
-            child = sbx.fork()  # copy-on-write; the parent keeps running
+            child, = sbx.fork()  # copy-on-write; the parent keeps running; always a list
             with child:
                 self.assertIsInstance(child, Sandbox)
                 self.assertEqual(child.parent_id, sbx.id)

@@ -327,7 +327,9 @@ class SDKTest(unittest.TestCase):
 
         with Sandbox.create(template="invoice-ocr", ttl_seconds=120,
                             metadata={"tenant_id": "t", "invoice_id": "i"}) as sbx2:
-            child = sbx2.fork()
+            kids = sbx2.fork()
+            self.assertIsInstance(kids, list)  # always a list, even of one
+            child, = kids
             self.assertIsInstance(child, Sandbox)
             self.assertEqual(child.parent_id, sbx2.id)
         self.assertEqual(self.state.sandboxes[sbx2.id]["state"], "killed")
