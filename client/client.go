@@ -22,10 +22,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,6 +71,9 @@ type Client struct {
 	hc     *http.Client // immutable
 	apiKey string       // immutable
 	ua     string       // immutable
+	// retries: how many times a refused call is sent again (see
+	// WithRetries); immutable.
+	retries int
 }
 
 // Option configures a Client.
@@ -81,10 +86,25 @@ func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc
 // WithUserAgent sets the User-Agent header.
 func WithUserAgent(ua string) Option { return func(c *Client) { c.ua = ua } }
 
+// DefaultRetries is how many times a refused call is sent again unless
+// WithRetries says otherwise.
+const DefaultRetries = 3
+
+// WithRetries sets how many times a call the daemon refused is sent
+// again: 429 (resource_exhausted: the call was refused before anything
+// was done, say the tenant's concurrent-exec limit) for any method, and
+// 503 (unavailable: a sandbox still being re-attached after a restart)
+// for GET, PUT and DELETE only, since a POST that failed half-way must
+// not run twice. Waits grow from 200 ms (doubling, with jitter, at most
+// 5 s) or follow the daemon's Retry-After, within the call's context. A
+// call whose body is a stream (a file upload) is never sent again. 0 turns
+// retries off.
+func WithRetries(n int) Option { return func(c *Client) { c.retries = max(n, 0) } }
+
 // New returns a client for the daemon at rawURL: "unix:///path/to.sock"
 // (or a bare absolute socket path) or "http(s)://host:port[/prefix]".
 func New(rawURL, apiKey string, opts ...Option) (*Client, error) {
-	c := &Client{addr: rawURL, apiKey: apiKey, ua: "airlock-go"}
+	c := &Client{addr: rawURL, apiKey: apiKey, ua: "airlock-go", retries: DefaultRetries}
 	var dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	switch {
 	case strings.HasPrefix(rawURL, "unix:") || strings.HasPrefix(rawURL, "/"):
@@ -141,9 +161,56 @@ type request struct {
 	length   int64 // of body, -1 unknown
 }
 
-// do sends req and returns the response if its status is 2xx; otherwise
-// the decoded *Error.
+// do sends req, again while the daemon refuses it in a way worth waiting
+// out (see WithRetries), and returns the response if its status is 2xx;
+// otherwise the decoded *Error.
 func (c *Client) do(ctx context.Context, req request) (*http.Response, error) {
+	replayable := req.body == nil // JSON bodies are encoded afresh each time
+	for attempt := 0; ; attempt++ {
+		res, err := c.send(ctx, req)
+		if err != nil || res.StatusCode >= 200 && res.StatusCode < 300 {
+			return res, err
+		}
+		if !replayable || attempt >= c.retries || !retryable(req.method, res.StatusCode) {
+			defer res.Body.Close()
+			return nil, decodeError(res)
+		}
+		wait := backoff(attempt, res.Header.Get("Retry-After"))
+		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 1<<20))
+		res.Body.Close()
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("airlock: %s %s: %w", req.method, req.path, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// retryable: the daemon refused the call without doing it (429), or is
+// briefly unavailable for a call that is safe to repeat (503).
+func retryable(method string, status int) bool {
+	switch status {
+	case http.StatusTooManyRequests:
+		return true
+	case http.StatusServiceUnavailable:
+		return method == http.MethodGet || method == http.MethodPut || method == http.MethodDelete
+	}
+	return false
+}
+
+// backoff is the wait before retry attempt+1: the daemon's Retry-After
+// (seconds) when it gives one, else 200 ms doubling, with up to 50%
+// jitter, at most 5 s.
+func backoff(attempt int, retryAfter string) time.Duration {
+	if s, err := strconv.Atoi(strings.TrimSpace(retryAfter)); err == nil && s >= 0 {
+		return min(time.Duration(s)*time.Second, 30*time.Second)
+	}
+	d := min(200*time.Millisecond<<attempt, 5*time.Second)
+	return d + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+// send makes one HTTP exchange; any status is returned as a response.
+func (c *Client) send(ctx context.Context, req request) (*http.Response, error) {
 	u := *c.base
 	u.Path += req.path
 	u.RawQuery = req.query.Encode()
@@ -182,11 +249,7 @@ func (c *Client) do(ctx context.Context, req request) (*http.Response, error) {
 		}
 		return nil, fmt.Errorf("airlock: cannot reach the daemon at %s (%s %s): %w: %w", c.addr, req.method, req.path, ErrUnavailable, err)
 	}
-	if res.StatusCode >= 200 && res.StatusCode < 300 {
-		return res, nil
-	}
-	defer res.Body.Close()
-	return nil, decodeError(res)
+	return res, nil
 }
 
 func decodeError(res *http.Response) error {

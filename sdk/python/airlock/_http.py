@@ -4,7 +4,9 @@ import base64
 import http.client
 import json
 import os
+import random
 import socket
+import time
 import urllib.parse
 from typing import Any, Dict, Iterator, Optional, Tuple
 
@@ -62,19 +64,47 @@ def parse_url(url: str) -> Tuple[str, str, str]:
     return u.scheme, u.netloc, u.path.rstrip("/")
 
 
+DEFAULT_RETRIES = 3
+
+
+def _retryable(method: str, status: int) -> bool:
+    if status == 429:
+        return True
+    return status == 503 and method in ("GET", "PUT", "DELETE")
+
+
+def _backoff(attempt: int, retry_after: Optional[str]) -> float:
+    """Seconds before retry attempt+1: the daemon's Retry-After when it
+    gives one, else 0.2 s doubling with up to 50% jitter, at most 5 s."""
+    if retry_after and retry_after.strip().isdigit():
+        return min(float(retry_after.strip()), 30.0)
+    d = min(0.2 * (2 ** attempt), 5.0)
+    return d + random.uniform(0, d / 2)
+
+
 class Client:
     """A connection configuration for one airlock daemon.
 
     ``Client()`` reads AIRLOCK_URL (default unix:///run/airlock/airlock.sock)
     and AIRLOCK_API_KEY; explicit arguments win. ``timeout`` is the socket
     timeout in seconds for ordinary calls (execs get their own).
+
+    ``retries`` is how many times a call the daemon refused is sent again:
+    429 (resource_exhausted: refused before anything was done, say the
+    tenant's concurrent-exec limit) for any method, 503 (unavailable: a
+    sandbox still being re-attached after a restart) for GET, PUT and
+    DELETE only, since a POST that failed half-way must not run twice.
+    Waits grow from 0.2 s (doubling, with jitter, at most 5 s) or follow
+    the daemon's Retry-After. A streamed body (a file object) is never sent
+    again. 0 turns retries off.
     """
 
     def __init__(self, url: Optional[str] = None, api_key: Optional[str] = None,
-                 timeout: Optional[float] = 60.0):
+                 timeout: Optional[float] = 60.0, retries: int = DEFAULT_RETRIES):
         self.url = url or os.environ.get("AIRLOCK_URL") or DEFAULT_URL
         self.api_key = api_key if api_key is not None else os.environ.get("AIRLOCK_API_KEY", "")
         self.timeout = timeout
+        self.retries = max(int(retries), 0)
         self._kind, self._addr, self._prefix = parse_url(self.url)
 
     def __repr__(self) -> str:
@@ -97,11 +127,28 @@ class Client:
     def request(self, method: str, path: str, *, query: Optional[Dict[str, Any]] = None,
                 json_body: Any = None, body: Any = None, length: Optional[int] = None,
                 timeout: Any = "default") -> http.client.HTTPResponse:
-        """Send a request and return the open response if its status is 2xx.
+        """Send a request and return the open response if its status is 2xx,
+        again while the daemon refuses it in a way worth waiting out (see
+        the class doc).
 
         The caller reads and closes it. A non-2xx answer raises the typed
         error decoded from the JSON body.
         """
+        replayable = body is None or isinstance(body, (bytes, bytearray, memoryview))
+        attempt = 0
+        while True:
+            try:
+                return self._request_once(method, path, query=query, json_body=json_body,
+                                          body=body, length=length, timeout=timeout)
+            except errors.AirlockError as e:
+                if not replayable or attempt >= self.retries or not _retryable(method, e.status):
+                    raise
+                time.sleep(_backoff(attempt, getattr(e, "retry_after", None)))
+                attempt += 1
+
+    def _request_once(self, method: str, path: str, *, query: Optional[Dict[str, Any]],
+                      json_body: Any, body: Any, length: Optional[int],
+                      timeout: Any) -> http.client.HTTPResponse:
         if timeout == "default":
             timeout = self.timeout
         headers = {"User-Agent": "airlock-python", "Accept": "application/json"}
@@ -145,7 +192,9 @@ class Client:
             raw = resp.read(1 << 20)
         finally:
             conn.close()
-        raise decode_error(resp.status, resp.reason, raw)
+        err = decode_error(resp.status, resp.reason, raw)
+        err.retry_after = resp.getheader("Retry-After")  # type: ignore[attr-defined]
+        raise err
 
     @staticmethod
     def _send_body(conn: http.client.HTTPConnection, body: Any, chunked: bool) -> None:
