@@ -156,6 +156,27 @@ func TestSandboxFlow(t *testing.T) {
 	}
 }
 
+func TestSetTTL(t *testing.T) {
+	ctx := context.Background()
+	_, c := setup(t, api.Config{})
+	sbx, err := c.CreateSandbox(ctx, client.CreateOptions{Template: "base", TTLSeconds: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sbx.SetTTL(ctx, time.Hour); err != nil || time.Until(sbx.Deadline) < 50*time.Minute {
+		t.Fatalf("SetTTL 1h: %v, deadline %v", err, sbx.Deadline)
+	}
+	if err := sbx.SetTTL(ctx, 0); !errors.Is(err, client.ErrInvalidArgument) {
+		t.Errorf("SetTTL 0: %v, want invalid argument", err)
+	}
+	if err := sbx.Kill(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := sbx.SetTTL(ctx, time.Hour); !errors.Is(err, client.ErrFailedPrecondition) {
+		t.Errorf("SetTTL after kill: %v, want failed precondition", err)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	ctx := context.Background()
 	env, c := setup(t, api.Config{MaxUploadBytes: 1024})

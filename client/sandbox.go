@@ -185,6 +185,20 @@ func (s *Sandbox) SetEgress(ctx context.Context, p EgressPolicy) error {
 	return nil
 }
 
+// SetTTL moves the sandbox's deadline to ttl from now (longer or shorter),
+// within the daemon's maximum lifetime counted from its creation
+// (ErrInvalidArgument past it; ErrFailedPrecondition once it has ended).
+// Whole seconds; at least one.
+func (s *Sandbox) SetTTL(ctx context.Context, ttl time.Duration) error {
+	var in SandboxInfo
+	body := map[string]int64{"ttl_seconds": int64(ttl / time.Second)}
+	if err := s.c.doJSON(ctx, request{method: "PUT", path: s.path("/ttl"), jsonBody: body}, &in); err != nil {
+		return err
+	}
+	s.SandboxInfo = in
+	return nil
+}
+
 // ProbeResult is one egress self-check probe.
 type ProbeResult struct {
 	Name      string `json:"name"`   // tcp-gateway, tcp-host, tcp-public, tcp-metadata, dns-denied

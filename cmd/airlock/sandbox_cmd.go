@@ -33,7 +33,7 @@ func newSandboxCmd(_ *globalFlags) *cobra.Command {
 	}
 	f.register(cmd)
 	cmd.AddCommand(sbxCreateCmd(f), sbxListCmd(f), sbxGetCmd(f), sbxExecCmd(f), sbxCopyCmd(f),
-		sbxKillCmd(f), sbxForkCmd(f), sbxEgressCmd(f), sbxProbeCmd(f))
+		sbxKillCmd(f), sbxForkCmd(f), sbxEgressCmd(f), sbxProbeCmd(f), sbxTTLCmd(f))
 	return cmd
 }
 
@@ -556,6 +556,33 @@ func sbxKillCmd(f *clientFlags) *cobra.Command {
 			if failed > 0 {
 				return exitError{1}
 			}
+			return nil
+		},
+	}
+}
+
+func sbxTTLCmd(f *clientFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "ttl ID DURATION",
+		Short: "End a running sandbox DURATION from now (e.g. 30m; longer or shorter than before, within the daemon's maximum lifetime)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ttl, err := time.ParseDuration(args[1])
+			if err != nil || ttl < time.Second {
+				return usageErr("ttl %q: want a duration of at least 1s, e.g. 90s or 30m", args[1])
+			}
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			s := c.Sandbox(args[0])
+			if err := s.SetTTL(cmd.Context(), ttl); err != nil {
+				return err
+			}
+			if f.json {
+				return printJSON(cmd.OutOrStdout(), s.SandboxInfo)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\tdeadline %s\n", s.ID, s.Deadline.Local().Format(time.RFC3339))
 			return nil
 		},
 	}

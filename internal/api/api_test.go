@@ -593,10 +593,11 @@ func TestPlainExecsPerTenant(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h.do("POST", "/v1/sandboxes/"+idA+"/exec", h.keyA, `{"cmd":"sleep","timeout_seconds":2}`)
+			// Long enough that all eight overlap on a loaded machine.
+			h.do("POST", "/v1/sandboxes/"+idA+"/exec", h.keyA, `{"cmd":"sleep","timeout_seconds":10}`)
 		}()
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		r := h.do("POST", "/v1/sandboxes/"+idA+"/exec", h.keyA, `{"cmd":"echo x"}`)
 		if r.status == 429 {

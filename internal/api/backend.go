@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/netpool"
@@ -36,6 +37,9 @@ type Backend interface {
 	RemoveFile(ctx context.Context, tenant, id, path string, recursive bool) error
 	MakeDir(ctx context.Context, tenant, id, path string) error
 	SetEgress(ctx context.Context, tenant, id string, p netpool.Policy) (sandbox.Info, error)
+	// SetTTL moves a running sandbox's deadline to now + ttl, within the
+	// daemon's maximum lifetime.
+	SetTTL(ctx context.Context, tenant, id string, ttl time.Duration) (sandbox.Info, error)
 	// Probe runs the egress self-check; FailedPrecondition names the probes
 	// that got through.
 	Probe(ctx context.Context, tenant, id string) ([]sandbox.ProbeResult, error)

@@ -190,6 +190,24 @@ func (s *server) setEgress(w *respWriter, r *http.Request, c *call) error {
 	return writeJSON(w, http.StatusOK, sandboxFromInfo(info))
 }
 
+func (s *server) setTTL(w *respWriter, r *http.Request, c *call) error {
+	var req TTLRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if req.TTLSeconds < 1 {
+		return errdefs.InvalidArgument("ttl_seconds %d: want at least 1", req.TTLSeconds)
+	}
+	info, err := s.be.SetTTL(r.Context(), c.tenant, c.id, time.Duration(req.TTLSeconds)*time.Second)
+	if err != nil {
+		return err
+	}
+	if err := checkTenant(c.tenant, info); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, sandboxFromInfo(info))
+}
+
 func (s *server) probeSandbox(w *respWriter, r *http.Request, c *call) error {
 	rs, err := s.be.Probe(r.Context(), c.tenant, c.id)
 	if err != nil {

@@ -22,6 +22,7 @@ var routes = []route{
 	{"DELETE /v1/sandboxes/{id}", true, (*server).killSandbox},
 	{"POST /v1/sandboxes/{id}/fork", true, (*server).forkSandbox},
 	{"PUT /v1/sandboxes/{id}/egress", true, (*server).setEgress},
+	{"PUT /v1/sandboxes/{id}/ttl", true, (*server).setTTL},
 	{"POST /v1/sandboxes/{id}/probe", true, (*server).probeSandbox},
 
 	{"POST /v1/sandboxes/{id}/exec", true, (*server).exec},

@@ -100,6 +100,13 @@ type SandboxList struct {
 	Sandboxes []Sandbox `json:"sandboxes"`
 }
 
+// TTLRequest is the body of PUT /v1/sandboxes/{id}/ttl: the sandbox ends
+// ttl_seconds from now (longer or shorter than before), within the
+// daemon's maximum lifetime counted from its creation.
+type TTLRequest struct {
+	TTLSeconds int64 `json:"ttl_seconds"`
+}
+
 // ForkRequest is the body of POST /v1/sandboxes/{id}/fork.
 type ForkRequest struct {
 	Count *int `json:"count,omitempty"` // absent = 1; 1..MaxForkCount

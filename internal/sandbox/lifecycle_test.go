@@ -190,6 +190,52 @@ func TestLifecycleCreateRefusals(t *testing.T) {
 	}
 }
 
+// SetTTL moves a running sandbox's deadline: extended, it outlives its
+// first deadline; shortened, the reaper ends it at the new one; past the
+// daemon's maximum lifetime, or on an ended sandbox, or another tenant's,
+// it is refused. The deadline is persisted and audited.
+func TestLifecycleSetTTL(t *testing.T) {
+	e := newLCEnv(t)
+	m := e.manager(t, sandbox.Config{ReapInterval: 20 * time.Millisecond, MaxTTL: time.Minute})
+	ctx := context.Background()
+	info := lcCreate(t, m, sandbox.CreateRequest{TTL: 500 * time.Millisecond})
+	got, err := m.SetTTL(ctx, lcTenant, info.ID, 30*time.Second)
+	if err != nil || !got.Deadline.After(info.Deadline.Add(20*time.Second)) {
+		t.Fatalf("extend: %v, deadline %v (was %v)", err, got.Deadline, info.Deadline)
+	}
+	if sb, err := e.st.GetSandbox(ctx, lcTenant, info.ID); err != nil || !sb.Deadline.Equal(got.Deadline) {
+		t.Errorf("stored deadline %v, %v; want %v", sb.Deadline, err, got.Deadline)
+	}
+	time.Sleep(800 * time.Millisecond) // past the first deadline
+	if cur, _ := m.Get(ctx, lcTenant, info.ID); cur.State != store.StateRunning {
+		t.Fatalf("extended sandbox ended at its old deadline: %s", cur.State)
+	}
+	for _, tc := range []struct {
+		tenant string
+		ttl    time.Duration
+		want   error
+	}{
+		{lcTenant, 2 * time.Minute, errdefs.ErrInvalidArgument}, // past the 1 minute maximum lifetime
+		{lcTenant, 0, errdefs.ErrInvalidArgument},
+		{"other", 10 * time.Second, errdefs.ErrNotFound},
+	} {
+		if _, err := m.SetTTL(ctx, tc.tenant, info.ID, tc.ttl); !errors.Is(err, tc.want) {
+			t.Errorf("SetTTL(%s, %s): %v, want %v", tc.tenant, tc.ttl, err, tc.want)
+		}
+	}
+	if _, err := m.SetTTL(ctx, lcTenant, info.ID, time.Second); err != nil {
+		t.Fatalf("shorten: %v", err)
+	}
+	waitState(t, m, info.ID, store.StateExpired)
+	if _, err := m.SetTTL(ctx, lcTenant, info.ID, time.Minute); !errors.Is(err, errdefs.ErrFailedPrecondition) {
+		t.Errorf("SetTTL on an expired sandbox: %v, want failed_precondition", err)
+	}
+	recs := e.audit(t, info.ID, store.EventTTLChange)
+	if len(recs) != 2 || recs[0].Outcome != "ok" || recs[0].Detail["to"] == "" || recs[0].Template != "base" {
+		t.Errorf("ttl_change audit: %+v", recs)
+	}
+}
+
 // The reaper ends a sandbox at its deadline, destroys its machine and
 // audits the expiry.
 func TestLifecycleTTL(t *testing.T) {

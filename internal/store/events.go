@@ -17,6 +17,7 @@ const (
 	EventFail         = "fail"          // a sandbox ended because something failed
 	EventEgressChange = "egress_change" // a sandbox's egress policy replaced
 	EventEgressProbe  = "egress_probe"  // the egress self-check run on demand
+	EventTTLChange    = "ttl_change"    // a running sandbox's deadline moved
 	// EventEgress is one connection through the egress proxy, recorded
 	// when it closes (its rule, byte counts and status).
 	EventEgress    = "egress"

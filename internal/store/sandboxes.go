@@ -318,6 +318,23 @@ func (s *Store) LiveSandboxes(ctx context.Context) ([]Sandbox, error) {
 	return s.querySandboxes(ctx, "live sandboxes", []string{`state = 'running'`}, nil)
 }
 
+// SetSandboxDeadline moves a running sandbox's deadline (the reaper's and
+// recovery's); an ended or missing sandbox is NotFound.
+func (s *Store) SetSandboxDeadline(ctx context.Context, id string, deadline time.Time) error {
+	if err := validateID("sandbox id", id); err != nil {
+		return fmt.Errorf("store: set deadline: %w", err)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE sandboxes SET deadline_ms = ? WHERE id = ? AND state = 'running' AND created_ms <= ?`,
+		toMS(deadline), id, toMS(deadline))
+	if err != nil {
+		return fmt.Errorf("store: set deadline of sandbox %s: %w", id, mapErr(err))
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return errdefs.NotFound("sandbox %s not found running", id)
+	}
+	return nil
+}
+
 // SetSandboxEgress records the sandbox's current egress policy (valid JSON;
 // nil or empty clears it).
 func (s *Store) SetSandboxEgress(ctx context.Context, id string, egress json.RawMessage) error {

@@ -429,6 +429,17 @@ func (f *Fake) SetEgress(_ context.Context, tenant, id string, p netpool.Policy)
 	return sb.info, nil
 }
 
+func (f *Fake) SetTTL(_ context.Context, tenant, id string, ttl time.Duration) (sandbox.Info, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sb, err := f.running(tenant, id)
+	if err != nil {
+		return sandbox.Info{}, err
+	}
+	sb.info.Deadline = time.Now().UTC().Add(ttl).Truncate(time.Millisecond)
+	return sb.info, nil
+}
+
 // Probe answers as a deny-all sandbox would, or, when its policy allows
 // anything, as the real check would for an open sandbox.
 func (f *Fake) Probe(_ context.Context, tenant, id string) ([]sandbox.ProbeResult, error) {

@@ -296,6 +296,14 @@ class Sandbox:
         self._update(self._client.json("GET", self._path()))
         return self
 
+    def set_ttl(self, ttl_seconds: int) -> "Sandbox":
+        """End the sandbox ttl_seconds from now (longer or shorter than
+        before), within the daemon's maximum lifetime counted from its
+        creation (InvalidArgumentError past it; FailedPreconditionError
+        once it has ended)."""
+        self._update(self._client.json("PUT", self._path("/ttl"), json_body={"ttl_seconds": int(ttl_seconds)}))
+        return self
+
     def kill(self) -> None:
         """Destroy the sandbox. Killing one that has already ended (killed,
         expired) or is gone is not an error, so ``finally: sbx.kill()`` never

@@ -85,6 +85,12 @@ class SandboxE2E(unittest.TestCase):
         with Sandbox.create(template=TEMPLATE, ttl_seconds=120,
                             metadata={"tenant_id": "t1", "invoice_id": tag}) as sbx:
             sid = sbx.id
+            before = sbx.info["deadline"]
+            sbx.set_ttl(600)  # the deadline moves, persisted by the daemon
+            self.assertGreater(sbx.info["deadline"], before)
+            self.assertEqual(Sandbox.get(sid).info["deadline"], sbx.info["deadline"])
+            with self.assertRaises(InvalidArgumentError):
+                sbx.set_ttl(10 ** 7)  # past the daemon's maximum lifetime
             self.assertEqual([s.id for s in Sandbox.list(metadata={"invoice_id": tag})], [sid])
             self.assertEqual(sbx.exec("echo inside", timeout_seconds=60).stdout, "inside\n")
         self.assertEqual(Sandbox.get(sid).state, "killed")
