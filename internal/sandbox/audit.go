@@ -51,7 +51,7 @@ func pathDigest(sandboxID, path string) string {
 // connection closes, perhaps after the sandbox ended): from the running
 // sandbox, else from the store, else by its ids alone.
 func (m *Manager) auditInfo(tenant, id string) Info {
-	if l, err := m.lookup(tenant, id); err == nil {
+	if l := m.liveOf(tenant, id); l != nil {
 		return l.infoCopy()
 	}
 	if sb, err := m.cfg.Store.GetSandbox(context.Background(), tenant, id); err == nil {

@@ -382,13 +382,21 @@ func copyMap(in map[string]string) map[string]string {
 // lookup finds a running sandbox of tenant. Another tenant's sandbox is
 // NotFound, exactly like a missing one, so ids leak nothing.
 func (m *Manager) lookup(tenant, id string) (*live, error) {
+	if l := m.liveOf(tenant, id); l != nil {
+		return l, nil
+	}
+	return nil, m.notLive(tenant, id)
+}
+
+// liveOf is the tenant's running sandbox id, nil if there is none.
+func (m *Manager) liveOf(tenant, id string) *live {
 	m.mu.Lock()
 	l := m.sandboxes[id]
 	m.mu.Unlock()
 	if l == nil || l.infoCopy().Tenant != tenant {
-		return nil, m.notLive(tenant, id)
+		return nil
 	}
-	return l, nil
+	return l
 }
 
 // notLive is the error for a call to a sandbox that is not running: one
@@ -446,7 +454,7 @@ func (m *Manager) use(ctx context.Context, tenant, id string, fn func(l *live) e
 
 // Get returns a sandbox of tenant, running or ended.
 func (m *Manager) Get(ctx context.Context, tenant, id string) (Info, error) {
-	if l, err := m.lookup(tenant, id); err == nil {
+	if l := m.liveOf(tenant, id); l != nil {
 		return l.infoCopy(), nil
 	}
 	sb, err := m.cfg.Store.GetSandbox(ctx, tenant, id)
@@ -481,7 +489,7 @@ func (m *Manager) List(ctx context.Context, f ListFilter) ([]Info, error) {
 	}
 	out := make([]Info, 0, len(sbs))
 	for _, sb := range sbs {
-		if l, err := m.lookup(f.Tenant, sb.ID); err == nil {
+		if l := m.liveOf(f.Tenant, sb.ID); l != nil {
 			out = append(out, l.infoCopy())
 			continue
 		}
