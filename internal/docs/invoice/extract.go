@@ -229,9 +229,12 @@ func raiseTwiceConfirmed(s schema.FieldSource) schema.FieldSource {
 	if hasAny(s.Issues, schema.IssueImplausibleSeparators, schema.IssueChecksumFailed) {
 		return s
 	}
-	s.Issues = slices.DeleteFunc(s.Issues, func(is string) bool { return is == schema.IssueLowOCRConfidence })
-	s.Confidence = max(s.Confidence, confirmedFloor)
-	return s
+	s.Issues = withoutLowOCR(s.Issues)
+	return raiseConfirmed(s)
+}
+
+func withoutLowOCR(issues []string) []string {
+	return slices.DeleteFunc(issues, func(is string) bool { return is == schema.IssueLowOCRConfidence })
 }
 
 func anyFaint(ws []word) bool {
@@ -382,7 +385,7 @@ func (x *run) fillLines(res *Result, lines []line) {
 	}
 	src := source(schema.MethodTable, 0, all, issues, x.main.number)
 	if minConf(money) >= lowOCR {
-		src.Issues = slices.DeleteFunc(src.Issues, func(s string) bool { return s == schema.IssueLowOCRConfidence })
+		src.Issues = withoutLowOCR(src.Issues)
 	}
 	res.FieldSources[schema.FieldLineItems] = src
 }

@@ -302,14 +302,8 @@ func cleanSum(lines []line) (decimal.Decimal, bool) {
 	sum := decimal.Zero
 	for i := range lines {
 		ln := &lines[i]
-		if ln.amt == nil || suspect(ln.amt) || hasAny(ln.issues, schema.IssueImplausibleSeparators, schema.IssueLineMismatch) {
+		if ln.amt == nil || suspect(ln.amt) || hasAny(ln.issues, schema.IssueImplausibleSeparators, schema.IssueLineMismatch) || !multipliesOut(ln) {
 			return decimal.Zero, false
-		}
-		if ln.qty != "" && ln.price != nil {
-			q, err := decimal.NewFromString(ln.qty)
-			if err != nil || q.Mul(ln.price.value).Sub(ln.amt.value).Abs().GreaterThan(decimal.New(1, -2)) {
-				return decimal.Zero, false
-			}
 		}
 		sum = sum.Add(ln.amt.value)
 	}

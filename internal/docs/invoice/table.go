@@ -365,14 +365,7 @@ func oneLetterOff(a, b string) bool {
 }
 
 // commonSpelling is how the table prints unit u (any case).
-func commonSpelling(lines []line, u string) string {
-	for _, ln := range lines {
-		if strings.ToLower(ln.unit) == u {
-			return ln.unit
-		}
-	}
-	return u
-}
+func commonSpelling(lines []line, u string) string { return spelling(lines, u, u) }
 
 // trimOCRJunk drops the specks OCR reads at the edges of a text cell
 // ("‘Schrauben", "__Dichtungssatz", "Montagearbeiten:", "visit.");
@@ -427,15 +420,20 @@ func inferQty(ln *line, cent decimal.Decimal) {
 // checkLine compares quantity x unit price with the amount, allowing one
 // minor unit for rounding.
 func checkLine(ln *line) {
+	if !multipliesOut(ln) {
+		ln.issues = appendOnce(ln.issues, schema.IssueLineMismatch)
+	}
+}
+
+// multipliesOut: quantity x unit price is the amount within one minor
+// unit, or the line lacks one of them (nothing to check).
+func multipliesOut(ln *line) bool {
 	if ln.qty == "" || ln.price == nil || ln.amt == nil {
-		return
+		return true
 	}
 	q, err := decimal.NewFromString(ln.qty)
 	if err != nil {
-		return
+		return true
 	}
-	diff := q.Mul(ln.price.value).Sub(ln.amt.value).Abs()
-	if diff.GreaterThan(decimal.New(1, -2)) {
-		ln.issues = appendOnce(ln.issues, schema.IssueLineMismatch)
-	}
+	return q.Mul(ln.price.value).Sub(ln.amt.value).Abs().LessThanOrEqual(decimal.New(1, -2))
 }
