@@ -388,3 +388,25 @@ func metadataQuery(md map[string]string) url.Values {
 
 // IsNotFound reports whether err is (or wraps) a not_found error.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// Key is one of the caller's tenant's API keys as the daemon lists it:
+// never the key itself, which is shown once, at creation.
+type Key struct {
+	ID        string     `json:"id"`
+	Tenant    string     `json:"tenant"`
+	Name      string     `json:"name"`
+	Prefix    string     `json:"prefix"` // the key's first characters
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	Current   bool       `json:"current,omitempty"` // the key this client called with
+}
+
+// Keys lists the caller's tenant's API keys, revoked ones included.
+// Creating and revoking keys is done on the daemon's host (`airlock key`).
+func (c *Client) Keys(ctx context.Context) ([]Key, error) {
+	var out struct {
+		Keys []Key `json:"keys"`
+	}
+	err := c.doJSON(ctx, request{method: "GET", path: "/v1/keys"}, &out)
+	return out.Keys, err
+}

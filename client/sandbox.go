@@ -58,6 +58,19 @@ type SandboxInfo struct {
 	// Jailed is whether the sandbox's VMM runs in a jail of its own
 	// (false only where the daemon runs with --jail=off).
 	Jailed bool `json:"jailed"`
+	// Usage is the sandbox's host CPU and memory: set by GetSandbox and
+	// Refresh for a running sandbox, nil in lists and once it ended.
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage is what a running sandbox's VMM has used on the host.
+type Usage struct {
+	CPUSeconds     float64 `json:"cpu_seconds"`
+	MemoryPSSBytes int64   `json:"memory_pss_bytes"` // shared pages divided among their sharers
+	MemoryRSSBytes int64   `json:"memory_rss_bytes"`
+	// MemoryPrivateBytes is what only this sandbox holds.
+	MemoryPrivateBytes int64     `json:"memory_private_bytes"`
+	MeasuredAt         time.Time `json:"measured_at"`
 }
 
 // Sandbox is a handle on one sandbox. Its SandboxInfo is a snapshot from the

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/airlock-dev/airlock/client"
 	"github.com/airlock-dev/airlock/internal/api"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/store"
@@ -19,7 +22,7 @@ func newAuditCmd(_ *globalFlags) *cobra.Command {
 	f := &adminFlags{}
 	cmd := &cobra.Command{
 		Use:   "audit",
-		Short: "Query and verify the hash-chained audit log (on the local store)",
+		Short: "Query and verify the hash-chained audit log (the local store; `ls` also your tenant's, through the API)",
 	}
 	f.register(cmd)
 	cmd.AddCommand(auditListCmd(f), auditVerifyCmd(f))
@@ -46,12 +49,19 @@ func auditListCmd(f *adminFlags) *cobra.Command {
 		sandboxID, since, until, tenant string
 		meta, events                    []string
 		limit                           int
+		view                            tenantView
 	)
 	cmd := &cobra.Command{
-		Use:     "ls [--sandbox ID] [--meta k=v]... [--since 1h|RFC3339] [--tenant T]",
+		Use:     "ls [--sandbox ID] [--meta k=v]... [--since 1h|RFC3339] [--tenant T | --api-key K]",
 		Aliases: []string{"list"},
 		Short:   "List audit records: what touched which sandbox and document, when, and how it went",
-		Args:    cobra.NoArgs,
+		Long: `List audit records, oldest first.
+
+Without an API key this reads the local store (host admin: every tenant,
+--tenant to pick one). With one (--api-key or AIRLOCK_API_KEY) it asks the
+daemon at --url / AIRLOCK_URL and shows that key's tenant's records only:
+the view a tenant on another machine has. --local forces the store.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			md, err := parseMeta(meta)
 			if err != nil {
@@ -65,33 +75,26 @@ func auditListCmd(f *adminFlags) *cobra.Command {
 			if flt.Until, err = parseSince(until, now); err != nil {
 				return fmt.Errorf("--until %w", err)
 			}
-			st, err := f.openStore(false)
+			c, err := view.client()
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			recs, err := st.QueryAudit(cmd.Context(), flt)
+			var recs []api.AuditRecord
+			if c != nil {
+				if tenant != "" {
+					return usageErr("--tenant reads the local store; through the API you see only your key's tenant (drop --tenant, or use --local)")
+				}
+				recs, err = auditViaAPI(cmd.Context(), c, flt)
+			} else {
+				recs, err = auditFromStore(cmd.Context(), f, flt)
+			}
 			if err != nil {
 				return err
 			}
 			if f.json {
-				out := api.AuditList{Records: make([]api.AuditRecord, len(recs))}
-				for i, r := range recs {
-					out.Records[i] = api.AuditRecordFromStore(r)
-				}
-				return printJSON(cmd.OutOrStdout(), out)
+				return printJSON(cmd.OutOrStdout(), api.AuditList{Records: recs})
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "SEQ\tTIME\tTENANT\tSANDBOX\tEVENT\tOUTCOME\tEXIT\tBYTES\tMS\tMETADATA\tDETAIL")
-			for _, r := range recs {
-				exit := "-"
-				if r.ExitCode != nil {
-					exit = fmt.Sprint(*r.ExitCode)
-				}
-				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.Seq, r.Time.Local().Format("2006-01-02 15:04:05.000"),
-					dash(r.Tenant), dash(r.SandboxID), r.Event, r.Outcome, exit, r.Bytes, r.DurationMS, formatMeta(r.Metadata), formatMeta(r.Detail))
-			}
-			return w.Flush()
+			return printAudit(cmd.OutOrStdout(), recs)
 		},
 	}
 	fl := cmd.Flags()
@@ -99,10 +102,70 @@ func auditListCmd(f *adminFlags) *cobra.Command {
 	fl.StringArrayVar(&meta, "meta", nil, "only records whose metadata has KEY=VALUE (repeatable; all must match)")
 	fl.StringVar(&since, "since", "", "records at or after: RFC 3339 or a duration back from now (1h)")
 	fl.StringVar(&until, "until", "", "records before: RFC 3339 or a duration back from now")
-	fl.StringVar(&tenant, "tenant", "", "only this tenant's records (default: all)")
+	fl.StringVar(&tenant, "tenant", "", "local store: only this tenant's records (default: all)")
 	fl.StringSliceVar(&events, "event", nil, "only these events (create, exec, file_write, kill, ...)")
 	fl.IntVar(&limit, "limit", 0, "at most this many records (0 = all)")
+	view.register(cmd)
 	return cmd
+}
+
+func auditFromStore(ctx context.Context, f *adminFlags, flt store.AuditFilter) ([]api.AuditRecord, error) {
+	st, err := f.openStore(false)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	recs, err := st.QueryAudit(ctx, flt)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.AuditRecord, len(recs))
+	for i, r := range recs {
+		out[i] = api.AuditRecordFromStore(r)
+	}
+	return out, nil
+}
+
+// auditViaAPI reads the key's tenant's records page by page until
+// flt.Limit records (0: all of them).
+func auditViaAPI(ctx context.Context, c *client.Client, flt store.AuditFilter) ([]api.AuditRecord, error) {
+	cf := client.AuditFilter{SandboxID: flt.SandboxID, Metadata: flt.Metadata, Since: flt.Since, Until: flt.Until, Events: flt.Events}
+	out := []api.AuditRecord{}
+	for {
+		cf.Limit = 0 // the server's page
+		if flt.Limit > 0 {
+			cf.Limit = min(flt.Limit-len(out), auditPage)
+		}
+		page, err := c.Audit(ctx, cf)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page {
+			out = append(out, api.AuditRecord(r))
+		}
+		if len(page) == 0 || (flt.Limit > 0 && len(out) >= flt.Limit) {
+			return out, nil
+		}
+		cf.AfterSeq = page[len(page)-1].Seq
+	}
+}
+
+// auditPage is the most records the CLI asks the daemon for at once (its
+// largest page).
+const auditPage = 1000
+
+func printAudit(w io.Writer, recs []api.AuditRecord) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tTIME\tTENANT\tSANDBOX\tEVENT\tOUTCOME\tEXIT\tBYTES\tMS\tMETADATA\tDETAIL")
+	for _, r := range recs {
+		exit := "-"
+		if r.ExitCode != nil {
+			exit = fmt.Sprint(*r.ExitCode)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.Seq, r.Time.Local().Format("2006-01-02 15:04:05.000"),
+			dash(r.Tenant), dash(r.SandboxID), r.Event, r.Outcome, exit, r.Bytes, r.DurationMS, formatMeta(r.Metadata), formatMeta(r.Detail))
+	}
+	return tw.Flush()
 }
 
 func dash(s string) string {

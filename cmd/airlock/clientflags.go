@@ -56,6 +56,36 @@ func (f *clientFlags) client() (*client.Client, error) {
 	return client.New(f.url, key, client.WithUserAgent("airlock-cli/"+version))
 }
 
+// tenantView lets a host-admin listing (audit ls, key ls) ask a daemon
+// instead, as the tenant of an API key: what a tenant on another machine
+// sees. With an API key (--api-key or AIRLOCK_API_KEY) and without
+// --local, the listing goes through the API; otherwise it reads the local
+// store, every tenant.
+type tenantView struct {
+	url, apiKey string
+	local       bool
+}
+
+func (v *tenantView) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&v.url, "url", daemonURL(), "with an API key: the daemon to ask (env AIRLOCK_URL or AIRLOCK_SOCKET)")
+	fl.StringVar(&v.apiKey, "api-key", "", "ask the daemon as this key's tenant instead of reading the local store (env AIRLOCK_API_KEY)")
+	fl.BoolVar(&v.local, "local", false, "read the local store (every tenant) even when an API key is set")
+}
+
+// client returns a client when the listing goes through the API, nil when
+// it reads the local store.
+func (v *tenantView) client() (*client.Client, error) {
+	if v.local {
+		return nil, nil
+	}
+	cf := clientFlags{url: v.url, apiKey: v.apiKey}
+	if cf.apiKey == "" && os.Getenv("AIRLOCK_API_KEY") == "" {
+		return nil, nil
+	}
+	return cf.client()
+}
+
 // adminFlags open the daemon's store directly: host-admin commands (keys,
 // audit) that work whether or not the daemon runs, for whoever can read the
 // state directory.

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/airlock-dev/airlock/client"
 	"github.com/airlock-dev/airlock/internal/store"
 )
 
@@ -16,7 +18,7 @@ func newKeyCmd(_ *globalFlags) *cobra.Command {
 	f := &adminFlags{}
 	cmd := &cobra.Command{
 		Use:   "key",
-		Short: "Create, list and revoke tenant API keys (on the local store)",
+		Short: "Create, list and revoke tenant API keys (on the local store; `ls` also your tenant's, through the API)",
 	}
 	f.register(cmd)
 	cmd.AddCommand(keyCreateCmd(f), keyListCmd(f), keyRevokeCmd(f))
@@ -31,6 +33,7 @@ type keyJSON struct {
 	Prefix    string     `json:"prefix"`
 	CreatedAt time.Time  `json:"created_at"`
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	Current   bool       `json:"current,omitempty"` // through the API: the key in use
 	Key       string     `json:"key,omitempty"`
 }
 
@@ -77,28 +80,39 @@ func keyCreateCmd(f *adminFlags) *cobra.Command {
 }
 
 func keyListCmd(f *adminFlags) *cobra.Command {
-	var tenant string
+	var (
+		tenant string
+		view   tenantView
+	)
 	cmd := &cobra.Command{
-		Use:     "ls [--tenant T]",
+		Use:     "ls [--tenant T | --api-key K]",
 		Aliases: []string{"list"},
 		Short:   "List API keys (never the keys themselves)",
-		Args:    cobra.NoArgs,
+		Long: `List API keys, never the keys themselves.
+
+Without an API key this reads the local store (host admin: every tenant).
+With one (--api-key or AIRLOCK_API_KEY) it asks the daemon and lists that
+key's tenant's keys, marking the one in use. --local forces the store.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := f.openStore(false)
+			c, err := view.client()
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			keys, err := st.ListKeys(cmd.Context(), tenant)
+			var keys []keyJSON
+			if c != nil {
+				if tenant != "" {
+					return usageErr("--tenant reads the local store; through the API you see only your key's tenant")
+				}
+				keys, err = keysViaAPI(cmd.Context(), c)
+			} else {
+				keys, err = keysFromStore(cmd.Context(), f, tenant)
+			}
 			if err != nil {
 				return err
 			}
 			if f.json {
-				out := make([]keyJSON, len(keys))
-				for i, k := range keys {
-					out[i] = toKeyJSON(k)
-				}
-				return printJSON(cmd.OutOrStdout(), map[string]any{"keys": out})
+				return printJSON(cmd.OutOrStdout(), map[string]any{"keys": keys})
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "ID\tTENANT\tNAME\tPREFIX\tCREATED\tREVOKED")
@@ -107,13 +121,48 @@ func keyListCmd(f *adminFlags) *cobra.Command {
 				if k.RevokedAt != nil {
 					revoked = k.RevokedAt.Local().Format(time.DateTime)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Tenant, k.Name, k.Prefix, k.CreatedAt.Local().Format(time.DateTime), revoked)
+				id := k.ID
+				if k.Current {
+					id += " *"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", id, k.Tenant, k.Name, k.Prefix, k.CreatedAt.Local().Format(time.DateTime), revoked)
 			}
 			return w.Flush()
 		},
 	}
-	cmd.Flags().StringVar(&tenant, "tenant", "", "only this tenant's keys")
+	cmd.Flags().StringVar(&tenant, "tenant", "", "local store: only this tenant's keys")
+	view.register(cmd)
 	return cmd
+}
+
+func keysFromStore(ctx context.Context, f *adminFlags, tenant string) ([]keyJSON, error) {
+	st, err := f.openStore(false)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	keys, err := st.ListKeys(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]keyJSON, len(keys))
+	for i, k := range keys {
+		out[i] = toKeyJSON(k)
+	}
+	return out, nil
+}
+
+func keysViaAPI(ctx context.Context, c *client.Client) ([]keyJSON, error) {
+	keys, err := c.Keys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]keyJSON, len(keys))
+	for i, k := range keys {
+		out[i] = keyJSON{ID: k.ID, Tenant: k.Tenant, Name: k.Name, Prefix: k.Prefix, CreatedAt: k.CreatedAt,
+			RevokedAt: k.RevokedAt, Current: k.Current}
+	}
+	return out, nil
 }
 
 func keyRevokeCmd(f *adminFlags) *cobra.Command {

@@ -43,6 +43,12 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
+// jsonError is an error as --json prints it: {"error": jsonError}.
+type jsonError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
 // usageError is a mistake on the command line: exit 2.
 type usageError struct{ err error }
 
@@ -81,7 +87,7 @@ func report(w io.Writer, cmd *cobra.Command, err error) int {
 		exit = exitUsage
 	}
 	if wantsJSON(cmd) {
-		b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+		b, _ := json.Marshal(map[string]jsonError{"error": {Code: code, Message: msg}})
 		fmt.Fprintf(w, "%s\n", b)
 		return exit
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -262,10 +263,17 @@ func sbxGetCmd(f *clientFlags) *cobra.Command {
 				jail = "NOT jailed: the daemon runs with --jail=off"
 			}
 			fmt.Fprintf(w, "vmm\t%s\n", jail)
+			if u := s.Usage; u != nil {
+				fmt.Fprintf(w, "cpu\t%.2fs\nmemory\tPSS %s, RSS %s, private %s\n", u.CPUSeconds,
+					mib(u.MemoryPSSBytes), mib(u.MemoryRSSBytes), mib(u.MemoryPrivateBytes))
+			}
 			return w.Flush()
 		},
 	}
 }
+
+// mib formats bytes as MiB with one decimal.
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 // tlsFlagHelp documents --egress-tls and --tls.
 const tlsFlagHelp = "TLS to domain rules: passthrough (default: server name checked, stream not opened; domain fronting possible) or inspect (terminated with a per-sandbox CA the guest trusts; the request's Host must be the server name)"
@@ -537,28 +545,115 @@ func dirOf(p string) string {
 }
 
 func sbxKillCmd(f *clientFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "kill ID...",
-		Short: "Destroy sandboxes: their VMs, memory and files stop existing",
-		Args:  cobra.MinimumNArgs(1),
+	var (
+		meta   []string
+		dryRun bool
+	)
+	cmd := &cobra.Command{
+		Use:   "kill ID... | kill --meta k=v... [--dry-run]",
+		Short: "Destroy sandboxes (by id, or every running one with all the given labels): their VMs, memory and files stop existing",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0 && len(meta) == 0:
+				return usageErr("name sandboxes to kill: IDs, or --meta KEY=VALUE to kill every running sandbox with those labels")
+			case len(args) > 0 && len(meta) > 0:
+				return usageErr("give sandbox IDs or --meta, not both")
+			case dryRun && len(meta) == 0:
+				return usageErr("--dry-run goes with --meta")
+			}
 			c, err := f.client()
 			if err != nil {
 				return err
 			}
-			var failed int
-			for _, id := range args {
-				if err := c.Sandbox(id).Kill(cmd.Context()); err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "airlock: kill %s: %v\n", id, err)
-					failed++
+			ids := args
+			if len(meta) > 0 {
+				if ids, err = sandboxesLabelled(cmd.Context(), c, meta); err != nil {
+					return err
 				}
 			}
-			if failed > 0 {
-				return exitError{1}
-			}
-			return nil
+			return killSandboxes(cmd, f.json, c, ids, len(meta) > 0, dryRun)
 		},
 	}
+	cmd.Flags().StringArrayVar(&meta, "meta", nil, "kill every running sandbox with this KEY=VALUE label (repeatable; all must match)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "with --meta: list what would be killed, kill nothing")
+	return cmd
+}
+
+// sandboxesLabelled returns the ids of the caller's running sandboxes
+// carrying every KEY=VALUE pair of meta.
+func sandboxesLabelled(ctx context.Context, c *client.Client, meta []string) ([]string, error) {
+	md, err := parseMeta(meta)
+	if err != nil {
+		return nil, err
+	}
+	list, err := c.ListSandboxes(ctx, md)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(list))
+	for i, s := range list {
+		ids[i] = s.ID
+	}
+	return ids, nil
+}
+
+// killResult is what `sandbox kill --json` prints.
+type killResult struct {
+	Killed []string `json:"killed"`
+	// AlreadyEnded: selected by label, these ended (TTL, another kill)
+	// between the list and their kill.
+	AlreadyEnded []string     `json:"already_ended,omitempty"`
+	Failed       []killFailed `json:"failed,omitempty"`
+	DryRun       bool         `json:"dry_run,omitempty"`
+}
+
+type killFailed struct {
+	ID    string    `json:"id"`
+	Error jsonError `json:"error"`
+}
+
+// killSandboxes kills ids one after another (a kill takes milliseconds),
+// reporting each failure; any failure makes the exit code 125. Selected
+// by label, ids may name sandboxes that ended since the list.
+func killSandboxes(cmd *cobra.Command, asJSON bool, c *client.Client, ids []string, byLabel, dryRun bool) error {
+	res := killResult{Killed: []string{}, DryRun: dryRun}
+	for _, id := range ids {
+		if dryRun {
+			res.Killed = append(res.Killed, id)
+			continue
+		}
+		err := c.Sandbox(id).Kill(cmd.Context())
+		if byLabel && errors.Is(err, client.ErrFailedPrecondition) {
+			res.AlreadyEnded = append(res.AlreadyEnded, id)
+			continue
+		}
+		if err != nil {
+			res.Failed = append(res.Failed, killFailed{ID: id, Error: jsonError{Code: errdefs.Code(err), Message: errorMessage(err)}})
+			if !asJSON {
+				fmt.Fprintf(cmd.ErrOrStderr(), "airlock: kill %s: %s [%s]\n", id, errorMessage(err), errdefs.Code(err))
+			}
+			continue
+		}
+		res.Killed = append(res.Killed, id)
+	}
+	if asJSON {
+		if err := printJSON(cmd.OutOrStdout(), res); err != nil {
+			return err
+		}
+	} else if byLabel {
+		// Say what was (or would be) killed: the caller did not name it.
+		verb := "killed"
+		if dryRun {
+			verb = "would kill"
+		}
+		for _, id := range res.Killed {
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", verb, id)
+		}
+	}
+	if len(res.Failed) > 0 {
+		return exitError{exitAirlock}
+	}
+	return nil
 }
 
 func sbxTTLCmd(f *clientFlags) *cobra.Command {

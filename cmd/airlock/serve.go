@@ -34,10 +34,12 @@ type serveOptions struct {
 	maxSandboxes int
 	maxMemoryMiB int
 	maxVCPUs     int
-	warmPool     int
-	maxUpload    int64
-	logLevel     string
-	killOnExit   bool
+	// metricsPerSandbox adds one usage series per running sandbox to /metrics.
+	metricsPerSandbox bool
+	warmPool          int
+	maxUpload         int64
+	logLevel          string
+	killOnExit        bool
 }
 
 func newServeCmd(g *globalFlags) *cobra.Command {
@@ -62,6 +64,7 @@ unless --kill-on-exit is given.`,
 	f.IntVar(&o.maxSandboxes, "max-sandboxes", 64, "most sandboxes running at once")
 	f.IntVar(&o.maxMemoryMiB, "max-memory-mib", 0, "refuse sandboxes of templates with more guest memory than this (0: no cap)")
 	f.IntVar(&o.maxVCPUs, "max-vcpus", 0, "refuse sandboxes of templates with more vCPUs than this (0: no cap)")
+	f.BoolVar(&o.metricsPerSandbox, "metrics-per-sandbox", false, "add one CPU/memory series per running sandbox to /metrics (labelled with sandbox ids; /metrics needs no key)")
 	f.IntVar(&o.warmPool, "warm-pool", 2, "restored, idle clones kept ready per template so a create is one identity push (0 or less disables)")
 	f.Int64Var(&o.maxUpload, "max-upload-bytes", 512<<20, "largest single file upload")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -149,7 +152,7 @@ func (o *serveOptions) startManager(ctx context.Context, log *slog.Logger, host 
 	m := metrics.New()
 	cfg := sandbox.Config{Host: host, Templates: reg, Store: st, Metrics: m,
 		Logger: log, MaxTTL: o.maxTTL, MaxSandboxes: o.maxSandboxes, WarmPool: warmPool,
-		MaxMemoryMiB: o.maxMemoryMiB, MaxVCPUs: o.maxVCPUs,
+		MaxMemoryMiB: o.maxMemoryMiB, MaxVCPUs: o.maxVCPUs, MetricsPerSandbox: o.metricsPerSandbox,
 		// Fault-injection tests only (internal/e2e): the daemon kills
 		// itself at the named step. Never set in production.
 		Failpoint: os.Getenv("AIRLOCK_FAILPOINT")}

@@ -628,3 +628,40 @@ func TestExecTimeoutResolution(t *testing.T) {
 		t.Errorf("a 1 ms timeout: %d %s", r.status, r.body)
 	}
 }
+
+// GET /v1/keys lists the caller's tenant's keys only, marks the one in
+// use, shows revoked ones, and never a key itself.
+func TestListKeys(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	second := h.env.Key(t, "tenant-a")
+	ks, _ := h.env.Store.ListKeys(context.Background(), "tenant-a")
+	if err := h.env.Store.RevokeKey(context.Background(), ks[0].ID); err != nil { // keyA
+		t.Fatal(err)
+	}
+	r := h.do("GET", "/v1/keys", second, nil)
+	if r.status != 200 {
+		t.Fatalf("list keys: %d %s", r.status, r.body)
+	}
+	var got api.KeyList
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Keys) != 2 {
+		t.Fatalf("tenant-a sees %d keys, want its 2: %s", len(got.Keys), r.body)
+	}
+	for _, k := range got.Keys {
+		if k.Tenant != "tenant-a" {
+			t.Errorf("tenant-a sees a key of %s", k.Tenant)
+		}
+		if k.Current != (k.ID != ks[0].ID) || (k.RevokedAt != nil) != (k.ID == ks[0].ID) {
+			t.Errorf("key %+v: want the revoked one not current, the other current", k)
+		}
+	}
+	if bytes.Contains(r.body, []byte(second)) || bytes.Contains(r.body, []byte(h.keyA)) {
+		t.Fatal("the key list holds a key")
+	}
+	if r := h.do("GET", "/v1/keys", h.keyB, nil); !bytes.Contains(r.body, []byte(`"tenant":"tenant-b"`)) || bytes.Contains(r.body, []byte("tenant-a")) {
+		t.Fatalf("tenant-b's list: %s", r.body)
+	}
+	wantErr(t, h.do("GET", "/v1/keys", h.keyA, nil), 401, "permission_denied") // revoked
+}

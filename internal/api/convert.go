@@ -24,9 +24,14 @@ func AuditRecordFromStore(r store.AuditRecord) AuditRecord {
 // sandboxFromInfo converts the manager's view of a sandbox to its JSON
 // shape.
 func sandboxFromInfo(in sandbox.Info) Sandbox {
-	return Sandbox{ID: in.ID, Tenant: in.Tenant, Template: in.Template, ParentID: in.ParentID,
+	out := Sandbox{ID: in.ID, Tenant: in.Tenant, Template: in.Template, ParentID: in.ParentID,
 		Metadata: in.Metadata, State: in.State, CreatedAt: in.CreatedAt, Deadline: in.Deadline,
 		EndedAt: in.EndedAt, Egress: egressPolicyFrom(in.Egress), NetAddr: in.NetAddr, Jailed: in.Jailed}
+	if u := in.Usage; u != nil {
+		out.Usage = &Usage{CPUSeconds: u.CPUSeconds, MemoryPSSBytes: u.MemoryPSSBytes, MemoryRSSBytes: u.MemoryRSSBytes,
+			MemoryPrivateBytes: u.MemoryPrivateBytes, MeasuredAt: u.MeasuredAt}
+	}
+	return out
 }
 
 func sandboxesFromInfos(infos []sandbox.Info) []Sandbox {
@@ -85,4 +90,11 @@ func templateFrom(t sandbox.TemplateInfo) TemplateInfo {
 func fileInfoFrom(fi sandbox.FileInfo) FileInfo {
 	return FileInfo{Path: fi.Path, Name: fi.Name, Size: fi.Size, Mode: uint32(fi.Mode),
 		ModeString: fi.Mode.String(), IsDir: fi.IsDir, ModTime: fi.ModTime, SymlinkTarget: fi.SymlinkTarget}
+}
+
+// KeyFromStore converts a key record to its JSON shape; current names the
+// key the caller used ("" for none).
+func KeyFromStore(k store.Key, current string) Key {
+	return Key{ID: k.ID, Tenant: k.Tenant, Name: k.Name, Prefix: k.Prefix, CreatedAt: k.CreatedAt,
+		RevokedAt: k.RevokedAt, Current: current != "" && k.ID == current}
 }

@@ -216,6 +216,23 @@ func (s *server) probeSandbox(w *respWriter, r *http.Request, c *call) error {
 	return writeJSON(w, http.StatusOK, ProbeResponse{OK: true, Probes: probeResultsFrom(rs)})
 }
 
+// listKeys lists the caller's own tenant's keys, revoked ones included;
+// creating and revoking keys stays a host-admin operation (`airlock key`).
+func (s *server) listKeys(w *respWriter, r *http.Request, c *call) error {
+	keys, err := s.st.ListKeys(r.Context(), c.tenant)
+	if err != nil {
+		return err
+	}
+	out := KeyList{Keys: make([]Key, 0, len(keys))}
+	for _, k := range keys {
+		if k.Tenant != c.tenant { // "" would list every tenant's
+			continue
+		}
+		out.Keys = append(out.Keys, KeyFromStore(k, c.keyID))
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
 func (s *server) listTemplates(w *respWriter, r *http.Request, _ *call) error {
 	ts, err := s.be.Templates(r.Context())
 	if err != nil {

@@ -125,6 +125,9 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"AuditList":            AuditList{},
 		"ProbeResult":          ProbeResult{},
 		"ProbeResponse":        ProbeResponse{},
+		"Usage":                Usage{},
+		"Key":                  Key{},
+		"KeyList":              KeyList{},
 	} {
 		got, want, ok := schemaAndType(t, doc, name, typ)
 		if ok && !slices.Equal(got, want) {
@@ -148,6 +151,8 @@ func TestOpenAPISchemasMatchClientTypes(t *testing.T) {
 		"Template":     client.Template{},
 		"AuditRecord":  client.AuditRecord{},
 		"ExecResult":   client.ExecResult{},
+		"Usage":        client.Usage{},
+		"Key":          client.Key{},
 	} {
 		got, want, ok := schemaAndType(t, doc, name, typ)
 		if !ok {

@@ -39,4 +39,5 @@ var routes = []route{
 	{"GET /v1/templates/{name}", true, (*server).getTemplate},
 
 	{"GET /v1/audit", true, (*server).audit},
+	{"GET /v1/keys", true, (*server).listKeys},
 }

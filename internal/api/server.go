@@ -148,6 +148,7 @@ func (p *headerProbe) WriteHeader(code int) {
 // call is what the wrapper learned about a request before its handler ran.
 type call struct {
 	tenant  string // from the key; "" on routes without auth
+	keyID   string // the key's id; "" on routes without auth
 	id      string // the {id} path value, validated; "" when none
 	bytesIn *countingReader
 }
@@ -256,11 +257,11 @@ var templateNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 // prepare authenticates and validates path parameters.
 func (s *server) prepare(rt route, r *http.Request, c *call) error {
 	if rt.auth {
-		tenant, err := s.authenticate(r)
+		k, err := s.authenticate(r)
 		if err != nil {
 			return err
 		}
-		c.tenant = tenant
+		c.tenant, c.keyID = k.Tenant, k.ID
 	}
 	if id := r.PathValue("id"); strings.Contains(rt.pattern, "{id}") {
 		if !idRE.MatchString(id) {
@@ -276,22 +277,22 @@ func (s *server) prepare(rt route, r *http.Request, c *call) error {
 	return nil
 }
 
-// authenticate returns the tenant of the request's bearer key.
-func (s *server) authenticate(r *http.Request) (string, error) {
+// authenticate returns the request's bearer key.
+func (s *server) authenticate(r *http.Request) (store.Key, error) {
 	h := r.Header.Get("Authorization")
 	scheme, key, ok := strings.Cut(h, " ")
 	if h == "" || !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
-		return "", withStatus(http.StatusUnauthorized,
+		return store.Key{}, withStatus(http.StatusUnauthorized,
 			errdefs.PermissionDenied("missing API key: send Authorization: Bearer alk_..."))
 	}
 	k, err := s.st.AuthenticateKey(r.Context(), strings.TrimSpace(key))
 	if err != nil {
 		if errdefs.Class(err) == errdefs.ErrPermissionDenied {
-			return "", withStatus(http.StatusUnauthorized, errdefs.PermissionDenied("invalid or revoked API key"))
+			return store.Key{}, withStatus(http.StatusUnauthorized, errdefs.PermissionDenied("invalid or revoked API key"))
 		}
-		return "", err
+		return store.Key{}, err
 	}
-	return k.Tenant, nil
+	return k, nil
 }
 
 // checkTenant is the second line of tenant isolation: an Info of another

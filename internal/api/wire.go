@@ -74,6 +74,18 @@ type Sandbox struct {
 	NetAddr string `json:"net_addr,omitempty"`
 	// Jailed is whether the sandbox's VMM runs in a jail of its own.
 	Jailed bool `json:"jailed"`
+	// Usage is the sandbox's host CPU and memory, in GET of one running
+	// sandbox only.
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage is what a running sandbox's VMM has used on the host.
+type Usage struct {
+	CPUSeconds         float64   `json:"cpu_seconds"`
+	MemoryPSSBytes     int64     `json:"memory_pss_bytes"`
+	MemoryRSSBytes     int64     `json:"memory_rss_bytes"`
+	MemoryPrivateBytes int64     `json:"memory_private_bytes"`
+	MeasuredAt         time.Time `json:"measured_at"`
 }
 
 // EgressPolicy is a sandbox's egress policy: deny (or allow) by default,
@@ -231,4 +243,22 @@ type AuditRecord struct {
 type AuditList struct {
 	Records      []AuditRecord `json:"records"`
 	NextAfterSeq int64         `json:"next_after_seq,omitempty"`
+}
+
+// KeyList answers GET /v1/keys: the caller's tenant's API keys.
+type KeyList struct {
+	Keys []Key `json:"keys"`
+}
+
+// Key is an API key's record; the key itself is shown once, at creation,
+// and never again.
+type Key struct {
+	ID        string     `json:"id"`
+	Tenant    string     `json:"tenant"`
+	Name      string     `json:"name"`
+	Prefix    string     `json:"prefix"` // the key's first characters, to tell keys apart
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// Current: the key this request was made with.
+	Current bool `json:"current,omitempty"`
 }

@@ -1,19 +1,17 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
+	"github.com/airlock-dev/airlock/internal/procstat"
 	"github.com/airlock-dev/airlock/internal/template"
 	"github.com/airlock-dev/airlock/internal/vm"
 )
@@ -358,38 +356,14 @@ func (b bencher) idleMemory(ctx context.Context, n int) (samples int, pssKiB, rs
 	time.Sleep(3 * time.Second)
 	var pss, rss int64
 	for _, x := range idle {
-		p, r, err := smapsRollup(x.Machine.PID())
+		u, err := procstat.Read(x.Machine.PID())
 		if err != nil {
 			return 0, 0, 0, err
 		}
-		pss += p
-		rss += r
+		pss += u.PSS >> 10
+		rss += u.RSS >> 10
 	}
 	return len(idle), pss / int64(len(idle)), rss / int64(len(idle)), nil
-}
-
-// smapsRollup returns a process's PSS and RSS in KiB.
-func smapsRollup(pid int) (pss, rss int64, err error) {
-	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup"))
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		v, _ := strconv.ParseInt(fields[1], 10, 64)
-		switch fields[0] {
-		case "Pss:":
-			pss = v
-		case "Rss:":
-			rss = v
-		}
-	}
-	return pss, rss, sc.Err()
 }
 
 // Print writes the report as a small table with the ratios that matter.

@@ -93,7 +93,41 @@ func testCLI(t *testing.T, d *daemon) {
 	if childID == "" || childID == id {
 		t.Fatalf("no child id in %s", out)
 	}
-	run("sandbox", "kill", id, childID)
+	// get shows the sandbox's host usage.
+	if out := run("sandbox", "get", id); !strings.Contains(out, "cpu ") || !strings.Contains(out, "PSS ") {
+		t.Fatalf("sandbox get shows no cpu/memory:\n%s", out)
+	}
+
+	// kill by label: the fork carries its parent's labels, so both match.
+	// A dry run kills nothing; another tenant's label kill finds nothing.
+	type killed struct {
+		Killed []string `json:"killed"`
+		DryRun bool     `json:"dry_run"`
+	}
+	killJSON := func(tenant string, args ...string) killed {
+		t.Helper()
+		out, stderr, code := d.cli(t, tenant, append([]string{"sandbox", "kill", "--json", "--meta", "cli=" + tag}, args...)...)
+		var k killed
+		if err := json.Unmarshal([]byte(out), &k); err != nil || code != 0 {
+			t.Fatalf("sandbox kill --meta %v as %s: exit %d, %q, %s (%v)", args, tenant, code, out, stderr, err)
+		}
+		return k
+	}
+	if k := killJSON(tenantA, "--dry-run"); !k.DryRun || len(k.Killed) != 2 {
+		t.Fatalf("kill --meta --dry-run: %+v, want both %s and %s", k, id, childID)
+	}
+	if k := killJSON(tenantB); len(k.Killed) != 0 {
+		t.Fatalf("tenant B killed %v by tenant A's label", k.Killed)
+	}
+	if out := run("sandbox", "get", childID, "--json"); !strings.Contains(out, `"state": "running"`) {
+		t.Fatalf("child after dry run and tenant B's kill: %s", out)
+	}
+	if k := killJSON(tenantA); len(k.Killed) != 2 {
+		t.Fatalf("kill --meta: %+v, want both", k)
+	}
+	if _, stderr, code := d.cli(t, tenantA, "sandbox", "kill"); code != 2 || !strings.Contains(stderr, "--meta") {
+		t.Fatalf("kill with nothing named: exit %d, %s; want a usage error", code, stderr)
+	}
 	out = run("sandbox", "get", id, "--json")
 	if !strings.Contains(out, `"state": "killed"`) {
 		t.Fatalf("sandbox get after kill: %s", out)
@@ -106,5 +140,56 @@ func testCLI(t *testing.T, d *daemon) {
 	_, stderr, code = d.cli(t, tenantB, "sandbox", "get", id)
 	if code == 0 || !strings.Contains(stderr, "not_found") {
 		t.Fatalf("tenant B sandbox get: exit %d, %s", code, stderr)
+	}
+
+	// audit ls and key ls with an API key go through the API: the key's
+	// tenant's records and keys only.
+	var audit struct {
+		Records []struct {
+			Tenant    string `json:"tenant"`
+			Event     string `json:"event"`
+			SandboxID string `json:"sandbox_id"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal([]byte(run("audit", "ls", "--sandbox", id, "--json")), &audit); err != nil {
+		t.Fatal(err)
+	}
+	events := map[string]bool{}
+	for _, r := range audit.Records {
+		if r.Tenant != tenantA || r.SandboxID != id {
+			t.Fatalf("audit ls through the API shows %+v", r)
+		}
+		events[r.Event] = true
+	}
+	if !events["create"] || !events["exec"] || !events["kill"] {
+		t.Fatalf("audit ls --sandbox %s through the API: events %v, want create, exec and kill", id, events)
+	}
+	out, stderr, code = d.cli(t, tenantB, "audit", "ls", "--sandbox", id, "--json")
+	if code != 0 || !strings.Contains(out, `"records": []`) {
+		t.Fatalf("tenant B's audit of tenant A's sandbox: exit %d, %s %s", code, out, stderr)
+	}
+	if _, stderr, code := d.cli(t, tenantA, "audit", "ls", "--tenant", tenantB); code != 2 {
+		t.Fatalf("audit ls --tenant through the API: exit %d, %s; want a usage error", code, stderr)
+	}
+	var keys struct {
+		Keys []struct {
+			Tenant  string
+			Current bool
+		} `json:"keys"`
+	}
+	if err := json.Unmarshal([]byte(run("key", "ls", "--json")), &keys); err != nil || len(keys.Keys) == 0 {
+		t.Fatalf("key ls through the API: %+v, %v", keys, err)
+	}
+	current := 0
+	for _, k := range keys.Keys {
+		if k.Tenant != tenantA {
+			t.Fatalf("tenant A's key ls shows a key of %s", k.Tenant)
+		}
+		if k.Current {
+			current++
+		}
+	}
+	if current != 1 {
+		t.Fatalf("key ls: %d keys marked current, want 1", current)
 	}
 }

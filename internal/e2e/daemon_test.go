@@ -108,6 +108,12 @@ func testGoSDK(t *testing.T, d *daemon) {
 	if got := mustExec(t, sbx, "sha256sum /job/big.bin"); !strings.HasPrefix(got, want+" ") {
 		t.Fatalf("guest sha256 %q, want %s", got, want)
 	}
+	// Usage: the VMM has spent CPU, and the 20 MB the guest holds in its
+	// page cache are pages of this sandbox alone.
+	if got, err := c.GetSandbox(ctx(t), sbx.ID); err != nil || got.Usage == nil ||
+		got.Usage.CPUSeconds <= 0 || got.Usage.MemoryPrivateBytes < 20<<20 || got.Usage.MemoryPSSBytes < got.Usage.MemoryPrivateBytes {
+		t.Fatalf("get after a 20 MB upload: usage %+v, %v; want CPU > 0, private >= 20 MiB <= PSS", usageOf(got), err)
+	}
 	began = time.Now()
 	back, err := sbx.Files().ReadAll(ctx(t), "/job/big.bin")
 	if err != nil {
@@ -459,4 +465,12 @@ func testTTL(t *testing.T, d *daemon) {
 	if running, err := c.ListSandboxes(ctx(t), map[string]string{"ttl": tag}); err != nil || len(running) != 0 {
 		t.Errorf("running after expiry: %v, %v", ids(running), err)
 	}
+}
+
+// usageOf is s's usage for a failure message (s may be nil).
+func usageOf(s *client.Sandbox) any {
+	if s == nil || s.Usage == nil {
+		return nil
+	}
+	return *s.Usage
 }

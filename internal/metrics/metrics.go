@@ -12,6 +12,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,9 +28,9 @@ const (
 	ReasonExpired = "expired" // the TTL reaper
 )
 
-// Metrics is one set of collectors registered on its own registry. All fields
-// are immutable after New; the collectors themselves are safe for concurrent
-// use.
+// Metrics is one set of collectors registered on its own registry. Its
+// fields but usageMu and usageWatched are immutable after New; the
+// collectors themselves are safe for concurrent use.
 type Metrics struct {
 	reg *prometheus.Registry
 
@@ -42,6 +43,9 @@ type Metrics struct {
 	ttlExpiries   prometheus.Counter
 	errors        *prometheus.CounterVec // class
 	httpRequests  *prometheus.CounterVec // route, code
+
+	usageMu      sync.Mutex
+	usageWatched bool // guarded by usageMu: WatchSandboxUsage has registered its collector
 }
 
 // createBuckets run from 10 ms (a warm restore on KVM) to 30 s (a cold

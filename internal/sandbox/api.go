@@ -41,6 +41,9 @@ type Info struct {
 	// own uid, namespaces, root, cgroup: see vmm/jail). False only where
 	// the operator turned jailing off.
 	Jailed bool `json:"jailed"`
+	// Usage is the sandbox's host CPU and memory, read when Get answers
+	// for a running sandbox; nil in lists and once ended.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // ListFilter selects sandboxes of one tenant.

@@ -37,7 +37,10 @@ type Config struct {
 	TemplateSource TemplateSource
 	Store          *store.Store     // required
 	Metrics        *metrics.Metrics // optional
-	Logger         *slog.Logger     // optional
+	// MetricsPerSandbox adds one usage series per running sandbox to
+	// Metrics (by template only otherwise): see metrics.WatchSandboxUsage.
+	MetricsPerSandbox bool
+	Logger            *slog.Logger // optional
 	// MaxTTL caps every sandbox's lifetime (default 24h).
 	MaxTTL time.Duration
 	// MaxSandboxes caps concurrently running sandboxes (default 64).
@@ -212,6 +215,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	if err := m.recover(ctx); err != nil {
 		return nil, fmt.Errorf("recover sandboxes: %w", err)
 	}
+	cfg.Metrics.WatchSandboxUsage(m.metricsUsages, cfg.MetricsPerSandbox)
 	m.wg.Add(1)
 	go m.reaper()
 	return m, nil
@@ -455,7 +459,7 @@ func (m *Manager) use(ctx context.Context, tenant, id string, fn func(l *live) e
 // Get returns a sandbox of tenant, running or ended.
 func (m *Manager) Get(ctx context.Context, tenant, id string) (Info, error) {
 	if l := m.liveOf(tenant, id); l != nil {
-		return l.infoCopy(), nil
+		return l.withUsage(), nil
 	}
 	sb, err := m.cfg.Store.GetSandbox(ctx, tenant, id)
 	if err != nil {
