@@ -94,7 +94,7 @@ func FetchKernel(ctx context.Context, cacheDir string, progress Progress) (*Kern
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("kernel cache: %w", err)
 	}
-	pkg, version, err := ResolveKernelPackage(ctx)
+	pkg, version, err := resolveKernelCached(ctx, root)
 	if err != nil {
 		if k, cerr := NewestCachedKernel(cacheDir); cerr == nil {
 			progress.Say("kernel: %v; using cached %s %s", err, k.Package, k.Version)

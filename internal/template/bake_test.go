@@ -89,16 +89,41 @@ func TestOpenRefusesChangedFiles(t *testing.T) {
 	if _, err := reg.Open(h, "trusted"); err != nil {
 		t.Fatalf("first open: %v", err)
 	}
+	// A later process (a new registry, a host without the sealed copy)
+	// trusts the stamp the full verification wrote, while no file changed.
+	later, err := template.NewRegistry(reg.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !later.Stamped(tmpl) {
+		t.Fatal("no stamp trusted after a full verification")
+	}
+	h.DropBase(tmpl.MemPath())
+	if _, err := later.Open(h, "trusted"); err != nil {
+		t.Fatalf("open through the stamp: %v", err)
+	}
+	stampPath := filepath.Join(tmpl.Dir, "verified.json")
+	os.Chmod(stampPath, 0o620)
+	if later.Stamped(tmpl) {
+		t.Error("a group-writable stamp was trusted")
+	}
+	os.Chmod(stampPath, 0o400)
 	state := tmpl.StatePath()
 	now := time.Now()
 	if err := os.Chtimes(state, now, now); err != nil {
 		t.Fatal(err)
+	}
+	if later.Stamped(tmpl) {
+		t.Error("the stamp was trusted after state's mtime and ctime moved")
 	}
 	if _, err := reg.Open(h, "trusted"); !errdefs.IsFailedPrecondition(err) || !strings.Contains(err.Error(), "changed since it was verified") {
 		t.Fatalf("open after touching state: %v, want failed_precondition naming the change", err)
 	}
 	if _, err := reg.Open(h, "trusted"); err != nil {
 		t.Fatalf("open after re-verifying a touched (unchanged) file: %v", err)
+	}
+	if !later.Stamped(tmpl) {
+		t.Error("the re-verification wrote no new stamp")
 	}
 	b, _ := os.ReadFile(state)
 	b[len(b)/2] ^= 0xff
@@ -108,6 +133,9 @@ func TestOpenRefusesChangedFiles(t *testing.T) {
 	}
 	if _, err := reg.Open(h, "trusted"); !errdefs.IsFailedPrecondition(err) {
 		t.Fatalf("open after modifying state: %v, want failed_precondition", err)
+	}
+	if later.Stamped(tmpl) {
+		t.Error("the stamp was trusted after state was rewritten")
 	}
 	if _, err := reg.Open(h, "trusted"); !errdefs.IsFailedPrecondition(err) || !strings.Contains(err.Error(), "writable") {
 		t.Fatalf("open of a writable state file: %v, want failed_precondition naming it writable", err)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"syscall"
@@ -55,7 +56,13 @@ func Seal(f *os.File) error {
 // with the hex sha256 of the content it copied (holes count as zeros), so
 // a caller can check what clones will map, not what a file held earlier.
 // Only the file's data extents are read and copied; holes stay holes.
-func SealedCopy(path string) (_ *os.File, sum string, err error) {
+func SealedCopy(path string) (*os.File, string, error) {
+	return sealedCopy(path, sha256.New())
+}
+
+// sealedCopy is SealedCopy hashing into h; with a nil h (a file verified
+// already) nothing is hashed and the sum is "".
+func sealedCopy(path string, h hash.Hash) (_ *os.File, sum string, err error) {
 	src, err := os.Open(path)
 	if err != nil {
 		return nil, "", err
@@ -74,11 +81,10 @@ func SealedCopy(path string) (_ *os.File, sum string, err error) {
 			dst.Close()
 		}
 	}()
-	h := sha256.New()
 	zeros := make([]byte, 1<<20)
 	buf := make([]byte, 1<<20)
 	hashZeros := func(n int64) {
-		for n > 0 {
+		for h != nil && n > 0 {
 			k := min(n, int64(len(zeros)))
 			h.Write(zeros[:k])
 			n -= k
@@ -101,7 +107,9 @@ func SealedCopy(path string) (_ *os.File, sum string, err error) {
 		for p := data; p < hole; {
 			n, err := src.ReadAt(buf[:min(int64(len(buf)), hole-p)], p)
 			if n > 0 {
-				h.Write(buf[:n])
+				if h != nil {
+					h.Write(buf[:n])
+				}
 				if _, werr := dst.WriteAt(buf[:n], p); werr != nil {
 					return nil, "", fmt.Errorf("copy %s: %w", path, werr)
 				}
@@ -122,6 +130,9 @@ func SealedCopy(path string) (_ *os.File, sum string, err error) {
 	hashZeros(fi.Size() - off)
 	if err := Seal(dst); err != nil {
 		return nil, "", err
+	}
+	if h == nil {
+		return dst, "", nil
 	}
 	return dst, hex.EncodeToString(h.Sum(nil)), nil
 }
@@ -164,6 +175,57 @@ func (h *Host) Base(path string) (*os.File, string, error) {
 	}
 	h.bases[path] = &base{f: f, sum: sum, dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
 	return f, sum, nil
+}
+
+// BaseVerified is Base for a memory file whose content a caller has
+// verified already (in an earlier process: see the template registry's
+// stamps) as sum, while it still has the identity id names: the copy is
+// made without hashing, and refused if the file's identity is not id
+// before and after it.
+func (h *Host) BaseVerified(path, sum string, id FileIdentity) (*os.File, error) {
+	h.basesMu.Lock()
+	defer h.basesMu.Unlock()
+	if b := h.bases[path]; b != nil {
+		if b.sum == sum && b.identity() == id {
+			return b.f, nil
+		}
+		return nil, errdefs.FailedPrecondition("memory file %s changed since it was copied and verified: refusing to restore from it", path)
+	}
+	if got, err := IdentityOf(path); err != nil || got != id {
+		return nil, errdefs.FailedPrecondition("memory file %s is not the file that was verified: refusing to restore from it", path)
+	}
+	f, _, err := sealedCopy(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if got, err := IdentityOf(path); err != nil || got != id {
+		f.Close()
+		return nil, errdefs.FailedPrecondition("memory file %s changed while it was copied: refusing to restore from it", path)
+	}
+	h.bases[path] = &base{f: f, sum: sum, dev: id.Dev, ino: id.Ino, size: id.Size, mtime: id.Mtime, ctime: id.Ctime}
+	return f, nil
+}
+
+// FileIdentity is what identifies a file's content without reading it:
+// a new device, inode, size, mtime or ctime means it may have changed
+// (ctime cannot be set back from userspace).
+type FileIdentity struct {
+	Dev, Ino     uint64
+	Size         int64
+	Mtime, Ctime syscall.Timespec
+}
+
+// IdentityOf stats path.
+func IdentityOf(path string) (FileIdentity, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return FileIdentity{}, err
+	}
+	return FileIdentity{Dev: st.Dev, Ino: st.Ino, Size: st.Size, Mtime: st.Mtim, Ctime: st.Ctim}, nil
+}
+
+func (b *base) identity() FileIdentity {
+	return FileIdentity{Dev: b.dev, Ino: b.ino, Size: b.size, Mtime: b.mtime, Ctime: b.ctime}
 }
 
 // DropBase forgets path's sealed copy (a template that was rebuilt or
