@@ -86,3 +86,11 @@ func fileInfoFrom(fi sandbox.FileInfo) FileInfo {
 	return FileInfo{Path: fi.Path, Name: fi.Name, Size: fi.Size, Mode: uint32(fi.Mode),
 		ModeString: fi.Mode.String(), IsDir: fi.IsDir, ModTime: fi.ModTime, SymlinkTarget: fi.SymlinkTarget}
 }
+
+func processFrom(p sandbox.ProcessInfo) Process {
+	return Process{ID: p.ID, SandboxID: p.SandboxID, Cmd: p.Shell, Argv: p.Argv, Cwd: p.Cwd,
+		TimeoutSeconds: p.Timeout.Seconds(), State: p.State, ExitCode: p.ExitCode, Signal: p.Signal,
+		TimedOut: p.TimedOut, Error: p.Error, StdoutBytes: p.StdoutBytes, StderrBytes: p.StderrBytes,
+		StdoutTruncated: p.StdoutTruncated, StderrTruncated: p.StderrTruncated,
+		StartedAt: p.StartedAt, EndedAt: p.EndedAt}
+}

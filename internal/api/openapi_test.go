@@ -125,6 +125,10 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"AuditList":            AuditList{},
 		"ProbeResult":          ProbeResult{},
 		"ProbeResponse":        ProbeResponse{},
+		"ProcessRequest":       ProcessRequest{},
+		"Process":              Process{},
+		"ProcessList":          ProcessList{},
+		"ProcessOutput":        ProcessOutput{},
 	} {
 		got, want, ok := schemaAndType(t, doc, name, typ)
 		if ok && !slices.Equal(got, want) {
