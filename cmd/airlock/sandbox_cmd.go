@@ -34,7 +34,8 @@ func newSandboxCmd(_ *globalFlags) *cobra.Command {
 	}
 	f.register(cmd)
 	cmd.AddCommand(sbxCreateCmd(f), sbxListCmd(f), sbxGetCmd(f), sbxExecCmd(f), sbxCopyCmd(f),
-		sbxKillCmd(f), sbxForkCmd(f), sbxEgressCmd(f), sbxProbeCmd(f), sbxTTLCmd(f))
+		sbxKillCmd(f), sbxForkCmd(f), sbxEgressCmd(f), sbxProbeCmd(f), sbxTTLCmd(f),
+		sbxPsCmd(f), sbxLogsCmd(f), sbxWaitCmd(f), sbxKillProcessCmd(f))
 	return cmd
 }
 
@@ -307,6 +308,9 @@ type sbxExecOptions struct {
 	env     []string
 	cwd     string
 	stdin   bool
+	// background starts the command as a background process and prints
+	// its id (see process_cmd.go).
+	background bool
 }
 
 func sbxExecCmd(f *clientFlags) *cobra.Command {
@@ -323,6 +327,9 @@ func sbxExecCmd(f *clientFlags) *cobra.Command {
 			req, err := o.request(args[1:])
 			if err != nil {
 				return err
+			}
+			if o.background {
+				return startBackground(cmd, f, c.Sandbox(args[0]), req)
 			}
 			var res *client.ExecResult
 			if f.json {
@@ -345,6 +352,7 @@ func sbxExecCmd(f *clientFlags) *cobra.Command {
 	fl.StringArrayVarP(&o.env, "env", "e", nil, "KEY=VALUE to add to the environment (repeatable)")
 	fl.StringVar(&o.cwd, "cwd", "", "working directory in the guest (absolute)")
 	fl.BoolVarP(&o.stdin, "interactive", "i", false, "send this process's stdin (up to 768 KiB) to the command")
+	fl.BoolVarP(&o.background, "background", "d", false, "start the command as a background process and print its id (see sandbox ps, logs, wait, kill-process)")
 	return cmd
 }
 

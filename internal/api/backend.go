@@ -44,4 +44,18 @@ type Backend interface {
 	// that got through.
 	Probe(ctx context.Context, tenant, id string) ([]sandbox.ProbeResult, error)
 	Templates(ctx context.Context) ([]sandbox.TemplateInfo, error)
+
+	// Background processes (see internal/sandbox/process.go): each runs
+	// on past the request that started it; pid is "p-N" of its sandbox,
+	// and an unknown one is NotFound.
+	StartProcess(ctx context.Context, tenant, id string, opts guest.ExecOptions) (sandbox.ProcessInfo, error)
+	Processes(ctx context.Context, tenant, id string) ([]sandbox.ProcessInfo, error)
+	Process(ctx context.Context, tenant, id, pid string) (sandbox.ProcessInfo, error)
+	// WaitProcess is DeadlineExceeded for a process still running after
+	// timeout.
+	WaitProcess(ctx context.Context, tenant, id, pid string, timeout time.Duration) (sandbox.ProcessInfo, error)
+	ReadProcessOutput(ctx context.Context, tenant, id, pid, stream string, offset int64, limit int, wait time.Duration) (sandbox.ProcessOutput, error)
+	// KillProcess signals the whole tree (signal as sandbox.ParseSignal
+	// reads it) and returns without waiting.
+	KillProcess(ctx context.Context, tenant, id, pid, signal string) (sandbox.ProcessInfo, error)
 }

@@ -98,3 +98,11 @@ func KeyFromStore(k store.Key, current string) Key {
 	return Key{ID: k.ID, Tenant: k.Tenant, Name: k.Name, Prefix: k.Prefix, CreatedAt: k.CreatedAt,
 		RevokedAt: k.RevokedAt, Current: current != "" && k.ID == current}
 }
+
+func processFrom(p sandbox.ProcessInfo) Process {
+	return Process{ID: p.ID, SandboxID: p.SandboxID, Cmd: p.Shell, Argv: p.Argv, Cwd: p.Cwd,
+		TimeoutSeconds: p.Timeout.Seconds(), State: p.State, ExitCode: p.ExitCode, Signal: p.Signal,
+		TimedOut: p.TimedOut, Error: p.Error, StdoutBytes: p.StdoutBytes, StderrBytes: p.StderrBytes,
+		StdoutTruncated: p.StdoutTruncated, StderrTruncated: p.StderrTruncated,
+		StartedAt: p.StartedAt, EndedAt: p.EndedAt}
+}

@@ -128,6 +128,10 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"Usage":                Usage{},
 		"Key":                  Key{},
 		"KeyList":              KeyList{},
+		"ProcessRequest":       ProcessRequest{},
+		"Process":              Process{},
+		"ProcessList":          ProcessList{},
+		"ProcessOutput":        ProcessOutput{},
 	} {
 		got, want, ok := schemaAndType(t, doc, name, typ)
 		if ok && !slices.Equal(got, want) {
@@ -143,16 +147,18 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 func TestOpenAPISchemasMatchClientTypes(t *testing.T) {
 	doc := loadOpenAPI(t)
 	for name, typ := range map[string]any{
-		"Sandbox":      client.SandboxInfo{},
-		"EgressPolicy": client.EgressPolicy{},
-		"EgressRule":   client.EgressRule{},
-		"ProbeResult":  client.ProbeResult{},
-		"FileInfo":     client.FileInfo{},
-		"Template":     client.Template{},
-		"AuditRecord":  client.AuditRecord{},
-		"ExecResult":   client.ExecResult{},
-		"Usage":        client.Usage{},
-		"Key":          client.Key{},
+		"Sandbox":       client.SandboxInfo{},
+		"EgressPolicy":  client.EgressPolicy{},
+		"EgressRule":    client.EgressRule{},
+		"ProbeResult":   client.ProbeResult{},
+		"FileInfo":      client.FileInfo{},
+		"Template":      client.Template{},
+		"AuditRecord":   client.AuditRecord{},
+		"ExecResult":    client.ExecResult{},
+		"Usage":         client.Usage{},
+		"Key":           client.Key{},
+		"Process":       client.ProcessInfo{},
+		"ProcessOutput": client.ProcessOutput{},
 	} {
 		got, want, ok := schemaAndType(t, doc, name, typ)
 		if !ok {

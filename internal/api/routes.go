@@ -28,6 +28,13 @@ var routes = []route{
 	{"POST /v1/sandboxes/{id}/exec", true, (*server).exec},
 	{"POST /v1/sandboxes/{id}/exec/stream", true, (*server).execStream},
 
+	{"POST /v1/sandboxes/{id}/processes", true, (*server).startProcess},
+	{"GET /v1/sandboxes/{id}/processes", true, (*server).listProcesses},
+	{"GET /v1/sandboxes/{id}/processes/{pid}", true, (*server).getProcess},
+	{"DELETE /v1/sandboxes/{id}/processes/{pid}", true, (*server).killProcess},
+	{"POST /v1/sandboxes/{id}/processes/{pid}/wait", true, (*server).waitProcess},
+	{"GET /v1/sandboxes/{id}/processes/{pid}/output", true, (*server).processOutput},
+
 	{"PUT /v1/sandboxes/{id}/files", true, (*server).writeFile},
 	{"GET /v1/sandboxes/{id}/files", true, (*server).readFile},
 	{"DELETE /v1/sandboxes/{id}/files", true, (*server).removeFile},

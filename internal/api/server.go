@@ -269,6 +269,11 @@ func (s *server) prepare(rt route, r *http.Request, c *call) error {
 		}
 		c.id = id
 	}
+	if strings.Contains(rt.pattern, "{pid}") {
+		if pid := r.PathValue("pid"); !pidRE.MatchString(pid) {
+			return errdefs.InvalidArgument("invalid process id %q: want p-N", pid)
+		}
+	}
 	if strings.Contains(rt.pattern, "{name}") {
 		if name := r.PathValue("name"); !templateNameRE.MatchString(name) {
 			return errdefs.InvalidArgument("invalid template name %q", name)

@@ -262,3 +262,67 @@ type Key struct {
 	// Current: the key this request was made with.
 	Current bool `json:"current,omitempty"`
 }
+// ProcessRequest is the body of POST /v1/sandboxes/{id}/processes: an
+// exec request without max_output_bytes (a background process keeps the
+// latest ProcessOutputKeep bytes of each stream). Stdin, if given, is fed
+// and closed; without it stdin is /dev/null.
+type ProcessRequest struct {
+	Cmd            string            `json:"cmd,omitempty"`  // run with /bin/sh -c; exactly one of cmd and argv
+	Argv           []string          `json:"argv,omitempty"` // run directly
+	Env            map[string]string `json:"env,omitempty"`
+	Cwd            string            `json:"cwd,omitempty"`
+	TimeoutSeconds float64           `json:"timeout_seconds,omitempty"` // 0 = none
+	Stdin          *string           `json:"stdin,omitempty"`
+	StdinBase64    *string           `json:"stdin_base64,omitempty"`
+}
+
+// Process is a background process of a sandbox.
+type Process struct {
+	ID             string   `json:"id"` // "p-1", "p-2", ... per sandbox
+	SandboxID      string   `json:"sandbox_id"`
+	Cmd            string   `json:"cmd,omitempty"`
+	Argv           []string `json:"argv,omitempty"`
+	Cwd            string   `json:"cwd"`
+	TimeoutSeconds float64  `json:"timeout_seconds,omitempty"`
+	// State is running, exited (on its own), killed (after a kill or at
+	// its timeout) or failed (the guest call failed; see error).
+	State    string `json:"state"`
+	ExitCode *int   `json:"exit_code,omitempty"` // once ended (not failed); 128+n for signal n
+	Signal   string `json:"signal,omitempty"`
+	TimedOut bool   `json:"timed_out"`
+	Error    string `json:"error,omitempty"`
+	// StdoutBytes and StderrBytes are the bytes that arrived so far: each
+	// stream's end offset.
+	StdoutBytes int64 `json:"stdout_bytes"`
+	StderrBytes int64 `json:"stderr_bytes"`
+	// Truncated: the guest dropped output past its per-stream cap.
+	StdoutTruncated bool       `json:"stdout_truncated"`
+	StderrTruncated bool       `json:"stderr_truncated"`
+	StartedAt       time.Time  `json:"started_at"`
+	EndedAt         *time.Time `json:"ended_at,omitempty"`
+}
+
+// ProcessList answers GET /v1/sandboxes/{id}/processes.
+type ProcessList struct {
+	Processes []Process `json:"processes"`
+}
+
+// ProcessOutput answers GET .../processes/{pid}/output: the bytes of one
+// stream from offset on (only the latest ProcessOutputKeep are kept).
+type ProcessOutput struct {
+	Stream string `json:"stream"` // stdout or stderr
+	Data   []byte `json:"data"`   // base64
+	// Offset is the stream offset of data's first byte; NextOffset the
+	// one to ask for next.
+	Offset     int64 `json:"offset"`
+	NextOffset int64 `json:"next_offset"`
+	// Dropped is how many bytes between the requested offset and Offset
+	// are no longer kept.
+	Dropped int64 `json:"dropped"`
+	// EOF: the process ended and NextOffset is the stream's end.
+	EOF bool `json:"eof"`
+}
+
+// ProcessOutputKeep is how many of the latest bytes of each stream of a
+// background process the server keeps.
+const ProcessOutputKeep = sandbox.ProcessOutputKeep

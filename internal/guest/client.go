@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -140,6 +141,11 @@ type ExecOptions struct {
 	Timeout        time.Duration // 0 = none; the whole process tree is killed on expiry
 	MaxOutputBytes int64         // per stream; 0 = agent default
 	Stdin          io.Reader     // nil = /dev/null
+	// Signals, when set, keeps the call's request side open after stdin
+	// and delivers each signal received on it to the whole process tree
+	// (the agent signals its process group; SIGKILL also its cgroup). A
+	// send must not block: the channel is read only while the call runs.
+	Signals <-chan syscall.Signal
 }
 
 // ExecResult is how a process ended.
@@ -188,11 +194,13 @@ func (c *Client) Exec(ctx context.Context, opts ExecOptions, stdout, stderr io.W
 	if err := stream.Send(&agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Start{Start: start}}); err != nil {
 		return ExecResult{}, mapErr(ctx, "exec", recvErr(stream, err))
 	}
-	stdinErr := make(chan error, 1)
-	if opts.Stdin != nil {
-		go func() { stdinErr <- sendStdin(stream, opts.Stdin) }()
-	} else {
-		stdinErr <- stream.CloseSend()
+	switch {
+	case opts.Signals != nil:
+		go sendInput(ctx, stream, opts.Stdin, opts.Signals)
+	case opts.Stdin != nil:
+		go func() { _ = sendStdin(stream, opts.Stdin, true) }()
+	default:
+		_ = stream.CloseSend()
 	}
 	for {
 		msg, err := stream.Recv()
@@ -227,7 +235,30 @@ func (c *Client) Exec(ctx context.Context, opts ExecOptions, stdout, stderr io.W
 	}
 }
 
-func sendStdin(stream agentpb.Agent_ExecClient, r io.Reader) error {
+// sendInput is the one sender of a call with Signals: stdin first (if
+// any, then its close), then each signal until the call ends. Send errors
+// end it; the call's Recv reports why.
+func sendInput(ctx context.Context, stream agentpb.Agent_ExecClient, stdin io.Reader, sigs <-chan syscall.Signal) {
+	if stdin != nil {
+		if err := sendStdin(stream, stdin, false); err != nil {
+			return
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case sig := <-sigs:
+			if err := stream.Send(&agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Signal{Signal: int32(sig)}}); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// sendStdin streams r as stdin, then closes it; closeSend also ends the
+// request side (no signals can follow).
+func sendStdin(stream agentpb.Agent_ExecClient, r io.Reader, closeSend bool) error {
 	buf := make([]byte, ChunkSize)
 	for {
 		n, err := r.Read(buf)
@@ -240,6 +271,9 @@ func sendStdin(stream agentpb.Agent_ExecClient, r io.Reader) error {
 		if err == io.EOF {
 			if serr := stream.Send(&agentpb.ExecRequest{Msg: &agentpb.ExecRequest_StdinClose{StdinClose: true}}); serr != nil {
 				return serr
+			}
+			if !closeSend {
+				return nil
 			}
 			return stream.CloseSend()
 		}

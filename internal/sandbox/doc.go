@@ -1,5 +1,7 @@
 // Package sandbox is the lifecycle manager: create (restore from a
-// template), exec, files, fork, egress, kill, and the TTL reaper, with
+// template), exec, background processes (process.go: each holds its own
+// guest Exec stream; records and bounded output live with the sandbox),
+// files, fork, egress, kill, and the TTL reaper, with
 // every operation persisted and audited through the store and scoped to a
 // tenant.
 //

@@ -91,7 +91,9 @@ var metaKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,63}$`)
 //
 // Goroutines: the reaper, one watcher per running sandbox (ends it when its
 // VMM exits), the ends the reaper starts, and re-attachments after a
-// restart. All are counted in wg and stop or finish before Close returns.
+// restart, and one per background process holding its guest call
+// (processes.go). All are counted in wg and stop or finish before Close
+// returns.
 type Manager struct {
 	cfg       Config         // immutable after New
 	log       *slog.Logger   // immutable
@@ -109,7 +111,12 @@ type Manager struct {
 
 	stop     chan struct{} // closed by Close
 	stopOnce sync.Once
-	wg       sync.WaitGroup // every goroutine the Manager starts
+	// procCtx bounds every background process's guest call; Close
+	// cancels it (the guest then kills the processes: they do not outlive
+	// the daemon that holds their streams).
+	procCtx    context.Context
+	procCancel context.CancelFunc
+	wg         sync.WaitGroup // every goroutine the Manager starts
 }
 
 // live is one registered sandbox.
@@ -144,6 +151,7 @@ type live struct {
 	caPending bool
 	slot      *netpool.Slot // set at registration or by recovery before the API serves; nil without networking; released by end
 	env       []string      // immutable
+	procs     processTable  // background processes (process.go)
 }
 
 // newLive returns a sandbox whose VM is attached already.
@@ -212,7 +220,9 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	m := &Manager{cfg: cfg, log: cfg.Logger, sandboxes: map[string]*live{}, stop: make(chan struct{}),
 		egressBySrc: map[netip.Addr]egress.Sandbox{}, machines: cfg.Machines, templates: cfg.TemplateSource}
 	m.pools = newWarmPools(cfg.Machines, cfg.Net, cfg.WarmPool, cfg.Logger)
+	m.procCtx, m.procCancel = context.WithCancel(context.Background())
 	if err := m.recover(ctx); err != nil {
+		m.procCancel()
 		return nil, fmt.Errorf("recover sandboxes: %w", err)
 	}
 	cfg.Metrics.WatchSandboxUsage(m.metricsUsages, cfg.MetricsPerSandbox)
@@ -226,6 +236,7 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 // restarted daemon adopts them (or kills them at their deadline).
 func (m *Manager) Close() {
 	m.stopOnce.Do(func() { close(m.stop) })
+	m.procCancel()
 	for _, l := range m.all() {
 		if l.cancelAttach != nil {
 			l.cancelAttach()

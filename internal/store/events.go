@@ -18,6 +18,12 @@ const (
 	EventEgressChange = "egress_change" // a sandbox's egress policy replaced
 	EventEgressProbe  = "egress_probe"  // the egress self-check run on demand
 	EventTTLChange    = "ttl_change"    // a running sandbox's deadline moved
+	// EventProcessStart is a background process started in a sandbox
+	// (detail: its process id); EventProcessEnd is how it ended (exit
+	// code, bytes, duration; detail: process id, state, signal). Like
+	// exec, neither names the command or holds its output.
+	EventProcessStart = "process_start"
+	EventProcessEnd   = "process_end"
 	// EventEgress is one connection through the egress proxy, recorded
 	// when it closes (its rule, byte counts and status).
 	EventEgress    = "egress"

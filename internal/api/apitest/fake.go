@@ -39,7 +39,9 @@ import (
 //	midway-error    one stdout chunk, then an Unavailable error
 //	sleep           blocks until the request ends (timeout: times out)
 //
-// argv runs as "echo" of its arguments. Anything else exits 127.
+// argv runs as "echo" of its arguments. Anything else exits 127. It runs
+// no background processes: those calls fail with failed_precondition
+// (their tests use the real manager).
 type Fake struct {
 	mu        sync.Mutex // guards the fields below
 	next      int
@@ -466,4 +468,46 @@ func (f *Fake) Templates(context.Context) ([]sandbox.TemplateInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.templates), nil
+}
+
+// errNoProcesses is the Fake's answer to every background-process call:
+// background processes need the real sandbox manager, and the API's and
+// the client's tests of them run on one (over internal/sandbox/localmachines).
+func (f *Fake) errNoProcesses(tenant, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := f.running(tenant, id); err != nil {
+		return err
+	}
+	return errdefs.FailedPrecondition("apitest.Fake does not run background processes")
+}
+
+// StartProcess fails: see errNoProcesses.
+func (f *Fake) StartProcess(_ context.Context, tenant, id string, _ guest.ExecOptions) (sandbox.ProcessInfo, error) {
+	return sandbox.ProcessInfo{}, f.errNoProcesses(tenant, id)
+}
+
+// Processes fails: see errNoProcesses.
+func (f *Fake) Processes(_ context.Context, tenant, id string) ([]sandbox.ProcessInfo, error) {
+	return nil, f.errNoProcesses(tenant, id)
+}
+
+// Process fails: see errNoProcesses.
+func (f *Fake) Process(_ context.Context, tenant, id, _ string) (sandbox.ProcessInfo, error) {
+	return sandbox.ProcessInfo{}, f.errNoProcesses(tenant, id)
+}
+
+// WaitProcess fails: see errNoProcesses.
+func (f *Fake) WaitProcess(_ context.Context, tenant, id, _ string, _ time.Duration) (sandbox.ProcessInfo, error) {
+	return sandbox.ProcessInfo{}, f.errNoProcesses(tenant, id)
+}
+
+// ReadProcessOutput fails: see errNoProcesses.
+func (f *Fake) ReadProcessOutput(_ context.Context, tenant, id, _, _ string, _ int64, _ int, _ time.Duration) (sandbox.ProcessOutput, error) {
+	return sandbox.ProcessOutput{}, f.errNoProcesses(tenant, id)
+}
+
+// KillProcess fails: see errNoProcesses.
+func (f *Fake) KillProcess(_ context.Context, tenant, id, _, _ string) (sandbox.ProcessInfo, error) {
+	return sandbox.ProcessInfo{}, f.errNoProcesses(tenant, id)
 }

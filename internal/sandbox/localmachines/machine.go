@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/guest/agentpb"
@@ -112,7 +114,9 @@ func (m *machine) Exec(ctx context.Context, opts guest.ExecOptions, stdout, stde
 	if err := m.startCmd(cmd); err != nil {
 		return guest.ExecResult{}, err
 	}
+	stopSignals := forwardSignals(cmd.Process.Pid, opts.Signals)
 	timedOut := m.waitCmd(ctx, cmd, opts.Timeout)
+	stopSignals()
 	res := guest.ExecResult{TimedOut: timedOut, Duration: time.Since(began),
 		StdoutBytes: outc.n, StderrBytes: errc.n, StdoutTruncated: outc.dropped, StderrTruncated: errc.dropped}
 	if m.ended() {
@@ -126,9 +130,30 @@ func (m *machine) Exec(ctx context.Context, opts guest.ExecOptions, stdout, stde
 	case ws.Exited():
 		res.ExitCode = ws.ExitStatus()
 	case ws.Signaled():
-		res.ExitCode, res.Signal = 128+int(ws.Signal()), ws.Signal().String()
+		res.ExitCode, res.Signal = 128+int(ws.Signal()), unix.SignalName(ws.Signal()) // as the agent names it
 	}
 	return res, nil
+}
+
+// forwardSignals delivers each signal on sigs to the process group of
+// pid, as the agent does, until the returned stop is called.
+func forwardSignals(pid int, sigs <-chan syscall.Signal) (stop func()) {
+	if sigs == nil {
+		return func() {}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-sigs:
+				_ = syscall.Kill(-pid, sig)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // startCmd starts cmd as one of the machine's commands, unless the

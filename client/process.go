@@ -1,0 +1,244 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Background processes: a command started in a sandbox without waiting
+// for it, like exec but returning at once. The server keeps the latest
+// 1 MiB of each output stream, readable while the process runs and after
+// it ended; a sandbox runs at most 32 at once and keeps 64 records.
+// Records go with the sandbox.
+
+// Process states.
+const (
+	ProcessRunning = "running"
+	ProcessExited  = "exited" // ended on its own
+	ProcessKilled  = "killed" // ended after Kill or at its timeout
+	ProcessFailed  = "failed" // no exit status: the sandbox ended under it (see Error)
+)
+
+// Output streams of a process.
+const (
+	Stdout = "stdout"
+	Stderr = "stderr"
+)
+
+// ProcessInfo is a background process as the server reports it.
+type ProcessInfo struct {
+	ID             string   `json:"id"` // "p-1", "p-2", ... per sandbox
+	SandboxID      string   `json:"sandbox_id"`
+	Cmd            string   `json:"cmd,omitempty"`
+	Argv           []string `json:"argv,omitempty"`
+	Cwd            string   `json:"cwd"`
+	TimeoutSeconds float64  `json:"timeout_seconds,omitempty"`
+	State          string   `json:"state"`               // ProcessRunning, ProcessExited, ...
+	ExitCode       *int     `json:"exit_code,omitempty"` // once ended (not failed); 128+n for signal n
+	Signal         string   `json:"signal,omitempty"`    // e.g. "SIGTERM"
+	TimedOut       bool     `json:"timed_out"`
+	Error          string   `json:"error,omitempty"`
+	// StdoutBytes and StderrBytes are what arrived so far: each stream's
+	// end offset.
+	StdoutBytes     int64      `json:"stdout_bytes"`
+	StderrBytes     int64      `json:"stderr_bytes"`
+	StdoutTruncated bool       `json:"stdout_truncated"`
+	StderrTruncated bool       `json:"stderr_truncated"`
+	StartedAt       time.Time  `json:"started_at"`
+	EndedAt         *time.Time `json:"ended_at,omitempty"`
+}
+
+// Running reports whether the process was running when last read.
+func (p *ProcessInfo) Running() bool { return p.State == ProcessRunning }
+
+// Process is a handle on one background process. Its ProcessInfo is a
+// snapshot from the last call that returned one (Refresh updates it).
+type Process struct {
+	ProcessInfo
+	s *Sandbox
+}
+
+// ProcessRequest describes a background process: exactly one of Cmd and
+// Argv.
+type ProcessRequest struct {
+	Cmd     string            // run with /bin/sh -c
+	Argv    []string          // run directly
+	Env     map[string]string // added to the default environment
+	Cwd     string            // absolute; "" = /
+	Timeout time.Duration     // kill the process tree after this; 0 = none
+	Stdin   []byte            // fed, then closed; nil = /dev/null
+}
+
+func (r ProcessRequest) wire() map[string]any {
+	return ExecRequest{Cmd: r.Cmd, Argv: r.Argv, Env: r.Env, Cwd: r.Cwd, Timeout: r.Timeout, Stdin: r.Stdin}.wire()
+}
+
+// StartProcess starts req in the sandbox and returns at once, with the
+// process running. A command that cannot be started still starts a
+// process, which exits 127 or 126 with the reason on stderr.
+func (s *Sandbox) StartProcess(ctx context.Context, req ProcessRequest) (*Process, error) {
+	p := &Process{s: s}
+	if err := s.c.doJSON(ctx, request{method: "POST", path: s.path("/processes"), jsonBody: req.wire()}, &p.ProcessInfo); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Processes lists the sandbox's background processes, running and ended,
+// in start order.
+func (s *Sandbox) Processes(ctx context.Context) ([]*Process, error) {
+	var out struct {
+		Processes []ProcessInfo `json:"processes"`
+	}
+	if err := s.c.doJSON(ctx, request{method: "GET", path: s.path("/processes")}, &out); err != nil {
+		return nil, err
+	}
+	ps := make([]*Process, len(out.Processes))
+	for i, in := range out.Processes {
+		ps[i] = &Process{ProcessInfo: in, s: s}
+	}
+	return ps, nil
+}
+
+// Process returns a handle on process pid without asking the server.
+func (s *Sandbox) Process(pid string) *Process {
+	return &Process{ProcessInfo: ProcessInfo{ID: pid, SandboxID: s.ID}, s: s}
+}
+
+func (p *Process) path(suffix string) string {
+	return p.s.path("/processes/" + url.PathEscape(p.ID) + suffix)
+}
+
+// Refresh re-reads the process's state.
+func (p *Process) Refresh(ctx context.Context) error {
+	var in ProcessInfo
+	if err := p.s.c.doJSON(ctx, request{method: "GET", path: p.path("")}, &in); err != nil {
+		return err
+	}
+	p.ProcessInfo = in
+	return nil
+}
+
+// serverWaitStep is the longest wait asked of the server in one request.
+const serverWaitStep = 60 * time.Second
+
+// Wait waits for the process to end and updates its info. With timeout >
+// 0 a process still running after it is an error matching
+// ErrDeadlineExceeded; with 0 it waits until the process ends or ctx
+// does. A non-zero exit code is not an error: check ExitCode and State.
+func (p *Process) Wait(ctx context.Context, timeout time.Duration) error {
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	for {
+		step := serverWaitStep
+		if !deadline.IsZero() {
+			step = min(step, max(time.Until(deadline), 0))
+		}
+		q := url.Values{"timeout_seconds": {strconv.FormatFloat(step.Seconds(), 'f', 3, 64)}}
+		var in ProcessInfo
+		err := p.s.c.doJSON(ctx, request{method: "POST", path: p.path("/wait"), query: q}, &in)
+		if err == nil {
+			p.ProcessInfo = in
+			return nil
+		}
+		if !isDeadline(err) || (!deadline.IsZero() && !time.Now().Before(deadline)) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("airlock: wait for process %s: %w", p.ID, ctx.Err())
+		}
+	}
+}
+
+// isDeadline: the server said the process is still running.
+func isDeadline(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == ErrDeadlineExceeded.Error()
+}
+
+// Kill sends signal ("TERM", "KILL", "INT", "HUP", "QUIT", "USR1", "USR2";
+// "" = KILL) to the process's whole tree and returns at once; Wait tells
+// when it ended (State ProcessKilled). An ended process is
+// ErrFailedPrecondition.
+func (p *Process) Kill(ctx context.Context, signal string) error {
+	q := url.Values{}
+	if signal != "" {
+		q.Set("signal", signal)
+	}
+	var in ProcessInfo
+	if err := p.s.c.doJSON(ctx, request{method: "DELETE", path: p.path(""), query: q}, &in); err != nil {
+		return err
+	}
+	p.ProcessInfo = in
+	return nil
+}
+
+// ProcessOutput is a piece of one output stream of a process.
+type ProcessOutput struct {
+	Stream string `json:"stream"`
+	Data   []byte `json:"data"`
+	// Offset is the stream offset of Data's first byte; NextOffset the one
+	// to read from next.
+	Offset     int64 `json:"offset"`
+	NextOffset int64 `json:"next_offset"`
+	// Dropped is how many bytes between the requested offset and Offset
+	// the server no longer keeps (it keeps the latest 1 MiB).
+	Dropped int64 `json:"dropped"`
+	// EOF: the process ended and NextOffset is the stream's end.
+	EOF bool `json:"eof"`
+}
+
+// OutputOption tunes Output.
+type OutputOption func(url.Values)
+
+// WithWait makes a read that finds nothing new of a running process wait
+// up to d (at most a minute) for output or the process's end.
+func WithWait(d time.Duration) OutputOption {
+	return func(q url.Values) { q.Set("wait_seconds", strconv.FormatFloat(d.Seconds(), 'f', 3, 64)) }
+}
+
+// WithMaxBytes reads at most n bytes (the server's maximum is 1 MiB).
+func WithMaxBytes(n int) OutputOption {
+	return func(q url.Values) { q.Set("max_bytes", strconv.Itoa(n)) }
+}
+
+// Output reads stream (Stdout or Stderr) from offset on.
+func (p *Process) Output(ctx context.Context, stream string, offset int64, opts ...OutputOption) (*ProcessOutput, error) {
+	q := url.Values{"stream": {stream}, "offset": {strconv.FormatInt(offset, 10)}}
+	for _, o := range opts {
+		o(q)
+	}
+	var out ProcessOutput
+	if err := p.s.c.doJSON(ctx, request{method: "GET", path: p.path("/output"), query: q}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Follow copies stream to w from offset on as it arrives, until the
+// process has ended and all of it was copied, or ctx ends. It returns the
+// offset after the last byte copied and how many bytes were dropped
+// because the server no longer kept them.
+func (p *Process) Follow(ctx context.Context, stream string, offset int64, w io.Writer) (next, dropped int64, err error) {
+	for {
+		out, err := p.Output(ctx, stream, offset, WithWait(30*time.Second))
+		if err != nil {
+			return offset, dropped, err
+		}
+		dropped += out.Dropped
+		if _, err := w.Write(out.Data); err != nil {
+			return offset, dropped, fmt.Errorf("airlock: follow %s of %s: %w", stream, p.ID, err)
+		}
+		offset = out.NextOffset
+		if out.EOF {
+			return offset, dropped, nil
+		}
+	}
+}
