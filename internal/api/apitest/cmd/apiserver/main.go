@@ -6,7 +6,7 @@
 // (sdk/python/tests) start it so that they run against the daemon's own
 // routes, validation and error codes instead of a hand-written fake.
 //
-// Usage: apiserver [-max-upload-bytes N]
+// Usage: apiserver [-v] [-max-upload-bytes N]
 //
 // It listens on a unix socket and on a loopback TCP port, prints one JSON
 // line on stdout:
@@ -55,14 +55,15 @@ type ready struct {
 
 func main() {
 	maxUpload := flag.Int64("max-upload-bytes", 0, "largest single file upload (0: the API's default)")
+	verbose := flag.Bool("v", false, "log failed requests and warnings to stderr")
 	flag.Parse()
-	if err := run(*maxUpload); err != nil {
+	if err := run(*maxUpload, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "apiserver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(maxUpload int64) error {
+func run(maxUpload int64, verbose bool) error {
 	dir, err := os.MkdirTemp("", "airlock-apiserver-")
 	if err != nil {
 		return fmt.Errorf("temp dir: %w", err)
@@ -80,7 +81,10 @@ func run(maxUpload int64) error {
 	if _, err := layer.AddTemplate("base", map[string]string{"/etc/motd": "hello\n"}, map[string]string{"JOB": "test"}); err != nil {
 		return fmt.Errorf("template: %w", err)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := slog.New(slog.DiscardHandler)
+	if verbose {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	m := metrics.New()
 	mgr, err := sandbox.New(context.Background(), sandbox.Config{Machines: layer, TemplateSource: layer,
 		Store: st, Metrics: m, Logger: log, WarmPool: -1, MaxTTL: time.Hour})
