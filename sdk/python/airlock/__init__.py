@@ -7,22 +7,38 @@
         sbx.filesystem.write("/job/in.pdf", pdf_bytes)
         result = sbx.exec("ocr /job/in.pdf", timeout_seconds=60)
 
+The same with asyncio (``airlock.aio``):
+
+    async with AsyncSandbox.create(template="invoice-ocr", ttl_seconds=120) as sbx:
+        await sbx.filesystem.write("/job/in.pdf", pdf_bytes)
+        result = await sbx.exec("ocr /job/in.pdf", timeout_seconds=60)
+
 Configuration comes from AIRLOCK_URL (unix:///run/airlock/airlock.sock by
 default, or http://host:port) and AIRLOCK_API_KEY, or from an explicit
-``Client(url=..., api_key=...)`` passed as ``client=``.
+``Client(url=..., api_key=...)`` (``AsyncClient`` for asyncio) passed as
+``client=``. Results are typed (airlock.types): SandboxInfo, ExecResult,
+FileInfo, EgressPolicy, ProbeResult, Template, AuditRecord, AuditPage.
 """
 
+from . import aio
 from ._http import DEFAULT_URL, Client
+from .aio import AsyncClient, AsyncFilesystem, AsyncNetwork, AsyncSandbox
 from .errors import (AirlockError, AlreadyExistsError, DeadlineExceededError,
                      FailedPreconditionError, InternalError, InvalidArgumentError,
                      NotFoundError, PermissionDeniedError, ResourceExhaustedError,
                      UnavailableError)
-from .sandbox import ExecResult, FileInfo, Filesystem, Network, Sandbox, audit, templates
+from .sandbox import (Filesystem, Network, Sandbox, audit, audit_iter, audit_page, template,
+                      templates)
+from .types import (AuditPage, AuditRecord, EgressPolicy, EgressRule, ExecResult, FileInfo,
+                    ProbeResult, SandboxInfo, Template)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Sandbox", "Client", "ExecResult", "FileInfo", "Filesystem", "Network", "templates", "audit",
+    "Sandbox", "Client", "Filesystem", "Network", "templates", "template", "audit", "audit_page",
+    "audit_iter", "aio", "AsyncClient", "AsyncSandbox", "AsyncFilesystem", "AsyncNetwork",
+    "SandboxInfo", "ExecResult", "FileInfo", "EgressPolicy", "EgressRule", "ProbeResult", "Template",
+    "AuditRecord", "AuditPage",
     "DEFAULT_URL", "AirlockError", "InvalidArgumentError", "PermissionDeniedError",
     "NotFoundError", "AlreadyExistsError", "FailedPreconditionError", "ResourceExhaustedError",
     "DeadlineExceededError", "UnavailableError", "InternalError",

@@ -1,6 +1,5 @@
 """HTTP transport: unix socket or TCP, JSON in and out, errors mapped."""
 
-import base64
 import http.client
 import json
 import os
@@ -8,15 +7,14 @@ import random
 import socket
 import time
 import urllib.parse
-from typing import Any, Dict, Iterator, Optional, Tuple
+from typing import Any, BinaryIO, Callable, Dict, Iterator, Optional, Tuple, TypeVar
 
 from . import errors
+from ._calls import DEFAULT_TIMEOUT, NDJSON, TIMEOUT_MARGIN, Call  # noqa: F401  (TIMEOUT_MARGIN: 0.1 name)
+
+T = TypeVar("T")
 
 DEFAULT_URL = "unix:///run/airlock/airlock.sock"
-
-# Seconds added to an exec's own timeout for the HTTP read timeout: the
-# server enforces the exec timeout and needs a moment to answer after it.
-TIMEOUT_MARGIN = 30.0
 
 _CHUNK = 256 * 1024
 
@@ -78,7 +76,7 @@ def _backoff(attempt: int, retry_after: Optional[str]) -> float:
     gives one, else 0.2 s doubling with up to 50% jitter, at most 5 s."""
     if retry_after and retry_after.strip().isdigit():
         return min(float(retry_after.strip()), 30.0)
-    d = min(0.2 * (2 ** attempt), 5.0)
+    d = min(0.2 * float(2 ** attempt), 5.0)
     return d + random.uniform(0, d / 2)
 
 
@@ -129,46 +127,36 @@ class Client:
                 timeout: Any = "default") -> http.client.HTTPResponse:
         """Send a request and return the open response if its status is 2xx,
         again while the daemon refuses it in a way worth waiting out (see
-        the class doc).
+        the class doc). The caller reads and closes it. A non-2xx answer
+        raises the typed error decoded from the JSON body."""
+        return self.send(Call(method, path, query=query, json_body=json_body, body=body,
+                              length=length, timeout=timeout))
 
-        The caller reads and closes it. A non-2xx answer raises the typed
-        error decoded from the JSON body.
-        """
-        replayable = body is None or isinstance(body, (bytes, bytearray, memoryview))
+    def send(self, c: Call[Any]) -> http.client.HTTPResponse:
+        """Carry out c's request, with retries; the open 2xx response."""
         attempt = 0
         while True:
             try:
-                return self._request_once(method, path, query=query, json_body=json_body,
-                                          body=body, length=length, timeout=timeout)
+                return self.send_once(c)
             except errors.AirlockError as e:
-                if not replayable or attempt >= self.retries or not _retryable(method, e.status):
+                wait = retry_wait(c, e, attempt, self.retries)
+                if wait is None:
                     raise
-                time.sleep(_backoff(attempt, getattr(e, "retry_after", None)))
+                time.sleep(wait)
                 attempt += 1
 
-    def _request_once(self, method: str, path: str, *, query: Optional[Dict[str, Any]],
-                      json_body: Any, body: Any, length: Optional[int],
-                      timeout: Any) -> http.client.HTTPResponse:
-        if timeout == "default":
-            timeout = self.timeout
-        headers = {"User-Agent": "airlock-python", "Accept": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = "Bearer " + self.api_key
-        if json_body is not None:
-            body = json.dumps(json_body).encode("utf-8")
-            headers["Content-Type"] = "application/json"
-        elif body is not None:
-            headers["Content-Type"] = "application/octet-stream"
-        if isinstance(body, (bytes, bytearray, memoryview)):
-            headers["Content-Length"] = str(len(body))
-        elif body is not None and length is not None:
-            headers["Content-Length"] = str(length)
-        elif body is not None:
-            headers["Transfer-Encoding"] = "chunked"
+    def send_once(self, c: Call[Any], on_conn: Optional[Callable[[http.client.HTTPConnection], None]] = None
+                  ) -> http.client.HTTPResponse:
+        """Send c's request once; on_conn sees the connection before it is
+        used (the async client keeps it, to abort on cancellation)."""
+        timeout = self.timeout if c.timeout == DEFAULT_TIMEOUT else c.timeout
+        headers, body = self._headers(c)
         conn = self._conn(timeout)
+        if on_conn is not None:
+            on_conn(conn)
         try:
             try:
-                conn.putrequest(method, self._target(path, query), skip_accept_encoding=True)
+                conn.putrequest(c.method, self._target(c.path, c.query), skip_accept_encoding=True)
                 for k, v in headers.items():
                     conn.putheader(k, v)
                 conn.endheaders()
@@ -181,20 +169,40 @@ class Client:
             resp = conn.getresponse()
         except socket.timeout as e:
             conn.close()
-            raise errors.DeadlineExceededError("airlock %s %s: timed out: %s" % (method, path, e), status=0)
+            raise errors.DeadlineExceededError("airlock %s %s: timed out: %s" % (c.method, c.path, e), status=0)
         except (OSError, http.client.HTTPException) as e:
             conn.close()
-            raise errors.UnavailableError("airlock %s %s: %s" % (method, path, e), status=0)
+            raise errors.UnavailableError("airlock %s %s: %s" % (c.method, c.path, e), status=0)
         if 200 <= resp.status < 300:
             resp._airlock_conn = conn  # type: ignore[attr-defined]  # closed with the response
             return resp
         try:
             raw = resp.read(1 << 20)
+        except (OSError, http.client.HTTPException):
+            raw = b""
         finally:
             conn.close()
         err = decode_error(resp.status, resp.reason, raw)
         err.retry_after = resp.getheader("Retry-After")  # type: ignore[attr-defined]
         raise err
+
+    def _headers(self, c: Call[Any]) -> Tuple[Dict[str, str], Any]:
+        headers = {"User-Agent": "airlock-python", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = "Bearer " + self.api_key
+        body = c.body
+        if c.json_body is not None:
+            body = json.dumps(c.json_body).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        elif body is not None:
+            headers["Content-Type"] = "application/octet-stream"
+        if isinstance(body, (bytes, bytearray, memoryview)):
+            headers["Content-Length"] = str(len(body))
+        elif body is not None and c.length is not None:
+            headers["Content-Length"] = str(c.length)
+        elif body is not None:
+            headers["Transfer-Encoding"] = "chunked"
+        return headers, body
 
     @staticmethod
     def _send_body(conn: http.client.HTTPConnection, body: Any, chunked: bool) -> None:
@@ -214,35 +222,100 @@ class Client:
         if chunked:
             conn.send(b"0\r\n\r\n")
 
+    # -- carrying out Calls ------------------------------------------------
+
+    def call(self, c: Call[T]) -> T:
+        """Carry out a JSON call and return its typed result."""
+        try:
+            resp = self.send(c)
+        except c.ignore:
+            return c.decode(None)
+        return c.decode(read_json(c, resp))
+
+    def stream(self, c: Call[Any]) -> Iterator[Dict[str, Any]]:
+        """Carry out an NDJSON call, yielding one decoded object per line."""
+        resp = self.send(c)
+        try:
+            while True:
+                line = read_line(c, resp)
+                if line is None:
+                    return
+                if line:
+                    yield line
+        finally:
+            close(resp)
+
+    def download(self, c: Call[Any], fileobj: BinaryIO) -> int:
+        """Carry out a RAW call, copying the body into fileobj; its length."""
+        resp = self.send(c)
+        n = 0
+        try:
+            while True:
+                chunk = read_chunk(c, resp)
+                if not chunk:
+                    return n
+                fileobj.write(chunk)
+                n += len(chunk)
+        finally:
+            close(resp)
+
     def json(self, method: str, path: str, **kw: Any) -> Any:
         """request() and decode the JSON answer (None for 204)."""
-        resp = self.request(method, path, **kw)
-        try:
-            raw = resp.read()
-        except (OSError, http.client.HTTPException) as e:
-            raise errors.UnavailableError("airlock %s %s: %s" % (method, path, e), status=resp.status)
-        finally:
-            resp.close()
-            resp._airlock_conn.close()  # type: ignore[attr-defined]
-        if resp.status == 204 or not raw:
-            return None
-        return json.loads(raw.decode("utf-8"))
+        return self.call(Call(method, path, decode=lambda d: d, **kw))
 
     def ndjson(self, method: str, path: str, **kw: Any) -> Iterator[Dict[str, Any]]:
         """request() and yield one decoded object per line."""
-        resp = self.request(method, path, **kw)
-        try:
-            while True:
-                line = resp.readline()
-                if not line:
-                    return
-                if line.strip():
-                    yield json.loads(line.decode("utf-8"))
-        except (OSError, http.client.HTTPException) as e:
-            raise errors.UnavailableError("airlock %s %s: stream broke: %s" % (method, path, e), status=resp.status)
-        finally:
-            resp.close()
-            resp._airlock_conn.close()  # type: ignore[attr-defined]
+        return self.stream(Call(method, path, kind=NDJSON, **kw))
+
+
+def retry_wait(c: Call[Any], err: errors.AirlockError, attempt: int, retries: int) -> Optional[float]:
+    """Seconds to wait before sending c again after err, or None: give up."""
+    if not c.replayable or attempt >= retries or not _retryable(c.method, err.status):
+        return None
+    return _backoff(attempt, getattr(err, "retry_after", None))
+
+
+def close(resp: http.client.HTTPResponse) -> None:
+    resp.close()
+    resp._airlock_conn.close()  # type: ignore[attr-defined]
+
+
+def read_json(c: Call[Any], resp: http.client.HTTPResponse) -> Any:
+    """The whole JSON answer of resp (None for 204), resp closed."""
+    try:
+        raw = resp.read()
+    except (OSError, http.client.HTTPException) as e:
+        raise errors.UnavailableError("airlock %s %s: %s" % (c.method, c.path, e), status=resp.status)
+    finally:
+        close(resp)
+    if resp.status == 204 or not raw:
+        return None
+    return json.loads(raw.decode("utf-8"))
+
+
+def read_line(c: Call[Any], resp: http.client.HTTPResponse) -> Optional[Dict[str, Any]]:
+    """The next object of an NDJSON answer; {} for a blank line, None at the end."""
+    try:
+        line = resp.readline()
+    except (OSError, http.client.HTTPException) as e:
+        raise errors.UnavailableError("airlock %s %s: stream broke: %s" % (c.method, c.path, e),
+                                      status=resp.status)
+    if not line:
+        return None
+    if not line.strip():
+        return {}
+    obj: Dict[str, Any] = json.loads(line.decode("utf-8"))
+    return obj
+
+
+def read_chunk(c: Call[Any], resp: http.client.HTTPResponse) -> bytes:
+    """The next piece of a RAW answer; b"" at its end. A cut connection
+    raises instead of looking like the end."""
+    try:
+        return resp.read(_CHUNK)
+    except (OSError, http.client.HTTPException) as e:
+        raise errors.UnavailableError("airlock %s %s: transfer broke: %s" % (c.method, c.path, e),
+                                      status=resp.status)
 
 
 def decode_error(status: int, reason: str, raw: bytes) -> errors.AirlockError:
@@ -253,7 +326,3 @@ def decode_error(status: int, reason: str, raw: bytes) -> errors.AirlockError:
     except (ValueError, KeyError, TypeError, AttributeError):
         message = "HTTP %d %s" % (status, reason)
     return errors.error_for(code, message or "HTTP %d %s" % (status, reason), status)
-
-
-def b64decode(s: str) -> bytes:
-    return base64.b64decode(s.encode("ascii"))

@@ -11,6 +11,7 @@ test internal/e2e starts such a daemon and runs this file with:
 AIRLOCK_E2E_TEMPLATE names the template (default "test-tiny").
 """
 
+import asyncio
 import hashlib
 import json
 import os
@@ -20,7 +21,9 @@ import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from airlock import FailedPreconditionError, InvalidArgumentError, NotFoundError, Sandbox  # noqa: E402
+import airlock  # noqa: E402
+from airlock import (AsyncSandbox, FailedPreconditionError, InvalidArgumentError, NotFoundError,  # noqa: E402
+                     ProbeResult, Sandbox, aio)
 
 TEMPLATE = os.environ.get("AIRLOCK_E2E_TEMPLATE", "test-tiny")
 
@@ -48,12 +51,13 @@ class SandboxE2E(unittest.TestCase):
             probe = sbx.exec("ls /sys/class/net", timeout_seconds=60)
             self.assertEqual(probe.exit_code, 0, probe.stderr)
             sbx.network.set_egress(default="deny", allow=[])
-            self.assertEqual(sbx.network.egress.get("default"), "deny")
-            self.assertFalse(sbx.network.egress.get("allow"))
+            self.assertEqual(sbx.network.egress.default, "deny")
+            self.assertFalse(sbx.network.egress.allow)
             # The in-guest egress self-check: under deny-all nothing gets out.
             probes = sbx.network.probe()
             self.assertTrue(probes)
-            self.assertFalse([p for p in probes if p["reachable"]], probes)
+            self.assertTrue(all(isinstance(p, ProbeResult) for p in probes))
+            self.assertFalse([p for p in probes if p.reachable], probes)
             self.assertEqual(sbx.filesystem.write("/job/in.pdf", pdf_bytes), len(pdf_bytes))
             result = sbx.exec(
                 "sha256sum /job/in.pdf | cut -d' ' -f1 > /tmp/sum && mkdir -p /job/out && "
@@ -85,10 +89,10 @@ class SandboxE2E(unittest.TestCase):
         with Sandbox.create(template=TEMPLATE, ttl_seconds=120,
                             metadata={"tenant_id": "t1", "invoice_id": tag}) as sbx:
             sid = sbx.id
-            before = sbx.info["deadline"]
+            before = sbx.info.deadline
             sbx.set_ttl(600)  # the deadline moves, persisted by the daemon
-            self.assertGreater(sbx.info["deadline"], before)
-            self.assertEqual(Sandbox.get(sid).info["deadline"], sbx.info["deadline"])
+            self.assertGreater(sbx.info.deadline, before)
+            self.assertEqual(Sandbox.get(sid).info.deadline, sbx.info.deadline)
             with self.assertRaises(InvalidArgumentError):
                 sbx.set_ttl(10 ** 7)  # past the daemon's maximum lifetime
             self.assertEqual([s.id for s in Sandbox.list(metadata={"invoice_id": tag})], [sid])
@@ -155,6 +159,38 @@ class SandboxE2E(unittest.TestCase):
             sbx.filesystem.read("/etc/hostname")  # killed
         with self.assertRaises(FailedPreconditionError):
             sbx.fork()
+
+
+    def test_audit_pages(self):
+        with Sandbox.create(template=TEMPLATE, ttl_seconds=120, probe=True, metadata={"case": _tag("audit")}) as sbx:
+            for i in range(3):
+                sbx.exec("exit %d" % i, timeout_seconds=60)
+        everything = airlock.audit(sandbox=sbx.id)
+        self.assertEqual([r.event for r in everything], ["create", "exec", "exec", "exec", "kill"])
+        self.assertIn(everything[0].detail["probe"], ("ok", "ok_at_warmup"))
+        self.assertEqual([r.exit_code for r in everything[1:4]], [0, 1, 2])
+        self.assertEqual(list(airlock.audit_iter(sandbox=sbx.id, page_size=2)), everything)
+
+
+class AsyncSandboxE2E(unittest.IsolatedAsyncioTestCase):
+
+    async def test_async_job(self):
+        """The README's asyncio example, two documents at once."""
+        async def review(doc: bytes) -> str:
+            async with AsyncSandbox.create(template=TEMPLATE, ttl_seconds=300, probe=True,
+                                           metadata={"doc": _tag("adoc")}) as sbx:
+                await sbx.filesystem.write("/job/in.pdf", doc)
+                chunks = []
+                r = await sbx.exec_stream("sha256sum /job/in.pdf", on_stdout=chunks.append, timeout_seconds=120)
+                self.assertEqual(r.exit_code, 0)
+                child, = await sbx.fork()
+                async with child:
+                    self.assertEqual(await child.filesystem.read("/job/in.pdf"), doc)
+                return b"".join(chunks).decode().split()[0]
+        docs = [b"%PDF-1.4 one", b"%PDF-1.4 two"]
+        sums = await asyncio.gather(*(review(d) for d in docs))
+        self.assertEqual(sums, [hashlib.sha256(d).hexdigest() for d in docs])
+        self.assertIn(TEMPLATE, [t.name for t in await aio.templates()])
 
 
 if __name__ == "__main__":

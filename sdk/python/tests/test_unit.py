@@ -1,253 +1,71 @@
-"""Unit tests of the SDK against a small in-process server speaking the
-airlock HTTP protocol on a unix socket. Standard library only."""
+"""Unit tests of the blocking SDK against the real API handler (see
+apiserver.py): the daemon's own routes, validation, tenant scoping, audit
+log and error codes, over a real sandbox manager on local machines."""
 
-import base64
 import io
 import json
 import os
-import socketserver
 import sys
 import tempfile
-import threading
 import unittest
-import urllib.parse
-from http.server import BaseHTTPRequestHandler
+from datetime import datetime, timedelta, timezone
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
 
 import airlock  # noqa: E402
-from airlock import Client, Sandbox  # noqa: E402
+from airlock import (AuditRecord, Client, EgressPolicy, EgressRule, ExecResult, FileInfo,  # noqa: E402
+                     ProbeResult, Sandbox, SandboxInfo, Template)
+from airlock._calls import exec_timeout  # noqa: E402
 from airlock._http import parse_url  # noqa: E402
+from airlock.types import parse_time  # noqa: E402
+from apiserver import APIServer, tag  # noqa: E402
 
-KEY = "alk_test"
 MAX_UPLOAD = 1 << 20
+SRV = None
 
 
-class FakeState:
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.sandboxes = {}
-        self.files = {}
-        self.next = 0
-        self.requests = []
-        self.create_bodies = []
+def setUpModule():
+    global SRV
+    SRV = APIServer("-max-upload-bytes", str(MAX_UPLOAD))
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    state: FakeState = None  # set per server
-
-    def log_message(self, *args):  # quiet, and unix sockets have no address
-        pass
-
-    # -- plumbing --------------------------------------------------------
-
-    def send_json(self, status, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def send_error_json(self, status, code, message):
-        self.send_json(status, {"error": {"code": code, "message": message}})
-
-    def read_body(self):
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            out = b""
-            while True:
-                size = int(self.rfile.readline().strip(), 16)
-                if size == 0:
-                    self.rfile.readline()
-                    return out
-                out += self.rfile.read(size)
-                self.rfile.readline()
-        n = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(n) if n else b""
-
-    def handle_any(self, method):
-        u = urllib.parse.urlsplit(self.path)
-        q = dict(urllib.parse.parse_qsl(u.query))
-        parts = [p for p in u.path.split("/") if p]
-        st = self.state
-        st.requests.append((method, u.path, q))
-        if u.path == "/healthz":
-            return self.send_json(200, {"status": "ok"})
-        if self.headers.get("Authorization") != "Bearer " + KEY:
-            self.read_body()
-            return self.send_error_json(401, "permission_denied", "invalid API key")
-        if method == "PUT" and u.path.endswith("/files") and int(self.headers.get("Content-Length") or 0) > MAX_UPLOAD:
-            # Refuse from the headers, unread body and all, then hang up.
-            self.send_error_json(413, "resource_exhausted", "upload too large")
-            self.close_connection = True
-            return
-        raw = self.read_body()
-        body = json.loads(raw) if raw and self.headers.get("Content-Type") == "application/json" else None
-        if parts[:2] != ["v1", "sandboxes"]:
-            return self.send_error_json(404, "not_found", "no route")
-        with st.lock:
-            if len(parts) == 2 and method == "POST":
-                if body.get("ttl_seconds", 0) < 0:
-                    return self.send_error_json(400, "invalid_argument", "ttl must not be negative")
-                st.create_bodies.append(body)
-                st.next += 1
-                info = {"id": "sbx-%d" % st.next, "tenant": "t", "template": body["template"],
-                        "metadata": body.get("metadata", {}), "state": "running",
-                        "egress": body.get("egress") or {"default": "deny"}}
-                st.sandboxes[info["id"]] = info
-                return self.send_json(201, info)
-            if len(parts) == 2 and method == "GET":
-                md = {k[len("metadata."):]: v for k, v in q.items() if k.startswith("metadata.")}
-                out = [s for s in st.sandboxes.values()
-                       if (q.get("state") == "all" or s["state"] == "running")
-                       and all(s["metadata"].get(k) == v for k, v in md.items())]
-                return self.send_json(200, {"sandboxes": out})
-            sid = parts[2]
-            sbx = st.sandboxes.get(sid)
-            if sbx is None:
-                return self.send_error_json(404, "not_found", "sandbox %s not found" % sid)
-            rest = "/".join(parts[3:])
-            if rest == "" and method == "GET":
-                return self.send_json(200, sbx)
-            if sbx["state"] != "running":
-                return self.send_error_json(409, "failed_precondition", "sandbox is " + sbx["state"])
-            if rest == "" and method == "DELETE":
-                sbx["state"] = "killed"
-                self.send_response(204)
-                self.send_header("Content-Length", "0")
-                return self.end_headers()
-            if rest == "fork":
-                kids = []
-                for _ in range(body.get("count", 1)):
-                    st.next += 1
-                    kid = dict(sbx, id="sbx-%d" % st.next, parent_id=sid)
-                    st.sandboxes[kid["id"]] = kid
-                    kids.append(kid)
-                return self.send_json(201, {"sandboxes": kids})
-            if rest == "egress":
-                sbx["egress"] = body
-                return self.send_json(200, sbx)
-            if rest == "probe":
-                if sbx["egress"].get("allow"):
-                    return self.send_error_json(409, "failed_precondition", "egress self-check failed: tcp-host")
-                return self.send_json(200, {"probes": [{"name": "tcp-host", "target": "10.200.0.1:22", "reachable": False}]})
-            if rest == "exec":
-                return self.send_json(200, self.run(sid, body))
-            if rest == "exec/stream":
-                res = self.run(sid, body)
-                lines = []
-                for name in ("stdout", "stderr"):
-                    data = res.pop(name)
-                    if data:
-                        lines.append({"type": name, "data": base64.b64encode(data.encode()).decode()})
-                lines.append(dict(res, type="exit"))
-                payload = b"".join(json.dumps(x).encode() + b"\n" for x in lines)
-                self.send_response(200)
-                self.send_header("Content-Type", "application/x-ndjson")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                return self.wfile.write(payload)
-            path = q.get("path", "")
-            if not path.startswith("/") or "/../" in path + "/":
-                return self.send_error_json(400, "invalid_argument", "path must be absolute and clean")
-            key = (sid, path)
-            if rest == "files" and method == "PUT":
-                st.files[key] = raw
-                return self.send_json(200, {"bytes": len(raw)})
-            if rest == "files" and method == "GET":
-                if key not in st.files:
-                    return self.send_error_json(404, "not_found", "%s: no such file" % path)
-                data = st.files[key]
-                self.send_response(200)
-                self.send_header("Content-Type", "application/octet-stream")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                return self.wfile.write(data)
-            if rest == "files/stat":
-                if key not in st.files:
-                    return self.send_error_json(404, "not_found", "no such file")
-                return self.send_json(200, {"path": path, "name": path.rsplit("/", 1)[1],
-                                            "size": len(st.files[key]), "is_dir": False})
-            if rest == "files/list":
-                entries = [{"path": p, "name": p.rsplit("/", 1)[1], "size": len(d)}
-                           for (s, p), d in sorted(st.files.items()) if s == sid and p.startswith(path + "/")]
-                return self.send_json(200, {"entries": entries})
-            if rest == "files" and method == "DELETE":
-                if st.files.pop(key, None) is None:
-                    return self.send_error_json(404, "not_found", "no such file")
-                self.send_response(204)
-                self.send_header("Content-Length", "0")
-                return self.end_headers()
-        return self.send_error_json(404, "not_found", "no route")
-
-    def run(self, sid, body):
-        cmd = body.get("cmd") or " ".join(body.get("argv", []))
-        res = {"exit_code": 0, "stdout": "", "stderr": "", "timed_out": False,
-               "stdout_truncated": False, "stderr_truncated": False, "duration_ms": 1}
-        if cmd.startswith("curl"):
-            res.update(exit_code=7, stdout="000")
-        elif "review_contract.py" in cmd:
-            self.state.files[(sid, "/job/out/findings.json")] = b'{"findings": [{"clause": "indemnity"}]}'
-        elif cmd == "binary":
-            res.update(stdout="\ufffd", stdout_base64=base64.b64encode(b"\xff").decode())
-        elif cmd == "cat":
-            res["stdout"] = body.get("stdin") or base64.b64decode(body.get("stdin_base64", "")).decode("latin-1")
-        elif cmd == "fail":
-            res.update(exit_code=2, stderr="x" * 3000)
-        else:
-            res["stdout"] = cmd + "\n"
-        return res
-
-    def do_GET(self):
-        self.handle_any("GET")
-
-    def do_POST(self):
-        self.handle_any("POST")
-
-    def do_PUT(self):
-        self.handle_any("PUT")
-
-    def do_DELETE(self):
-        self.handle_any("DELETE")
+def tearDownModule():
+    if SRV is not None:
+        SRV.stop()
 
 
-class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
+class Base(unittest.TestCase):
+    """Each test talks to the server as tenant acme over TCP (``self.c``),
+    and also through AIRLOCK_URL/AIRLOCK_API_KEY set to the unix socket."""
 
-
-class SDKTest(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.sock = os.path.join(self.tmp.name, "airlock.sock")
-        state = FakeState()
-        handler = type("H", (Handler,), {"state": state})
-        self.server = Server(self.sock, handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.state = state
-        self.env = {k: os.environ.get(k) for k in ("AIRLOCK_URL", "AIRLOCK_API_KEY")}
-        os.environ["AIRLOCK_URL"] = "unix://" + self.sock
-        os.environ["AIRLOCK_API_KEY"] = KEY
+        self.c = Client(url=SRV.url, api_key=SRV.keys["acme"])
+        self.other = Client(url=SRV.url, api_key=SRV.keys["globex"])
+        env = {k: os.environ.get(k) for k in ("AIRLOCK_URL", "AIRLOCK_API_KEY")}
+        os.environ["AIRLOCK_URL"], os.environ["AIRLOCK_API_KEY"] = SRV.socket, SRV.keys["acme"]
         airlock.sandbox._default_client = None
 
-    def tearDown(self):
-        self.server.shutdown()
-        self.server.server_close()
-        self.tmp.cleanup()
-        for k, v in self.env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        airlock.sandbox._default_client = None
+        def restore():
+            for k, v in env.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+            airlock.sandbox._default_client = None
+        self.addCleanup(restore)
 
-    def test_create_with_probe(self):
-        Sandbox.create(template="legal-doc-review").kill()
-        Sandbox.create(template="legal-doc-review", probe=True).kill()
-        self.assertNotIn("probe", self.state.create_bodies[0])
-        self.assertIs(self.state.create_bodies[1]["probe"], True)
+    def sandbox(self, **kw) -> Sandbox:
+        """A sandbox of template base, killed at cleanup."""
+        kw.setdefault("template", "base")
+        kw.setdefault("client", self.c)
+        sbx = Sandbox.create(**kw)
+        self.addCleanup(sbx.kill)
+        return sbx
 
+
+class PureTest(unittest.TestCase):
     def test_parse_url(self):
         self.assertEqual(parse_url("unix:///run/airlock/airlock.sock"), ("unix", "/run/airlock/airlock.sock", ""))
         self.assertEqual(parse_url("unix:/run/a.sock"), ("unix", "/run/a.sock", ""))
@@ -259,13 +77,15 @@ class SDKTest(unittest.TestCase):
                 parse_url(bad)
 
     def test_config(self):
-        c = Client()
-        self.assertEqual(c.url, "unix://" + self.sock)
-        self.assertEqual(c.api_key, KEY)
-        self.assertNotIn(KEY, repr(c))
-        del os.environ["AIRLOCK_URL"]
+        env = {k: os.environ.pop(k, None) for k in ("AIRLOCK_URL", "AIRLOCK_API_KEY")}
+        self.addCleanup(os.environ.update, {k: v for k, v in env.items() if v is not None})
         self.assertEqual(Client().url, "unix:///run/airlock/airlock.sock")
+        os.environ["AIRLOCK_URL"], os.environ["AIRLOCK_API_KEY"] = "http://h:1", "alk_secret"
+        c = Client()
+        self.assertEqual((c.url, c.api_key), ("http://h:1", "alk_secret"))
+        self.assertNotIn("alk_secret", repr(c))
         self.assertEqual(Client(url="http://x:1", api_key="k").api_key, "k")
+        self.assertNotIn("alk_secret", repr(airlock.AsyncClient()))
 
     def test_error_mapping(self):
         from airlock.errors import error_for
@@ -288,125 +108,315 @@ class SDKTest(unittest.TestCase):
         self.assertEqual(type(e), airlock.AirlockError)
         self.assertEqual(e.code, "some_new_code")
 
+    def test_times(self):
+        utc = timezone.utc
+        self.assertEqual(parse_time("2024-05-06T07:08:09.123456789Z"), datetime(2024, 5, 6, 7, 8, 9, 123456, utc))
+        self.assertEqual(parse_time("2024-05-06T07:08:09Z"), datetime(2024, 5, 6, 7, 8, 9, tzinfo=utc))
+        self.assertEqual(parse_time("2024-05-06T09:08:09.5+02:00"), datetime(2024, 5, 6, 7, 8, 9, 500000, utc))
+        self.assertIsNone(parse_time(""))
+        with self.assertRaises(ValueError):
+            parse_time("yesterday")
+
+    def test_exec_timeout(self):
+        self.assertIsNone(exec_timeout(None))
+        self.assertEqual(exec_timeout(5), 35.0)
+
+
+class SandboxTest(Base):
+    def test_create_is_typed(self):
+        md = {"matter": tag("m"), "class": "privileged"}
+        sbx = self.sandbox(ttl_seconds=120, metadata=md)
+        info = sbx.info
+        self.assertIsInstance(info, SandboxInfo)
+        self.assertEqual((info.template, info.state, info.tenant, info.metadata), ("base", "running", "acme", md))
+        self.assertEqual(sbx.metadata, md)
+        self.assertIsInstance(info.created_at, datetime)
+        self.assertEqual(info.deadline - info.created_at, timedelta(seconds=120))
+        self.assertIsNone(info.ended_at)
+        self.assertEqual(info.egress, EgressPolicy(default="deny"))
+        self.assertFalse(sbx.jailed)
+        self.assertEqual(SandboxInfo.from_json(json.loads(json.dumps(info.to_json()))), info)
+        # 0.1 code read info as a dict.
+        self.assertEqual((info["id"], info.get("ended_at", "none"), "state" in info), (sbx.id, "none", True))
+        self.assertEqual(Sandbox.get(sbx.id, client=self.c).info, info)
+
+    def test_default_client_from_environment(self):
+        sbx = Sandbox.create(template="base")  # AIRLOCK_URL: the unix socket
+        self.addCleanup(sbx.kill)
+        self.assertEqual(Sandbox.get(sbx.id, client=self.c).id, sbx.id)
+
+    def test_create_with_probe(self):
+        plain = self.sandbox()
+        probed = self.sandbox(probe=True)
+        details = {}
+        for s in (plain, probed):
+            recs = airlock.audit(sandbox=s.id, event=["create"], client=self.c)
+            self.assertEqual(len(recs), 1)
+            details[s.id] = recs[0].detail
+        self.assertNotIn("probe", details[plain.id])
+        self.assertEqual(details[probed.id]["probe"], "ok")
+
+    def test_probe_is_typed(self):
+        probes = self.sandbox().network.probe()
+        self.assertTrue(probes)
+        for p in probes:
+            self.assertIsInstance(p, ProbeResult)
+            self.assertFalse(p.reachable)
+        self.assertIn("tcp-metadata", [p.name for p in probes])
+
     def test_errors_from_server(self):
         with self.assertRaises(airlock.NotFoundError) as cm:
-            Sandbox.get("sbx-404")
+            Sandbox.get("sbx-doesnotexist0000", client=self.c)
         self.assertEqual(cm.exception.status, 404)
-        self.assertIn("sbx-404", cm.exception.message)
+        self.assertIn("sbx-doesnotexist0000", cm.exception.message)
         with self.assertRaises(airlock.InvalidArgumentError):
-            Sandbox.create(template="base", ttl_seconds=-1)
+            self.sandbox(ttl_seconds=-1)
+        with self.assertRaises(airlock.NotFoundError):
+            self.sandbox(template=tag("no-such-template"))
+        with self.assertRaises(airlock.InvalidArgumentError):
+            self.sandbox(metadata={"bad key!": "v"})
         with self.assertRaises(airlock.PermissionDeniedError) as cm:
-            Sandbox.list(client=Client(api_key="alk_wrong"))
+            Sandbox.list(client=Client(url=SRV.url, api_key="alk_wrong"))
         self.assertEqual(cm.exception.status, 401)
-        sbx = Sandbox.create(template="base")
+        sbx = self.sandbox()
         with self.assertRaises(airlock.InvalidArgumentError):
             sbx.filesystem.read("/job/../etc/passwd")
-        with self.assertRaises(airlock.UnavailableError):
-            Sandbox.list(client=Client(url="unix://" + self.sock + ".missing"))
+        with self.assertRaises(airlock.InvalidArgumentError):
+            sbx.filesystem.write("job/relative.txt", b"x")
+        with self.assertRaises(airlock.UnavailableError) as cm:
+            Sandbox.list(client=Client(url=SRV.socket + ".missing"))
+        self.assertEqual(cm.exception.status, 0)
 
-    def test_architecture_snippet(self):
-        matter_id, doc_id, pdf_bytes = "m-1", "d-1", b"%PDF-1.7 ..."
-        sbx = Sandbox.create(template="legal-doc-review", ttl_seconds=300,
-                             metadata={"matter": matter_id, "doc": doc_id, "class": "privileged"})
-        try:
-            probe = sbx.exec("curl -s --max-time 3 -o /dev/null -w '%{http_code}' https://example.com",
-                             timeout_seconds=5)
-            if probe.exit_code == 0 and probe.stdout.strip() not in ("", "000"):
-                raise RuntimeError("egress reachable -- refusing")
-            sbx.network.set_egress(default="deny", allow=[])
-            sbx.filesystem.write("/job/in.pdf", pdf_bytes)
-            result = sbx.exec("python3 /opt/review/review_contract.py /job/in.pdf", timeout_seconds=180)
-            if result.exit_code != 0:
-                raise RuntimeError(result.stderr[-2000:])
-            findings = json.loads(sbx.filesystem.read("/job/out/findings.json"))
-        finally:
-            sbx.kill()
-        self.assertEqual(findings["findings"][0]["clause"], "indemnity")
-        self.assertEqual(self.state.sandboxes[sbx.id]["state"], "killed")
-        self.assertEqual(self.state.files[(sbx.id, "/job/in.pdf")], pdf_bytes)
+    def test_other_tenant_sees_nothing(self):
+        sbx = self.sandbox(metadata={"case": tag("iso")})
+        with self.assertRaises(airlock.NotFoundError):
+            Sandbox.get(sbx.id, client=self.other)
+        theirs = Sandbox(sbx.info, client=self.other)
+        with self.assertRaises(airlock.NotFoundError):
+            theirs.exec("true")
+        theirs.kill()  # not an error, and not a kill either
+        self.assertEqual(Sandbox.list(metadata=sbx.metadata, client=self.other), [])
+        self.assertEqual(airlock.audit(sandbox=sbx.id, client=self.other), [])
+        self.assertEqual(sbx.refresh().state, "running")
 
-        with Sandbox.create(template="invoice-ocr", ttl_seconds=120,
-                            metadata={"tenant_id": "t", "invoice_id": "i"}) as sbx2:
-            kids = sbx2.fork()
-            self.assertIsInstance(kids, list)  # always a list, even of one
-            child, = kids
-            self.assertIsInstance(child, Sandbox)
-            self.assertEqual(child.parent_id, sbx2.id)
-        self.assertEqual(self.state.sandboxes[sbx2.id]["state"], "killed")
-        listed = Sandbox.list(metadata={"matter": matter_id})
-        self.assertEqual(listed, [])  # killed sandboxes are not running
-        self.assertEqual([s.id for s in Sandbox.list(metadata={"matter": matter_id}, all=True)], [sbx.id])
+    def test_lifecycle(self):
+        case = tag("case")
+        with Sandbox.create(template="base", ttl_seconds=60, metadata={"case": case}, client=self.c) as sbx:
+            before = sbx.info.deadline
+            self.assertIs(sbx.set_ttl(600), sbx)
+            self.assertGreater(sbx.info.deadline, before)
+            self.assertEqual(Sandbox.get(sbx.id, client=self.c).info.deadline, sbx.info.deadline)
+            with self.assertRaises(airlock.InvalidArgumentError):
+                sbx.set_ttl(10 ** 7)  # past the server's maximum lifetime
+            self.assertEqual([s.id for s in Sandbox.list(metadata={"case": case}, client=self.c)], [sbx.id])
+        self.assertEqual(sbx.refresh().state, "killed")
+        self.assertIsInstance(sbx.info.ended_at, datetime)
+        self.assertEqual(Sandbox.list(metadata={"case": case}, client=self.c), [])
+        self.assertEqual([s.state for s in Sandbox.list(metadata={"case": case}, all=True, client=self.c)],
+                         ["killed"])
+        sbx.kill()  # killing an ended sandbox is not an error
+        with self.assertRaises(airlock.FailedPreconditionError) as cm:
+            sbx.exec("true")
+        self.assertEqual(cm.exception.status, 409)
+        with self.assertRaises(airlock.FailedPreconditionError):
+            sbx.set_ttl(60)
+        # The block's own exception comes out, and the sandbox is killed.
+        with self.assertRaises(ZeroDivisionError):
+            with Sandbox.create(template="base", client=self.c) as sbx:
+                1 / 0
+        self.assertEqual(sbx.refresh().state, "killed")
 
-    def test_context_manager_kills_on_exception(self):
-        with self.assertRaises(ValueError):
-            with Sandbox.create(template="base") as sbx:
-                raise ValueError("job failed")
-        self.assertEqual(self.state.sandboxes[sbx.id]["state"], "killed")
-        sbx.kill()  # already killed: not an error
+    def test_fork(self):
+        sbx = self.sandbox(metadata={"case": tag("fork")})
+        sbx.filesystem.write("/job/state.txt", "parent-v1")
+        kids = sbx.fork(count=3)
+        for k in kids:
+            self.addCleanup(k.kill)
+        self.assertEqual(len(kids), 3)
+        self.assertTrue(all(isinstance(k, Sandbox) and k.parent_id == sbx.id for k in kids))
+        self.assertEqual(len({k.id for k in kids} | {sbx.id}), 4)
+        self.assertEqual(kids[0].filesystem.read("/job/state.txt"), b"parent-v1")
+        kids[0].filesystem.write("/job/state.txt", "child")
+        self.assertEqual(sbx.filesystem.read("/job/state.txt"), b"parent-v1")
+        child, = sbx.fork()
+        self.addCleanup(child.kill)
+        self.assertEqual(len(Sandbox.list(metadata=sbx.metadata, client=self.c)), 5)
+        with self.assertRaises(airlock.InvalidArgumentError):
+            sbx.fork(count=0)
 
+    def test_templates(self):
+        ts = airlock.templates(client=self.c)
+        self.assertEqual([t.name for t in ts], SRV.templates)
+        t = ts[0]
+        self.assertIsInstance(t, Template)
+        self.assertEqual((t.memory_mib, t.vcpus, t.default_ttl_seconds), (64, 1, 300))
+        self.assertEqual(airlock.template("base", client=self.c), t)
+        with self.assertRaises(airlock.NotFoundError):
+            airlock.template(tag("none"), client=self.c)
+
+
+class ExecTest(Base):
     def test_exec(self):
-        sbx = Sandbox.create(template="base")
-        r = sbx.exec("echo hi", timeout_seconds=5, env={"A": "1"}, cwd="/job")
-        self.assertEqual((r.exit_code, r.stdout, r.timed_out), (0, "echo hi\n", False))
-        sent = [q for m, p, q in self.state.requests if p.endswith("/exec")]
-        self.assertTrue(sent)
-        r = sbx.exec(["ls", "-l"])
-        self.assertEqual(r.stdout, "ls -l\n")
-        r = sbx.exec("binary")
-        self.assertEqual(r.stdout_raw, b"\xff")
-        r = sbx.exec("cat", stdin=b"\xff\x00")
-        self.assertEqual(r.stdout, "\xff\x00")
-        r = sbx.exec("cat", stdin="text in")
-        self.assertEqual(r.stdout, "text in")
-        r = sbx.exec("fail")
-        self.assertEqual(r.exit_code, 2)
-        self.assertEqual(len(r.stderr[-2000:]), 2000)
-        self.assertIsNone(sbx._exec_timeout(None))
-        self.assertEqual(sbx._exec_timeout(5), 35.0)
-        chunks = []
-        r = sbx.exec_stream("echo streamed", on_stdout=chunks.append)
-        self.assertEqual((r.exit_code, b"".join(chunks)), (0, b"echo streamed\n"))
+        sbx = self.sandbox()
+        r = sbx.exec("echo partial; echo 'it broke' >&2; exit 7", timeout_seconds=60)
+        self.assertIsInstance(r, ExecResult)
+        self.assertEqual((r.exit_code, r.stdout, r.stderr, r.ok), (7, "partial\n", "it broke\n", False))
+        self.assertEqual((r.stdout_bytes, r.stderr_bytes), (8, 9))
+        self.assertEqual(sbx.exec(["printf", "%s|", "a b", "c"]).stdout, "a b|c|")
+        self.assertEqual(sbx.exec("cat", stdin="text in").stdout, "text in")
+        r = sbx.exec("cat", stdin=b"\xff\x00bin")
+        self.assertEqual(r.stdout_raw, b"\xff\x00bin")
+        self.assertEqual(r.stdout, b"\xff\x00bin".decode("utf-8", errors="replace"))
+        self.assertEqual(sbx.exec("echo $GREETING", env={"GREETING": "hi"}).stdout, "hi\n")
+        self.assertEqual(sbx.exec("cat etc/motd").stdout, "hello\n")  # the template's root
+        r = sbx.exec("head -c 5000 /dev/zero", max_output_bytes=100)
+        self.assertEqual((r.stdout_truncated, len(r.stdout_raw), r.stdout_bytes), (True, 100, 5000))
+        r = sbx.exec("sleep 30", timeout_seconds=1)
+        self.assertTrue(r.timed_out)
+        self.assertFalse(r.ok)
+        r = sbx.exec("kill -TERM $$")
+        self.assertEqual((r.exit_code, r.signal), (128 + 15, "terminated"))
+        with self.assertRaises(airlock.InvalidArgumentError):
+            sbx.exec("true", cwd="/job/../..")
 
+    def test_exec_sees_files(self):
+        sbx = self.sandbox()
+        sbx.filesystem.write("/job/in.txt", "one\ntwo\n")
+        r = sbx.exec("wc -l < in.txt > out.txt", cwd="/job")
+        self.assertEqual(r.exit_code, 0, r.stderr)
+        self.assertEqual(sbx.filesystem.read("/job/out.txt").strip(), b"2")
+
+    def test_exec_stream(self):
+        sbx = self.sandbox()
+        out, err = [], []
+        r = sbx.exec_stream("for i in 1 2 3; do echo $i; done; echo e >&2; exit 2",
+                            on_stdout=out.append, on_stderr=err.append, timeout_seconds=60)
+        self.assertEqual((r.exit_code, b"".join(out), b"".join(err)), (2, b"1\n2\n3\n", b"e\n"))
+        self.assertEqual((r.stdout, r.stdout_bytes), ("", 6))
+        self.assertEqual(sbx.exec_stream("exit 0").exit_code, 0)  # no callbacks
+
+
+class FilesTest(Base):
     def test_files(self):
-        sbx = Sandbox.create(template="base")
-        self.assertEqual(sbx.filesystem.write("/job/a.txt", "héllo"), 6)
-        self.assertEqual(sbx.filesystem.read("/job/a.txt"), "héllo".encode())
+        sbx = self.sandbox()
+        fs = sbx.filesystem
+        self.assertEqual(fs.write("/job/a.txt", "héllo"), 6)
+        self.assertEqual(fs.read("/job/a.txt"), "héllo".encode())
         # A file-like object of unknown size is sent chunked.
-        self.assertEqual(sbx.filesystem.write("/job/b.bin", io.BytesIO(b"x" * 300000)), 300000)
+        self.assertEqual(fs.write("/job/b.bin", io.BytesIO(b"x" * 300000)), 300000)
         # A real file is sent with its length.
         with tempfile.NamedTemporaryFile() as f:
             f.write(b"y" * 1000)
             f.flush()
             f.seek(0)
-            self.assertEqual(sbx.filesystem.write("/job/c.bin", f), 1000)
-        self.assertEqual(sbx.filesystem.stat("/job/a.txt").size, 6)
-        self.assertEqual([e.name for e in sbx.filesystem.list("/job")], ["a.txt", "b.bin", "c.bin"])
-        sbx.filesystem.remove("/job/a.txt")
-        with self.assertRaises(airlock.NotFoundError):
-            sbx.filesystem.read("/job/a.txt")
+            self.assertEqual(fs.write("/job/c.bin", f, mode=0o600), 1000)
+        st = fs.stat("/job/c.bin")
+        self.assertIsInstance(st, FileInfo)
+        self.assertEqual((st.path, st.name, st.size, st.is_dir, st.mode_string), ("/job/c.bin", "c.bin", 1000,
+                                                                                  False, "-rw-------"))
+        self.assertIsInstance(st.mod_time, datetime)
+        self.assertEqual([e.name for e in fs.list("/job")], ["a.txt", "b.bin", "c.bin"])
         out = io.BytesIO()
-        self.assertEqual(sbx.filesystem.read_to("/job/b.bin", out), 300000)
+        self.assertEqual(fs.read_to("/job/b.bin", out), 300000)
+        self.assertEqual(out.getvalue(), b"x" * 300000)
+        fs.remove("/job/a.txt")
+        with self.assertRaises(airlock.NotFoundError):
+            fs.read("/job/a.txt")
+        with self.assertRaises(airlock.NotFoundError):
+            fs.remove("/job/a.txt")
+        fs.make_dir("/job/d/e")
+        self.assertTrue(fs.stat("/job/d").is_dir)
+        with self.assertRaises(airlock.AirlockError) as cm:
+            fs.remove("/job/d")  # not empty
+        # localmachines classes ENOTEMPTY as already_exists (errors.Is
+        # matches fs.ErrExist before its failed_precondition case).
+        self.assertIn(cm.exception.code, ("already_exists", "failed_precondition"))
+        fs.remove("/job/d", recursive=True)
+        self.assertNotIn("d", [e.name for e in fs.list("/job")])
+        with self.assertRaises(TypeError):
+            fs.write("/job/x", 42)
 
     def test_upload_refused_early(self):
-        sbx = Sandbox.create(template="base")
+        sbx = self.sandbox()
         with self.assertRaises(airlock.ResourceExhaustedError) as cm:
-            sbx.filesystem.write("/job/big", b"z" * (8 << 20))
+            sbx.filesystem.write("/job/big", b"z" * (8 * MAX_UPLOAD))
         self.assertEqual(cm.exception.status, 413)
+        with self.assertRaises(airlock.ResourceExhaustedError):
+            sbx.filesystem.write("/job/big", io.BytesIO(b"z" * (2 * MAX_UPLOAD)))  # chunked
+        self.assertEqual(sbx.filesystem.write("/job/fits", b"z" * MAX_UPLOAD), MAX_UPLOAD)
 
-    def test_egress_and_fork(self):
-        sbx = Sandbox.create(template="base", egress={"default": "deny"})
-        sbx.network.set_egress(default="deny", allow=[
-            {"name": "dms", "cidr": "10.250.0.2/32", "ports": [8080], "protocol": "tcp"},
-            {"name": "llm", "domain": "api.example.com"}])
-        self.assertEqual(len(sbx.network.egress["allow"]), 2)
-        with self.assertRaises(airlock.FailedPreconditionError):
-            sbx.network.probe()
+
+class EgressTest(Base):
+    def test_egress(self):
+        sbx = self.sandbox(egress={"default": "deny"})
+        self.assertIsInstance(sbx.network.egress, EgressPolicy)
         sbx.network.set_egress(default="deny", allow=[])
-        self.assertFalse(any(p["reachable"] for p in sbx.network.probe()))
-        kids = sbx.fork(count=3)
-        self.assertEqual(len(kids), 3)
-        self.assertTrue(all(k.parent_id == sbx.id for k in kids))
-        self.assertEqual(Sandbox.get(kids[0].id).id, kids[0].id)
+        self.assertEqual(sbx.network.egress, EgressPolicy(default="deny", allow=[]))
+        self.assertEqual(sbx.network.egress.get("default"), "deny")  # 0.1 read it as a dict
+        with self.assertRaises(airlock.InvalidArgumentError):
+            sbx.network.set_egress(default="sometimes")
+        with self.assertRaises(airlock.InvalidArgumentError):
+            sbx.network.set_egress(allow=[EgressRule(name="bad", cidr="not-a-cidr")])
+        # This server has no sandbox network: a policy that allows anything
+        # is refused, whether given as a rule or as its dict.
+        for rule in (EgressRule(name="dms", cidr="10.250.0.2/32", ports=[8080], protocol="tcp"),
+                     {"name": "llm", "domain": "api.example.com"}):
+            with self.assertRaises(airlock.AirlockError) as cm:
+                sbx.network.set_egress(allow=[rule])
+            self.assertIn(cm.exception.code, ("invalid_argument", "failed_precondition"))
+        self.assertEqual(sbx.refresh().network.egress.allow, [])
+
+    def test_policy_json(self):
+        p = EgressPolicy.of({"default": "deny", "tls": "inspect", "allow": [
+            {"name": "dms", "cidr": "10.250.0.2/32", "ports": [8080], "protocol": "tcp"},
+            {"name": "llm", "domain": "api.example.com"}]})
+        self.assertEqual(p.allow[0], EgressRule(name="dms", cidr="10.250.0.2/32", ports=[8080], protocol="tcp"))
+        self.assertEqual(p.to_json()["allow"][1], {"name": "llm", "domain": "api.example.com"})
+        self.assertEqual(EgressPolicy.of(p.to_json()), p)
+
+
+class AuditTest(Base):
+    def test_audit_records_are_typed(self):
+        md = {"case": tag("audit")}
+        sbx = self.sandbox(metadata=md)
+        sbx.exec("true")
+        sbx.kill()
+        recs = airlock.audit(sandbox=sbx.id, client=self.c)
+        self.assertEqual([r.event for r in recs], ["create", "exec", "kill"])
+        for r in recs:
+            self.assertIsInstance(r, AuditRecord)
+            self.assertEqual((r.tenant, r.sandbox_id, r.template, r.metadata), ("acme", sbx.id, "base", md))
+            self.assertIsInstance(r.time, datetime)
+            self.assertTrue(r.hash)
+        self.assertEqual(recs[1].exit_code, 0)
+        self.assertEqual([r.seq for r in airlock.audit(metadata=md, event=["exec", "kill"], client=self.c)],
+                         [recs[1].seq, recs[2].seq])
+        self.assertEqual(airlock.audit(metadata=md, since=recs[-1].time + timedelta(seconds=1), client=self.c), [])
+        # until is exclusive, at the store's millisecond resolution.
+        until = recs[0].time + timedelta(milliseconds=1)
+        self.assertEqual([r.seq for r in airlock.audit(metadata=md, until=until, client=self.c)][:1], [recs[0].seq])
+        self.assertEqual(AuditRecord.from_json(json.loads(json.dumps(recs[1].to_json()))), recs[1])
+        with self.assertRaises(airlock.InvalidArgumentError):
+            airlock.audit(limit=0, client=self.c)
+
+    def test_audit_paging(self):
+        sbx = self.sandbox(metadata={"case": tag("paging")})
+        for i in range(6):
+            sbx.exec("exit %d" % i)
+        everything = airlock.audit(sandbox=sbx.id, client=self.c)
+        self.assertEqual(len(everything), 7)  # create and six execs
+        page = airlock.audit_page(sandbox=sbx.id, limit=3, client=self.c)
+        self.assertEqual(page.records, everything[:3])
+        self.assertEqual(page.next_after_seq, everything[2].seq)
+        page = airlock.audit_page(sandbox=sbx.id, limit=3, after_seq=page.next_after_seq, client=self.c)
+        self.assertEqual(page.records, everything[3:6])
+        for size in (1, 2, 3, 7, 1000):
+            walked = list(airlock.audit_iter(sandbox=sbx.id, page_size=size, client=self.c))
+            self.assertEqual(walked, everything, "page_size %d" % size)
+        self.assertEqual([r.exit_code for r in airlock.audit_iter(sandbox=sbx.id, event=["exec"], page_size=4,
+                                                                   after_seq=everything[3].seq, client=self.c)],
+                         [3, 4, 5])
+        self.assertEqual(list(airlock.audit_iter(sandbox=sbx.id, client=self.other)), [])
 
 
 if __name__ == "__main__":
