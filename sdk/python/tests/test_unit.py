@@ -275,7 +275,7 @@ class ExecTest(Base):
         self.assertTrue(r.timed_out)
         self.assertFalse(r.ok)
         r = sbx.exec("kill -TERM $$")
-        self.assertEqual((r.exit_code, r.signal), (128 + 15, "terminated"))
+        self.assertEqual((r.exit_code, r.signal), (128 + 15, "SIGTERM"))
         with self.assertRaises(airlock.InvalidArgumentError):
             sbx.exec("true", cwd="/job/../..")
 
