@@ -61,15 +61,35 @@ func extractImage(ctx context.Context, si *sourceImage, root string, st *steps) 
 	defer r.Close()
 	flat := mutate.Extract(checked)
 	defer flat.Close()
-	return writeTree(ctx, r, tar.NewReader(flat), si.ref)
+	return writeTree(ctx, r, &imageStream{r: flat}, si.ref)
 }
 
-// writeTree writes every entry of the flattened tar stream into r.
-func writeTree(ctx context.Context, r *os.Root, tr *tar.Reader, ref ImageRef) error {
+// imageStream marks errors reading the flattened image (a bad layer, a
+// digest mismatch, the size bound), so they are told from write errors.
+type imageStream struct{ r io.Reader }
+
+func (s *imageStream) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = &entryError{msg: err.Error()}
+	}
+	return n, err
+}
+
+// writeTree writes every entry of the flattened tar stream into r, hard
+// links last: the stream lists the top layer first, so a link's target
+// may come after it.
+func writeTree(ctx context.Context, r *os.Root, flat io.Reader, ref ImageRef) error {
+	tr := tar.NewReader(flat)
+	var links []*tar.Header
 	for n := 0; ; n++ {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			// mutate.Extract ends the tar before it reports an error: only
+			// the rest of the stream tells a complete image from a failed one.
+			if _, err = io.Copy(io.Discard, flat); err == nil {
+				return writeLinks(r, links, ref)
+			}
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -83,14 +103,36 @@ func writeTree(ctx context.Context, r *os.Root, tr *tar.Reader, ref ImageRef) er
 		if n%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err := writeEntry(r, hdr, tr); err != nil {
-			var ee *entryError
-			if errors.As(err, &ee) {
-				return errdefs.InvalidArgument("image %s: %s: %s", ref, hdr.Name, ee.msg)
-			}
-			return fmt.Errorf("image %s: write %s: %w", ref, hdr.Name, err)
+		if hdr.Typeflag == tar.TypeLink {
+			links = append(links, hdr)
+			continue
+		}
+		if err := entryErr(ref, hdr, writeEntry(r, hdr, tr)); err != nil {
+			return err
 		}
 	}
+}
+
+func writeLinks(r *os.Root, links []*tar.Header, ref ImageRef) error {
+	for _, hdr := range links {
+		if err := entryErr(ref, hdr, writeEntry(r, hdr, nil)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entryErr names the entry in err: InvalidArgument for what the image
+// may not contain.
+func entryErr(ref ImageRef, hdr *tar.Header, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *entryError
+	if errors.As(err, &ee) {
+		return errdefs.InvalidArgument("image %s: %s: %s", ref, hdr.Name, ee.msg)
+	}
+	return fmt.Errorf("image %s: write %s: %w", ref, hdr.Name, err)
 }
 
 // entryError is a layer entry the image may not contain.
