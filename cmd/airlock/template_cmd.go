@@ -40,6 +40,17 @@ given by path finding its parent in its own directory first.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			// Every spec is found and checked before the host is set up:
+			// a misspelt name fails at once.
+			path := tp.path()
+			var specs []*template.Spec
+			for _, arg := range args {
+				spec, err := path.Load(arg)
+				if err != nil {
+					return err
+				}
+				specs = append(specs, spec)
+			}
 			var console *template.Console
 			progress := image.Progress(func(format string, a ...any) {
 				fmt.Fprintf(os.Stderr, "airlock: "+format+"\n", a...)
@@ -59,12 +70,7 @@ given by path finding its parent in its own directory first.`,
 			if err != nil {
 				return err
 			}
-			path := tp.path()
-			for _, arg := range args {
-				spec, err := path.Load(arg)
-				if err != nil {
-					return err
-				}
+			for _, spec := range specs {
 				t, err := reg.Bake(ctx, h, spec, progress)
 				if err != nil {
 					return err
