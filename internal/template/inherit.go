@@ -72,29 +72,12 @@ func (s *Spec) mergeOnto(parent *Spec) (*Spec, error) {
 	if err := s.checkBase(parent); err != nil {
 		return nil, err
 	}
-	if s.set["workdir"] {
-		out.Workdir = s.Workdir
-	}
 	if s.set["suite"] {
 		if s.Suite != parent.Suite {
 			return nil, s.errf("suite", "%q differs from parent %q's suite %q", s.Suite, parent.Name, parent.Suite)
 		}
 	}
-	if s.set["warmup"] {
-		out.Warmup = s.Warmup
-	}
-	if s.set["memory_mib"] {
-		out.MemoryMiB = s.MemoryMiB
-	}
-	if s.set["vcpus"] {
-		out.VCPUs = s.VCPUs
-	}
-	if s.set["default_ttl_seconds"] {
-		out.DefaultTTLSeconds = s.DefaultTTLSeconds
-	}
-	if s.set["rootfs_size_mib"] {
-		out.RootfsSizeMiB = s.RootfsSizeMiB
-	}
+	s.overrideScalars(out)
 
 	seen := map[string]bool{}
 	for _, from := range []*Spec{parent, s} {
@@ -131,6 +114,28 @@ func (s *Spec) mergeOnto(parent *Spec) (*Spec, error) {
 		}
 	}
 	return out, nil
+}
+
+// overrideScalars sets in out the scalar fields s itself sets.
+func (s *Spec) overrideScalars(out *Spec) {
+	if s.set["workdir"] {
+		out.Workdir = s.Workdir
+	}
+	if s.set["warmup"] {
+		out.Warmup = s.Warmup
+	}
+	if s.set["memory_mib"] {
+		out.MemoryMiB = s.MemoryMiB
+	}
+	if s.set["vcpus"] {
+		out.VCPUs = s.VCPUs
+	}
+	if s.set["default_ttl_seconds"] {
+		out.DefaultTTLSeconds = s.DefaultTTLSeconds
+	}
+	if s.set["rootfs_size_mib"] {
+		out.RootfsSizeMiB = s.RootfsSizeMiB
+	}
 }
 
 // checkBase refuses a child that changes its parent's base: a child of
