@@ -170,6 +170,17 @@ func TestImageTemplate(t *testing.T) {
 		t.Fatalf("template ls does not list %s:\n%s", tmpl, ls)
 	}
 
+	// One-shot: airlock run uses the template's env and working directory too.
+	runDir, err := os.MkdirTemp("/run", "alk-e2e-run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(runDir)
+	out, stderr, code = e.cli(t, "run", "--state-dir", e.stateDir, "--run-dir", runDir, "--template", tmpl, "--", "cat", "marker")
+	if code != 0 || out != marker {
+		t.Fatalf("airlock run --template %s -- cat marker: exit %d, stdout %q, stderr %s", tmpl, code, out, stderr)
+	}
+
 	d := startDaemon(t, e)
 	run := func(args ...string) string {
 		t.Helper()
