@@ -12,6 +12,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
+	"github.com/airlock-dev/airlock/internal/template"
 	"github.com/airlock-dev/airlock/internal/vm"
 )
 
@@ -73,7 +74,14 @@ func (o *runOptions) run(ctx context.Context, args []string) error {
 	if o.tmplName == "" {
 		v, err = host.Boot(ctx, vm.BootOptions{MemoryMiB: o.mem, VCPUs: o.vcpus})
 	} else {
-		v, env0, err = restoreFromTemplate(ctx, o.hf, host, o.tmplName)
+		var t *template.Template
+		v, t, err = restoreFromTemplate(ctx, o.hf, host, o.tmplName)
+		if err == nil {
+			env0 = t.EnvList()
+			if o.cwd == "" {
+				o.cwd = t.Workdir // the template's default, as in a sandbox
+			}
+		}
 	}
 	if err != nil {
 		return err
@@ -164,7 +172,7 @@ func (o *runOptions) exec(ctx context.Context, v *vm.VM, env0, args []string) (g
 	return res, nil
 }
 
-func restoreFromTemplate(ctx context.Context, hf *hostFlags, host *vm.Host, name string) (*vm.VM, []string, error) {
+func restoreFromTemplate(ctx context.Context, hf *hostFlags, host *vm.Host, name string) (*vm.VM, *template.Template, error) {
 	reg, err := hf.registry()
 	if err != nil {
 		return nil, nil, err
@@ -183,7 +191,7 @@ func restoreFromTemplate(ctx context.Context, hf *hostFlags, host *vm.Host, name
 	if err != nil {
 		return nil, nil, err
 	}
-	return v, t.EnvList(), nil
+	return v, t, nil
 }
 
 // getFile streams a guest file into local via a temporary file, so an

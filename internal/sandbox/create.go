@@ -129,7 +129,7 @@ func (m *Manager) startSandbox(ctx context.Context, req CreateRequest, plan crea
 	if c.slot != nil {
 		info.NetAddr = c.slot.NsIP.String()
 	}
-	l, err := m.register(ctx, info, v, c.slot, tmpl.EnvList())
+	l, err := m.register(ctx, info, v, c.slot, defaultsOf(tmpl))
 	if err != nil {
 		return Info{}, nil, nil, err
 	}

@@ -195,7 +195,7 @@ func (m *Manager) registerChildren(ctx context.Context, tmpl *template.Template,
 		if c.slot != nil {
 			info.NetAddr = c.slot.NsIP.String()
 		}
-		l, err := m.register(ctx, info, c.machine, c.slot, tmpl.EnvList())
+		l, err := m.register(ctx, info, c.machine, c.slot, defaultsOf(tmpl))
 		if err != nil {
 			return out, err
 		}

@@ -150,13 +150,35 @@ type live struct {
 	// install in the guest. Guarded by mu.
 	caPending bool
 	slot      *netpool.Slot // set at registration or by recovery before the API serves; nil without networking; released by end
-	env       []string      // immutable
+	exec      execDefaults  // immutable
 	procs     processTable  // background processes (process.go)
 }
 
 // newLive returns a sandbox whose VM is attached already.
-func newLive(info Info, v Machine, slot *netpool.Slot, env []string) *live {
-	l := &live{attached: make(chan struct{}), machine: v, id: info.ID, stateDir: v.StateDir(), info: info, slot: slot, env: env}
+// execDefaults is what a sandbox's execs get from its template: the
+// environment (before the request's own) and the working directory of an
+// exec that names none.
+type execDefaults struct {
+	env []string
+	cwd string
+}
+
+// apply gives opts the template's environment (the caller's variables
+// win) and working directory (unless the caller named one).
+func (d execDefaults) apply(opts *guest.ExecOptions) {
+	opts.Env = append(append([]string(nil), d.env...), opts.Env...)
+	if opts.Cwd == "" {
+		opts.Cwd = d.cwd
+	}
+}
+
+// defaultsOf is t's exec defaults.
+func defaultsOf(t *template.Template) execDefaults {
+	return execDefaults{env: t.EnvList(), cwd: t.Workdir}
+}
+
+func newLive(info Info, v Machine, slot *netpool.Slot, exec execDefaults) *live {
+	l := &live{attached: make(chan struct{}), machine: v, id: info.ID, stateDir: v.StateDir(), info: info, slot: slot, exec: exec}
 	close(l.attached)
 	return l
 }
@@ -363,7 +385,7 @@ func (m *Manager) release() {
 
 // register persists a new running sandbox, makes it visible and starts its
 // watcher. It uses up one reservation.
-func (m *Manager) register(ctx context.Context, info Info, v Machine, slot *netpool.Slot, env []string) (*live, error) {
+func (m *Manager) register(ctx context.Context, info Info, v Machine, slot *netpool.Slot, exec execDefaults) (*live, error) {
 	eg, _ := json.Marshal(info.Egress)
 	netSlot := store.NoNetSlot
 	if slot != nil {
@@ -375,7 +397,7 @@ func (m *Manager) register(ctx context.Context, info Info, v Machine, slot *netp
 		NetSlot: netSlot, Jailed: info.Jailed}); err != nil {
 		return nil, fmt.Errorf("persist sandbox %s: %w", info.ID, err)
 	}
-	l := newLive(info, v, slot, env)
+	l := newLive(info, v, slot, exec)
 	m.mu.Lock()
 	m.reserved--
 	m.sandboxes[info.ID] = l
@@ -612,7 +634,7 @@ func (m *Manager) Exec(ctx context.Context, tenant, id string, opts guest.ExecOp
 	var info Info
 	err = m.use(ctx, tenant, id, func(l *live) error {
 		info = l.infoCopy()
-		opts.Env = append(append([]string(nil), l.env...), opts.Env...)
+		l.exec.apply(&opts)
 		m.failpointSoon(FailExecRunning, 300*time.Millisecond)
 		res, err = l.machine.Exec(ctx, opts, stdout, stderr)
 		return err

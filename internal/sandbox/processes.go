@@ -35,7 +35,7 @@ func (m *Manager) StartProcess(ctx context.Context, tenant, id string, opts gues
 		if p, err = l.procs.add(id, opts); err != nil {
 			return err
 		}
-		opts.Env = append(append([]string(nil), l.env...), opts.Env...)
+		l.exec.apply(&opts)
 		opts.MaxOutputBytes, opts.Signals = processGuestOutput, p.signals
 		// Registered under the ops lock, so a fork (which takes it
 		// exclusively) sees this process and refuses.

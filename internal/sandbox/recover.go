@@ -111,13 +111,13 @@ func (m *Manager) endRecovered(ctx context.Context, sb store.Sandbox, state, eve
 // registerSurvivor makes a sandbox the previous daemon left running
 // visible again, not yet attached (see goAttach).
 func (m *Manager) registerSurvivor(sb store.Sandbox) {
-	env := []string(nil)
+	var exec execDefaults
 	if t, err := m.templates.Get(sb.Template); err == nil {
-		env = t.EnvList()
+		exec = defaultsOf(t)
 	}
 	actx, cancel := context.WithTimeout(context.Background(), attachTimeout)
 	l := &live{attached: make(chan struct{}), cancelAttach: cancel, attachCtx: actx, id: sb.ID, stateDir: sb.StateDir,
-		info: infoFromStore(sb), env: env}
+		info: infoFromStore(sb), exec: exec}
 	m.mu.Lock()
 	m.sandboxes[sb.ID] = l
 	m.mu.Unlock()

@@ -40,7 +40,10 @@ type Manifest struct {
 	SpecHash          string            `json:"spec_hash"` // Spec.Hash()
 	Suite             string            `json:"suite"`
 	Packages          []string          `json:"packages"`
+	Image             *ImageInfo        `json:"image,omitempty"`  // the container image the root came from
+	Source            string            `json:"source,omitempty"` // the spec file it was baked from ("builtin:NAME.yaml" for a shipped one)
 	Env               map[string]string `json:"env,omitempty"`
+	Workdir           string            `json:"workdir,omitempty"` // default working directory of execs; "" = /
 	MemoryMiB         int               `json:"memory_mib"`
 	VCPUs             int               `json:"vcpus"`
 	KernelArgs        []string          `json:"kernel_args,omitempty"`
@@ -55,6 +58,12 @@ type Manifest struct {
 	ColdBootMS        int64             `json:"cold_boot_ms"`
 	BuildMS           int64             `json:"build_ms"`
 	SnapshotMS        int64             `json:"snapshot_ms"`
+}
+
+// ImageInfo names the container image a template's root came from.
+type ImageInfo struct {
+	Ref string `json:"ref"` // as in the spec, with the path made absolute: "docker-archive:/srv/app.tar"
+	ID  string `json:"id"`  // sha256 of the image's config: what the root image is keyed by
 }
 
 // HostParts are the host-side pieces a snapshot only restores into
@@ -143,10 +152,13 @@ func (r *Registry) Bake(ctx context.Context, h *vm.Host, spec *Spec, progress im
 			os.RemoveAll(tmp)
 		}
 	}()
-	m := Manifest{Name: spec.Name, Key: key, SpecHash: specHash, Suite: spec.Suite,
-		Packages: packageList(spec), Env: spec.Env, MemoryMiB: spec.MemoryMiB, VCPUs: spec.VCPUs,
+	m := Manifest{Name: spec.Name, Key: key, SpecHash: specHash, Suite: spec.Suite, Source: spec.Source(),
+		MemoryMiB: spec.MemoryMiB, VCPUs: spec.VCPUs,
 		KernelArgs: spec.KernelArgs, DefaultTTLSeconds: spec.DefaultTTLSeconds, Host: hp,
 		RootImage: rootImage}
+	if err := execDefaults(spec, &m); err != nil {
+		return nil, err
+	}
 	if m.RootImageSHA256, err = image.FileSHA256(rootImage); err != nil {
 		return nil, err
 	}
@@ -177,6 +189,45 @@ func (r *Registry) Bake(ctx context.Context, h *vm.Host, spec *Spec, progress im
 	return r.load(final)
 }
 
+// execDefaults fills m's packages, image, env and working directory:
+// for a template from a container image, the image's Env and WorkingDir
+// under the spec's env and workdir.
+func execDefaults(spec *Spec, m *Manifest) error {
+	m.Env, m.Workdir = spec.Env, spec.Workdir
+	if !spec.Image.IsSet() {
+		m.Packages = packageList(spec)
+		return nil
+	}
+	si, err := openImage(spec.Image)
+	if err != nil {
+		return err
+	}
+	env, wd, err := si.execDefaults()
+	if err != nil {
+		return err
+	}
+	for k, v := range spec.Env {
+		env[k] = v
+	}
+	if len(env) > 0 {
+		m.Env = env
+	}
+	if m.Workdir == "" {
+		m.Workdir = wd
+	}
+	m.Image = &ImageInfo{Ref: spec.Image.String(), ID: si.idString()}
+	return nil
+}
+
+// Cwd is the working directory of execs that name none: the template's
+// workdir, else /.
+func (m *Manifest) Cwd() string {
+	if m.Workdir == "" {
+		return "/"
+	}
+	return m.Workdir
+}
+
 func (r *Registry) runBake(ctx context.Context, h *vm.Host, spec *Spec, dir string, m *Manifest, progress image.Progress) error {
 	progress.Say("template %s: cold boot (%d MiB, %d vCPU, %s)", spec.Name, spec.MemoryMiB, spec.VCPUs, h.Accel.Accel)
 	t0 := time.Now()
@@ -201,7 +252,7 @@ func (r *Registry) runBake(ctx context.Context, h *vm.Host, spec *Spec, dir stri
 	for i, step := range steps {
 		progress.Say("template %s: step %d/%d: %s", spec.Name, i+1, len(steps), names[i])
 		var out bytes.Buffer
-		res, err := v.Agent.Exec(ctx, guest.ExecOptions{Shell: step, Env: env, Timeout: stepTimeout, Cwd: "/"}, &out, &out)
+		res, err := v.Agent.Exec(ctx, guest.ExecOptions{Shell: step, Env: env, Timeout: stepTimeout, Cwd: m.Cwd()}, &out, &out)
 		if err != nil {
 			return fmt.Errorf("template %s: %s: %w", spec.Name, names[i], err)
 		}

@@ -27,7 +27,11 @@ func (s *Spec) Hash() (string, error) {
 }
 
 func (s *Spec) hashWith(digests []string) (string, error) {
-	img, err := s.imageInput(digests)
+	id, err := s.imageID()
+	if err != nil {
+		return "", err
+	}
+	img, err := s.imageInput(digests, id)
 	if err != nil {
 		return "", err
 	}
@@ -37,13 +41,14 @@ func (s *Spec) hashWith(digests []string) (string, error) {
 		Build             []string          `json:"build"`
 		Warmup            string            `json:"warmup"`
 		Env               map[string]string `json:"env"`
+		Workdir           string            `json:"workdir,omitempty"`
 		MemoryMiB         int               `json:"memory_mib"`
 		VCPUs             int               `json:"vcpus"`
 		KernelArgs        []string          `json:"kernel_args"`
 		DefaultTTLSeconds int               `json:"default_ttl_seconds"`
 	}{
 		Image: img, Name: s.Name, Build: s.Build, Warmup: s.Warmup,
-		Env: s.Env, MemoryMiB: s.MemoryMiB, VCPUs: s.VCPUs, KernelArgs: s.KernelArgs,
+		Env: s.Env, Workdir: s.Workdir, MemoryMiB: s.MemoryMiB, VCPUs: s.VCPUs, KernelArgs: s.KernelArgs,
 		DefaultTTLSeconds: s.DefaultTTLSeconds,
 	})
 }
@@ -60,18 +65,36 @@ func hashJSON(v any) (string, error) {
 
 // ImageHash returns a stable hex sha256 of what goes into the spec's root
 // image: suite, packages (order-insensitive), size and copied files with
-// their content. Build steps, warm-up, env and machine shape run in the VM
-// and are not part of it.
+// their content, or for a template built from a container image the
+// image's id (the digest of its config, which names every layer) in place
+// of suite and packages. Build steps, warm-up, env and machine shape run
+// in the VM and are not part of it.
 func (s *Spec) ImageHash() (string, error) {
 	digests, err := s.fileDigests()
 	if err != nil {
 		return "", err
 	}
-	return s.imageHashWith(digests)
+	id, err := s.imageID()
+	if err != nil {
+		return "", err
+	}
+	return s.imageHashWith(digests, id)
 }
 
-func (s *Spec) imageHashWith(digests []string) (string, error) {
-	img, err := s.imageInput(digests)
+// imageID is the id of the spec's container image, "" for none.
+func (s *Spec) imageID() (string, error) {
+	if !s.Image.IsSet() {
+		return "", nil
+	}
+	si, err := openImage(s.Image)
+	if err != nil {
+		return "", err
+	}
+	return si.id.String(), nil
+}
+
+func (s *Spec) imageHashWith(digests []string, imageID string) (string, error) {
+	img, err := s.imageInput(digests, imageID)
 	if err != nil {
 		return "", err
 	}
@@ -82,7 +105,8 @@ func (s *Spec) imageHashWith(digests []string) (string, error) {
 type imageInput struct {
 	V             int         `json:"v"`
 	Suite         string      `json:"suite"`
-	Packages      []string    `json:"packages"` // sorted
+	Image         string      `json:"image,omitempty"` // container image id (sha256 of its config)
+	Packages      []string    `json:"packages"`        // sorted
 	Files         []hashInput `json:"files"`
 	RootfsSizeMiB int         `json:"rootfs_size_mib"`
 }
@@ -93,11 +117,11 @@ type hashInput struct {
 	SHA256 string `json:"sha256"`
 }
 
-func (s *Spec) imageInput(digests []string) (imageInput, error) {
+func (s *Spec) imageInput(digests []string, imageID string) (imageInput, error) {
 	if !s.resolved {
 		return imageInput{}, errdefs.FailedPrecondition("template %q: hash before its `from` is resolved", s.Name)
 	}
-	in := imageInput{V: hashSchemeVersion, Suite: s.Suite, RootfsSizeMiB: s.RootfsSizeMiB}
+	in := imageInput{V: hashSchemeVersion, Suite: s.Suite, Image: imageID, RootfsSizeMiB: s.RootfsSizeMiB}
 	in.Packages = append([]string(nil), s.Packages...)
 	sort.Strings(in.Packages)
 	for i, f := range s.Files {

@@ -11,7 +11,8 @@ import (
 // packages, files, build commands, env and kernel_args come first and s
 // appends (env: overrides) its own; scalar fields s leaves unset are
 // inherited. lookup returns a parent by name (unresolved is fine). An
-// unknown parent or a cycle is an InvalidArgument naming `from`.
+// unknown parent is a NotFound naming `from` and, through lookup's error,
+// where it was looked for; a cycle is an InvalidArgument.
 func (s *Spec) Resolve(lookup func(name string) (*Spec, error)) (*Spec, error) {
 	return s.resolve(lookup, nil)
 }
@@ -33,7 +34,7 @@ func (s *Spec) resolve(lookup func(string) (*Spec, error), chain []string) (*Spe
 	parent, err := lookup(s.From)
 	if err != nil {
 		if errdefs.IsNotFound(err) {
-			return nil, s.errf("from", "unknown template %q", s.From)
+			return nil, fmt.Errorf("%s: from: unknown template %q: %w", s.where("from"), s.From, err)
 		}
 		return nil, fmt.Errorf("%s: from: %w", s.where("from"), err)
 	}
@@ -55,8 +56,12 @@ func (s *Spec) mergeOnto(parent *Spec) (*Spec, error) {
 		Dir:   s.Dir,
 		set:   s.set,
 		lines: s.lines,
+		// where s came from
+		shipped: s.shipped,
 		// scalars: inherited unless s sets them
 		Suite:             parent.Suite,
+		Image:             parent.Image,
+		Workdir:           parent.Workdir,
 		Warmup:            parent.Warmup,
 		MemoryMiB:         parent.MemoryMiB,
 		VCPUs:             parent.VCPUs,
@@ -64,26 +69,15 @@ func (s *Spec) mergeOnto(parent *Spec) (*Spec, error) {
 		RootfsSizeMiB:     parent.RootfsSizeMiB,
 		resolved:          true,
 	}
+	if err := s.checkBase(parent); err != nil {
+		return nil, err
+	}
 	if s.set["suite"] {
 		if s.Suite != parent.Suite {
 			return nil, s.errf("suite", "%q differs from parent %q's suite %q", s.Suite, parent.Name, parent.Suite)
 		}
 	}
-	if s.set["warmup"] {
-		out.Warmup = s.Warmup
-	}
-	if s.set["memory_mib"] {
-		out.MemoryMiB = s.MemoryMiB
-	}
-	if s.set["vcpus"] {
-		out.VCPUs = s.VCPUs
-	}
-	if s.set["default_ttl_seconds"] {
-		out.DefaultTTLSeconds = s.DefaultTTLSeconds
-	}
-	if s.set["rootfs_size_mib"] {
-		out.RootfsSizeMiB = s.RootfsSizeMiB
-	}
+	s.overrideScalars(out)
 
 	seen := map[string]bool{}
 	for _, from := range []*Spec{parent, s} {
@@ -120,6 +114,45 @@ func (s *Spec) mergeOnto(parent *Spec) (*Spec, error) {
 		}
 	}
 	return out, nil
+}
+
+// overrideScalars sets in out the scalar fields s itself sets.
+func (s *Spec) overrideScalars(out *Spec) {
+	if s.set["workdir"] {
+		out.Workdir = s.Workdir
+	}
+	if s.set["warmup"] {
+		out.Warmup = s.Warmup
+	}
+	if s.set["memory_mib"] {
+		out.MemoryMiB = s.MemoryMiB
+	}
+	if s.set["vcpus"] {
+		out.VCPUs = s.VCPUs
+	}
+	if s.set["default_ttl_seconds"] {
+		out.DefaultTTLSeconds = s.DefaultTTLSeconds
+	}
+	if s.set["rootfs_size_mib"] {
+		out.RootfsSizeMiB = s.RootfsSizeMiB
+	}
+}
+
+// checkBase refuses a child that changes its parent's base: a child of
+// an image template may not name another image, a suite or packages, and
+// a child of a Debian template may not switch to an image.
+func (s *Spec) checkBase(parent *Spec) error {
+	switch {
+	case parent.Image.IsSet() && s.Image.IsSet() && s.Image != parent.Image:
+		return s.errf("image", "%s differs from parent %q's image %s: a child keeps its parent's base", s.Image, parent.Name, parent.Image)
+	case parent.Image.IsSet() && s.set["suite"]:
+		return s.errf("suite", "parent %q is built from image %s, not a Debian suite", parent.Name, parent.Image)
+	case parent.Image.IsSet() && len(s.Packages) > 0:
+		return s.errf("packages", "parent %q is built from image %s: install packages in the image, or with a build step", parent.Name, parent.Image)
+	case !parent.Image.IsSet() && s.Image.IsSet():
+		return s.errf("image", "parent %q is built from Debian packages: a child cannot change its parent's base to an image", parent.Name)
+	}
+	return nil
 }
 
 // pkgOrigin is where Packages[i] was declared.

@@ -22,7 +22,16 @@ func parse(data []byte, dir, file string) (*Spec, error) {
 	if dir == "" {
 		dir = "."
 	}
-	s := &Spec{Path: file, Dir: dir, set: map[string]bool{}, lines: map[string]int{}}
+	return parseSpec(&Spec{Path: file, Dir: dir, set: map[string]bool{}, lines: map[string]int{}}, data)
+}
+
+// parseShipped parses one of the specs built into airlock; file names it
+// in errors.
+func parseShipped(data []byte, file string) (*Spec, error) {
+	return parseSpec(&Spec{Path: file, shipped: true, set: map[string]bool{}, lines: map[string]int{}}, data)
+}
+
+func parseSpec(s *Spec, data []byte) (*Spec, error) {
 	if len(data) > maxSpecBytes {
 		return nil, s.errf("", "larger than %d bytes", maxSpecBytes)
 	}
@@ -67,7 +76,7 @@ func parse(data []byte, dir, file string) (*Spec, error) {
 // first error a user sees is the first one in the file.
 func (s *Spec) fill(raw *rawSpec) error {
 	for _, step := range []func(*rawSpec) error{
-		s.fillIdentity, s.fillPackages, s.fillFiles, s.fillCommands, s.fillEnv, s.fillSizes, s.fillKernelArgs,
+		s.fillIdentity, s.fillImage, s.fillPackages, s.fillFiles, s.fillCommands, s.fillEnv, s.fillWorkdir, s.fillSizes, s.fillKernelArgs,
 	} {
 		if err := step(raw); err != nil {
 			return err
@@ -105,8 +114,30 @@ func (s *Spec) fillIdentity(raw *rawSpec) error {
 	return nil
 }
 
+// fillImage checks image: a reference to a container image on this host,
+// which replaces the Debian base (suite, packages).
+func (s *Spec) fillImage(raw *rawSpec) error {
+	if raw.Image == nil {
+		return nil
+	}
+	s.set["image"] = true
+	ref, err := parseImageRef(*raw.Image, s.Dir, s.shipped)
+	if err != nil {
+		return s.errf("image", "%v", err)
+	}
+	s.Image = ref
+	if raw.Suite != nil {
+		return s.errf("suite", "cannot be set with image: the root comes from the image, not from Debian")
+	}
+	s.Suite = ""
+	return nil
+}
+
 // fillPackages checks packages: valid Debian names, none twice.
 func (s *Spec) fillPackages(raw *rawSpec) error {
+	if s.Image.IsSet() && len(raw.Packages) > 0 {
+		return s.errf("packages", "cannot be set with image: install packages in the image, or with a build step")
+	}
 	seenPkg := map[string]bool{}
 	for i, p := range raw.Packages {
 		field := fmt.Sprintf("packages[%d]", i)
@@ -179,6 +210,25 @@ func (s *Spec) fillEnv(raw *rawSpec) error {
 	return nil
 }
 
+// fillWorkdir checks workdir: an absolute, clean guest path.
+func (s *Spec) fillWorkdir(raw *rawSpec) error {
+	if raw.Workdir == nil {
+		return nil
+	}
+	s.set["workdir"] = true
+	w := *raw.Workdir
+	switch {
+	case !path.IsAbs(w):
+		return s.errf("workdir", "%q must be an absolute guest path", w)
+	case path.Clean(w) != w:
+		return s.errf("workdir", "%q is not a clean path (want %q)", w, path.Clean(w))
+	case strings.ContainsAny(w, "\x00\n"):
+		return s.errf("workdir", "%q contains a NUL or newline", w)
+	}
+	s.Workdir = w
+	return nil
+}
+
 // fillSizes checks the integer fields against their ranges and applies
 // their defaults.
 func (s *Spec) fillSizes(raw *rawSpec) error {
@@ -240,6 +290,9 @@ func (s *Spec) checkFile(i int, rf rawFile) (File, error) {
 		}
 		f.tool = p
 		return s.checkDst(f, field, rf)
+	}
+	if s.shipped {
+		return f, s.errf(field+".src", "%q: a spec built into airlock can copy only airlock's own tools (%s<name>)", rf.Src, ToolScheme)
 	}
 	if filepath.IsAbs(rf.Src) {
 		return f, s.errf(field+".src", "%q must be relative to the spec's directory", rf.Src)

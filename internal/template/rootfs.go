@@ -54,6 +54,9 @@ const (
 // rootfsSteps are BuildRootfs's steps, in order.
 var rootfsSteps = []string{"check packages", "bootstrap", "copy files", "trim", "pack ext4", "publish"}
 
+// imageRootfsSteps are BuildRootfs's steps for a root from a container image.
+var imageRootfsSteps = []string{"extract layers", "copy files", "pack ext4", "publish"}
+
 // RootfsPath is where the root image of resolved spec s is (or will be)
 // cached under cacheDir. It hashes s's copied files.
 func RootfsPath(cacheDir string, s *Spec) (string, error) {
@@ -77,9 +80,10 @@ func rootfsPathFor(cacheDir, imageHash string) string {
 // templates that differ in build steps, memory or env share one image;
 // hence it names the image's hash, not a template.
 type TemplateInfo struct {
-	ImageHash string `json:"image_hash"` // Spec.ImageHash()
-	Suite     string `json:"suite"`      // Debian suite
-	Format    string `json:"format"`     // root build format version
+	ImageHash string `json:"image_hash"`      // Spec.ImageHash()
+	Suite     string `json:"suite,omitempty"` // Debian suite ("" for a root from a container image)
+	Image     string `json:"image,omitempty"` // container image id, for a root from one
+	Format    string `json:"format"`          // root build format version
 }
 
 // TemplateInfoPath is where TemplateInfo lives inside the guest.
@@ -87,8 +91,9 @@ const TemplateInfoPath = templateInfoPath
 
 // BuildRootfs returns the path of the read-only ext4 root image of the
 // resolved spec, building it with mmdebstrap (minbase + DefaultPackages +
-// spec.Packages, then spec.Files) unless an image for the same Hash is
-// already cached under cacheDir/rootfs. Building needs root (mmdebstrap
+// spec.Packages, then spec.Files), or for a spec with an image from that
+// container image's layers (then spec.Files), unless an image for the same
+// ImageHash is already cached under cacheDir/rootfs. Building needs root (mmdebstrap
 // --mode=root) and the host's apt sources for spec.Suite.
 //
 // All work happens in a temporary directory under cacheDir/rootfs which is
@@ -104,21 +109,29 @@ func BuildRootfs(ctx context.Context, spec *Spec, cacheDir string, progress imag
 	if err != nil {
 		return "", err
 	}
-	hash, err := spec.imageHashWith(digests)
-	if err != nil {
+	b := &rootfsBuild{spec: spec, cacheDir: cacheDir, digests: digests}
+	names := rootfsSteps
+	if spec.Image.IsSet() {
+		if b.src, err = openImage(spec.Image); err != nil {
+			return "", err
+		}
+		names = imageRootfsSteps
+	}
+	if b.hash, err = spec.imageHashWith(digests, b.src.idString()); err != nil {
 		return "", err
 	}
-	final := rootfsPathFor(cacheDir, hash)
-	st := newSteps(progress, "rootfs", rootfsSteps...)
+	final := rootfsPathFor(cacheDir, b.hash)
+	b.st = newSteps(progress, "rootfs", names...)
 	if fi, err := os.Stat(final); err == nil {
-		st.done("template %q: cached %s (%s)", spec.Name, final, sizeString(fi))
+		b.st.done("template %q: cached %s (%s)", spec.Name, final, sizeString(fi))
 		return final, nil
 	}
-
-	st.next("check packages")
-	pkgs := packageList(spec)
-	if err := checkPackages(ctx, spec, pkgs); err != nil {
-		return "", err
+	if !spec.Image.IsSet() {
+		b.st.next("check packages")
+		b.pkgs = packageList(spec)
+		if err := checkPackages(ctx, spec, b.pkgs); err != nil {
+			return "", err
+		}
 	}
 
 	dir := filepath.Dir(final)
@@ -137,15 +150,15 @@ func BuildRootfs(ctx context.Context, spec *Spec, cacheDir string, progress imag
 		}
 	}()
 	root := filepath.Join(tmp, "root")
-	if err := buildTree(ctx, spec, cacheDir, pkgs, digests, hash, root, st); err != nil {
+	if err := b.tree(ctx, root); err != nil {
 		return "", err
 	}
 	img := filepath.Join(tmp, "root.ext4")
-	if err := packTree(ctx, spec, root, img, st); err != nil {
+	if err := packTree(ctx, spec, root, img, b.st); err != nil {
 		return "", err
 	}
 
-	st.next("publish")
+	b.st.next("publish")
 	if err := image.Publish(img, final); err != nil {
 		return "", err
 	}
@@ -153,8 +166,38 @@ func BuildRootfs(ctx context.Context, spec *Spec, cacheDir string, progress imag
 	if err != nil {
 		return "", err
 	}
-	st.done("template %q: built %s (%s) in %s", spec.Name, final, sizeString(fi), time.Since(st.start).Round(100*time.Millisecond))
+	b.st.done("template %q: built %s (%s) in %s", spec.Name, final, sizeString(fi), time.Since(b.st.start).Round(100*time.Millisecond))
 	return final, nil
+}
+
+// rootfsBuild is one BuildRootfs run's inputs.
+type rootfsBuild struct {
+	spec     *Spec
+	cacheDir string
+	digests  []string     // of spec.Files
+	hash     string       // the image hash
+	src      *sourceImage // the container image, nil for a Debian root
+	pkgs     []string     // Debian packages, nil for an image root
+	st       *steps
+}
+
+// tree makes the root's tree: from the Debian bootstrap or the container
+// image, then the spec's files and the identity file.
+func (b *rootfsBuild) tree(ctx context.Context, root string) error {
+	if b.src == nil {
+		return buildTree(ctx, b.spec, b.cacheDir, b.pkgs, b.digests, b.hash, root, b.st)
+	}
+	b.st.next("extract layers")
+	if err := extractImage(ctx, b.src, root, b.st); err != nil {
+		return err
+	}
+	b.st.next("copy files")
+	if err := copyFiles(b.spec, b.digests, root); err != nil {
+		return err
+	}
+	// The image is the operator's: nothing in it is trimmed. Only what
+	// identifies the guest is airlock's.
+	return writeIdentity(root, TemplateInfo{ImageHash: b.hash, Image: b.src.idString(), Format: rootfsFormat})
 }
 
 // buildTree makes the image's tree at root: bootstrap (cached per suite

@@ -53,12 +53,14 @@ var (
 type Spec struct {
 	Name              string            // [a-z0-9][a-z0-9-]{0,62}; unique per template directory
 	From              string            // parent template, "" for none; informational once resolved
-	Suite             string            // Debian suite, one of Suites
+	Suite             string            // Debian suite, one of Suites; "" when Image is set
+	Image             ImageRef          // container image the root comes from instead of Debian packages; zero for none
 	Packages          []string          // Debian packages on top of minbase (and the defaults every template gets)
 	Files             []File            // copied into the root, in order; a later entry with the same Dst wins
 	Build             []string          // shell commands run in the VM during the bake, in order
 	Warmup            string            // one shell command run after Build, before the snapshot
-	Env               map[string]string // environment of every exec in this template
+	Env               map[string]string // environment of every exec in this template (over the image's)
+	Workdir           string            // working directory of execs that name none; "" = the image's, else /
 	MemoryMiB         int               // guest RAM
 	VCPUs             int               // guest CPUs
 	KernelArgs        []string          // extra kernel command line words
@@ -67,13 +69,15 @@ type Spec struct {
 
 	// Path is the spec file ("" when parsed from bytes); it prefixes errors.
 	Path string
-	// Dir is the directory Files' Src paths are relative to.
+	// Dir is the directory Files' Src paths are relative to ("" for a
+	// shipped spec, which can copy only airlock's own tools).
 	Dir string
 
 	set        map[string]bool // scalar fields the file itself set; drives inheritance
 	pkgOrigins []origin        // where each of Packages was declared (parallel to Packages)
 	lines      map[string]int  // field path ("packages[2]") -> line in the file
 	resolved   bool            // true once `from` is flattened (or there is none)
+	shipped    bool            // read from the specs built into airlock (package templates)
 }
 
 // File is one host file copied into the template's root filesystem.
@@ -123,11 +127,13 @@ type rawSpec struct {
 	Name              *string           `yaml:"name"`
 	From              *string           `yaml:"from"`
 	Suite             *string           `yaml:"suite"`
+	Image             *string           `yaml:"image"`
 	Packages          []string          `yaml:"packages"`
 	Files             []rawFile         `yaml:"files"`
 	Build             []string          `yaml:"build"`
 	Warmup            *string           `yaml:"warmup"`
 	Env               map[string]string `yaml:"env"`
+	Workdir           *string           `yaml:"workdir"`
 	MemoryMiB         *int              `yaml:"memory_mib"`
 	VCPUs             *int              `yaml:"vcpus"`
 	KernelArgs        []string          `yaml:"kernel_args"`
@@ -203,4 +209,19 @@ func readLimited(path string) ([]byte, error) {
 		return nil, errdefs.InvalidArgument("%s: larger than %d bytes", path, maxSpecBytes)
 	}
 	return data, nil
+}
+
+// builtinPrefix marks the Path of a spec built into airlock.
+const builtinPrefix = "builtin:"
+
+// Source is where the spec was read from: the spec file's absolute path,
+// "builtin:NAME.yaml" for one shipped inside airlock, or "" for bytes.
+func (s *Spec) Source() string {
+	if s.Path == "" || s.shipped {
+		return s.Path
+	}
+	if abs, err := filepath.Abs(s.Path); err == nil {
+		return abs
+	}
+	return s.Path
 }

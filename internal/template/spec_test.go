@@ -272,12 +272,14 @@ func TestResolveErrors(t *testing.T) {
 		specs map[string]string
 		start string
 		want  []string
+		code  string // default invalid_argument
 	}{
 		{
 			name:  "unknown parent",
 			specs: map[string]string{"a": "name: a\nfrom: nosuch\n"},
 			start: "a",
 			want:  []string{"a.yaml:2: from:", `unknown template "nosuch"`},
+			code:  "not_found",
 		},
 		{
 			name:  "cycle of two",
@@ -314,8 +316,8 @@ func TestResolveErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("resolved a bad chain")
 			}
-			if !errdefs.IsInvalidArgument(err) {
-				t.Errorf("class = %s, want invalid_argument: %v", errdefs.Code(err), err)
+			if want := map[bool]string{true: "invalid_argument", false: tc.code}[tc.code == ""]; errdefs.Code(err) != want {
+				t.Errorf("class = %s, want %s: %v", errdefs.Code(err), want, err)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
