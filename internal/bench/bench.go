@@ -87,6 +87,8 @@ type Report struct {
 	IdlePSSKiB   int64 // mean PSS of an idle sandbox's VMM
 	IdleRSSKiB   int64
 	IdleSamples  int
+	// IdleParts is the idle PSS and private memory by kind of mapping.
+	IdleParts []MemoryPart `json:",omitempty"`
 	// JailCost, when measured, is create including the VMM process start
 	// with the jail and without it, sampled alternately in the same run.
 	JailCost *JailCost `json:",omitempty"`
@@ -188,7 +190,7 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 		return nil, err
 	}
 	say("idle memory (%d sandboxes)", o.Idle)
-	if r.IdleSamples, r.IdlePSSKiB, r.IdleRSSKiB, err = b.idleMemory(ctx, o.Idle); err != nil {
+	if r.IdleSamples, r.IdlePSSKiB, r.IdleRSSKiB, r.IdleParts, err = b.idleMemory(ctx, o.Idle); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -338,8 +340,8 @@ func (b bencher) fork(v *vm.VM) func(context.Context) (time.Duration, error) {
 }
 
 // idleMemory restores n clones, lets them settle and returns their mean
-// PSS and RSS.
-func (b bencher) idleMemory(ctx context.Context, n int) (samples int, pssKiB, rssKiB int64, err error) {
+// PSS and RSS, and the mean by kind of mapping.
+func (b bencher) idleMemory(ctx context.Context, n int) (samples int, pssKiB, rssKiB int64, parts []MemoryPart, err error) {
 	var idle []*vm.VM
 	defer func() {
 		for _, x := range idle {
@@ -349,21 +351,26 @@ func (b bencher) idleMemory(ctx context.Context, n int) (samples int, pssKiB, rs
 	for i := 0; i < n; i++ {
 		x, err := clone(ctx, b.h, b.t)
 		if err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, nil, err
 		}
 		idle = append(idle, x)
 	}
 	time.Sleep(3 * time.Second)
 	var pss, rss int64
+	sums := map[string]*MemoryPart{}
 	for _, x := range idle {
 		u, err := procstat.Read(x.Machine.PID())
 		if err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, nil, err
 		}
 		pss += u.PSS >> 10
 		rss += u.RSS >> 10
+		if err := memoryBreakdown(x.Machine.PID(), sums); err != nil {
+			return 0, 0, 0, nil, err
+		}
 	}
-	return len(idle), pss / int64(len(idle)), rss / int64(len(idle)), nil
+	k := int64(len(idle))
+	return len(idle), pss / k, rss / k, meanParts(sums, len(idle)), nil
 }
 
 // Print writes the report as a small table with the ratios that matter.
@@ -377,6 +384,9 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "  exec round trip (`true`)     %s\n", r.ExecRTT)
 	fmt.Fprintf(w, "  agent call round trip        %s\n", r.HealthRTT)
 	fmt.Fprintf(w, "  idle sandbox memory          PSS %.1f MiB, RSS %.1f MiB (mean of %d)\n", float64(r.IdlePSSKiB)/1024, float64(r.IdleRSSKiB)/1024, r.IdleSamples)
+	for _, p := range r.IdleParts {
+		fmt.Fprintf(w, "    %-41s PSS %6.1f MiB, private %6.1f MiB\n", p.Part, float64(p.PSSKiB)/1024, float64(p.PrivateKiB)/1024)
+	}
 	if c := r.JailCost; c != nil {
 		fmt.Fprintf(w, "  create, jailed               %s\n", c.Jailed)
 		fmt.Fprintf(w, "  create, unjailed (baseline)  %s\n", c.Unjailed)

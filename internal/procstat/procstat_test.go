@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"errors"
 	"io/fs"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -77,5 +78,57 @@ func TestReadChildBurningCPU(t *testing.T) {
 	}
 	if _, err := Read(1 << 30); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Read of a missing pid: %v, want not-exist", err)
+	}
+}
+
+func TestParseSmaps(t *testing.T) {
+	in := `7f0000000000-7f0010000000 rw-p 00000000 00:01 12 /memfd:airlock-base (deleted)
+Size:             262144 kB
+Rss:               40000 kB
+Pss:               20000 kB
+Private_Clean:         0 kB
+Private_Dirty:      4000 kB
+55d000000000-55d000100000 rw-p 00000000 00:00 0                          [heap]
+Rss:                1024 kB
+Pss:                1024 kB
+Private_Dirty:      1024 kB
+7f1000000000-7f1000001000 rwxp 00000000 00:00 0 
+Rss:                   4 kB
+Pss:                   4 kB
+Private_Dirty:         4 kB
+`
+	ms, err := parseSmaps(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 3 {
+		t.Fatalf("%d mappings: %+v", len(ms), ms)
+	}
+	if m := ms[0]; m.Name != "/memfd:airlock-base (deleted)" || m.Size != 256<<20 || m.RSS != 40000<<10 || m.PSS != 20000<<10 || m.Private != 4000<<10 || m.Perms != "rw-p" {
+		t.Errorf("memfd mapping %+v", m)
+	}
+	if ms[1].Name != "[heap]" || ms[2].Name != "" || ms[2].Perms != "rwxp" {
+		t.Errorf("heap / anonymous: %+v %+v", ms[1], ms[2])
+	}
+	if _, err := parseSmaps(strings.NewReader("zz-yy rw-p 0 0 0\n")); err == nil {
+		t.Error("a bad range was accepted")
+	}
+}
+
+func TestMappingsOfThisProcess(t *testing.T) {
+	ms, err := Mappings(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rss int64
+	for _, m := range ms {
+		rss += m.RSS
+	}
+	u, err := Read(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) < 5 || rss <= 0 || rss > 2*u.RSS {
+		t.Fatalf("%d mappings summing to RSS %d; rollup says %d", len(ms), rss, u.RSS)
 	}
 }
