@@ -117,6 +117,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"ExecResult":           ExecResponse{},
 		"StreamEvent":          StreamEvent{},
 		"WriteFileResult":      WriteFileResponse{},
+		"WriteArchiveResult":   WriteArchiveResponse{},
 		"FileInfo":             FileInfo{},
 		"FileList":             FileList{},
 		"Template":             TemplateInfo{},
