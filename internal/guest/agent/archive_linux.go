@@ -102,7 +102,9 @@ func (s *Server) ReadArchive(req *agentpb.ReadArchiveRequest, stream agentpb.Age
 
 // sendWriter sends each write as one data message (gRPC copies it before
 // Send returns).
-type sendWriter struct{ stream agentpb.Agent_ReadArchiveServer }
+type sendWriter struct {
+	stream agentpb.Agent_ReadArchiveServer
+}
 
 func (w sendWriter) Write(p []byte) (int, error) {
 	if err := w.stream.Send(&agentpb.ReadArchiveResponse{Data: p}); err != nil {
