@@ -141,14 +141,15 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 func TestOpenAPISchemasMatchClientTypes(t *testing.T) {
 	doc := loadOpenAPI(t)
 	for name, typ := range map[string]any{
-		"Sandbox":      client.SandboxInfo{},
-		"EgressPolicy": client.EgressPolicy{},
-		"EgressRule":   client.EgressRule{},
-		"ProbeResult":  client.ProbeResult{},
-		"FileInfo":     client.FileInfo{},
-		"Template":     client.Template{},
-		"AuditRecord":  client.AuditRecord{},
-		"ExecResult":   client.ExecResult{},
+		"Sandbox":            client.SandboxInfo{},
+		"EgressPolicy":       client.EgressPolicy{},
+		"EgressRule":         client.EgressRule{},
+		"ProbeResult":        client.ProbeResult{},
+		"FileInfo":           client.FileInfo{},
+		"Template":           client.Template{},
+		"AuditRecord":        client.AuditRecord{},
+		"ExecResult":         client.ExecResult{},
+		"WriteArchiveResult": client.ArchiveResult{},
 	} {
 		got, want, ok := schemaAndType(t, doc, name, typ)
 		if !ok {
