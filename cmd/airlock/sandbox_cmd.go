@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -427,105 +426,7 @@ func execJSON(res *client.ExecResult) any {
 	return out
 }
 
-// remoteRE recognises ID:/path operands of cp.
-var remoteRE = regexp.MustCompile(`^([a-z0-9-]{1,64}):(/.*)$`)
-
-func sbxCopyCmd(f *clientFlags) *cobra.Command {
-	var mode string
-	cmd := &cobra.Command{
-		Use:   "cp LOCAL ID:/path | cp ID:/path LOCAL",
-		Short: "Copy a file into or out of a sandbox, streamed ('-' is stdin/stdout)",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			src, dst := remoteRE.FindStringSubmatch(args[0]), remoteRE.FindStringSubmatch(args[1])
-			ctx := cmd.Context()
-			switch {
-			case src == nil && dst != nil:
-				return copyIn(ctx, cmd, f, c.Sandbox(dst[1]), args[0], dst[2], mode)
-			case src != nil && dst == nil:
-				return copyOut(ctx, cmd, f, c.Sandbox(src[1]), src[2], args[1])
-			default:
-				return errdefs.InvalidArgument("exactly one operand must be ID:/absolute/path")
-			}
-		},
-	}
-	cmd.Flags().StringVar(&mode, "mode", "", "permission bits of the file written into the sandbox (octal, default 0644)")
-	return cmd
-}
-
-func copyIn(ctx context.Context, cmd *cobra.Command, f *clientFlags, sbx *client.Sandbox, local, remote, mode string) error {
-	var r io.Reader = os.Stdin
-	if local != "-" {
-		fh, err := os.Open(local)
-		if err != nil {
-			return err
-		}
-		defer fh.Close()
-		r = fh
-	}
-	var opts []client.WriteOption
-	if mode != "" {
-		m, err := strconv.ParseUint(mode, 8, 32)
-		if err != nil {
-			return errdefs.InvalidArgument("--mode %q: want octal like 0600", mode)
-		}
-		opts = append(opts, client.WithMode(uint32(m)))
-	}
-	n, err := sbx.Files().Write(ctx, remote, r, opts...)
-	if err != nil {
-		return err
-	}
-	if f.json {
-		return printJSON(cmd.OutOrStdout(), map[string]int64{"bytes": n})
-	}
-	return nil
-}
-
-func copyOut(ctx context.Context, cmd *cobra.Command, f *clientFlags, sbx *client.Sandbox, remote, local string) (err error) {
-	rc, err := sbx.Files().Read(ctx, remote)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	var w io.Writer = cmd.OutOrStdout()
-	if local != "-" {
-		// Write beside the target and rename, so a broken transfer never
-		// leaves a truncated file under the wanted name.
-		tmp, err := os.CreateTemp(dirOf(local), ".airlock-cp-*")
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if err != nil {
-				tmp.Close()
-				os.Remove(tmp.Name())
-			}
-		}()
-		n, err := io.Copy(tmp, rc)
-		if err != nil {
-			return fmt.Errorf("copy %s: %w", remote, err)
-		}
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp.Name(), local); err != nil {
-			return err
-		}
-		if f.json {
-			return printJSON(cmd.OutOrStdout(), map[string]int64{"bytes": n})
-		}
-		return nil
-	}
-	if _, err := io.Copy(w, rc); err != nil {
-		return fmt.Errorf("copy %s: %w", remote, err)
-	}
-	return nil
-}
-
+// dirOf is the directory part of a local path ("." for a bare name).
 func dirOf(p string) string {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {
 		if i == 0 {
