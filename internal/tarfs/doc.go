@@ -30,7 +30,8 @@
 // Every path is also opened through an os.Root, so even a race with
 // another writer cannot take a write outside the directory.
 //
-// Extraction is not atomic: the entries written before a refusal stay.
+// Extraction is not atomic: the entries written before a refusal stay
+// (but not a file cut short by a broken stream or a full disk).
 // Regular files, directories and symlinks keep their permission bits and
 // modification times (a symlink's own time is not set); directories'
 // times are set last, after their contents are written.

@@ -306,6 +306,8 @@ func (x *extractor) file(name string, hdr *tar.Header, r io.Reader) (err error) 
 	n, err := io.CopyN(fileWriter{f, name}, r, hdr.Size)
 	x.stats.Bytes += n
 	if err != nil {
+		// No partial file stays behind (a full disk, a cut stream).
+		_ = x.root.Remove(name)
 		return err
 	}
 	if err := f.Chmod(mode(hdr)); err != nil {

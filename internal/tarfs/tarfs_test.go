@@ -189,6 +189,9 @@ func TestExtractTruncatedIsInvalid(t *testing.T) {
 	if _, err := Extract(bytes.NewReader(b[:1500]), dest, Options{}); !errdefs.IsInvalidArgument(err) {
 		t.Fatalf("truncated archive: %v, want invalid_argument", err)
 	}
+	if _, err := os.Lstat(filepath.Join(dest, "a")); err == nil {
+		t.Error("the truncated entry's partial file stayed")
+	}
 }
 
 func TestExtractModes(t *testing.T) {
