@@ -64,7 +64,7 @@ func TestUploadDownloadDir(t *testing.T) {
 // confined to the local directory.
 func TestDownloadDirRefusesEscapes(t *testing.T) {
 	for name, ents := range map[string][]tar.Header{
-		"dot-dot": {{Name: "out/../../escaped", Typeflag: tar.TypeReg}},
+		"dot-dot":  {{Name: "out/../../escaped", Typeflag: tar.TypeReg}},
 		"absolute": {{Name: "/tmp/escaped", Typeflag: tar.TypeReg}},
 		"link then write through it": {
 			{Name: "out/l", Typeflag: tar.TypeSymlink, Linkname: "../../outside"},
