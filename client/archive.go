@@ -86,21 +86,28 @@ func (f *Files) UploadDir(ctx context.Context, localDir, remoteDir string) (*Arc
 
 var (
 	errUploadEnded = errors.New("upload ended")
-	errNotDir      = fmt.Errorf("not a directory: %w", ErrInvalidArgument)
+	errNotDir      = &classedError{class: ErrInvalidArgument, err: errors.New("not a directory")}
 )
 
 // localError classes an error of the local filesystem, so that a missing
 // local file reads as not_found rather than as a failure to reach the
-// daemon.
+// daemon; errors.Is still finds the fs error (fs.ErrNotExist).
 func localError(err error) error {
+	class := ErrInvalidArgument
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: %w", ErrNotFound, err)
+		class = ErrNotFound
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%w: %w", ErrPermissionDenied, err)
+		class = ErrPermissionDenied
 	}
-	return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	return &classedError{class: class, err: err}
 }
+
+// classedError is err with an error class beside it.
+type classedError struct{ class, err error }
+
+func (e *classedError) Error() string   { return e.err.Error() }
+func (e *classedError) Unwrap() []error { return []error{e.class, e.err} }
 
 // declaredLength is r's remaining size when it can be known without
 // reading it (-1 otherwise), and r itself (an empty body made explicit).

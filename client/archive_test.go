@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -49,7 +50,7 @@ func TestUploadDownloadDir(t *testing.T) {
 	}
 
 	// A local problem is the local problem's class, not "unavailable".
-	if _, err := sb.Files().UploadDir(ctx, filepath.Join(src, "missing"), "/job/x"); !errors.Is(err, client.ErrNotFound) {
+	if _, err := sb.Files().UploadDir(ctx, filepath.Join(src, "missing"), "/job/x"); !errors.Is(err, client.ErrNotFound) || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("UploadDir of a missing directory: %v, want not_found", err)
 	}
 	if _, err := sb.Files().UploadDir(ctx, filepath.Join(src, "top.txt"), "/job/x"); !errors.Is(err, client.ErrInvalidArgument) {
