@@ -2,7 +2,6 @@ package client
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -449,20 +448,7 @@ func (f *Files) Write(ctx context.Context, path string, r io.Reader, opts ...Wri
 	for _, o := range opts {
 		o(q)
 	}
-	length := int64(-1)
-	switch v := r.(type) {
-	case interface{ Len() int }:
-		length = int64(v.Len())
-	case statSeeker:
-		if fi, err := v.Stat(); err == nil && fi.Mode().IsRegular() {
-			if off, err := v.Seek(0, io.SeekCurrent); err == nil && off <= fi.Size() {
-				length = fi.Size() - off
-			}
-		}
-	}
-	if length == 0 {
-		r = bytes.NewReader(nil) // net/http sends a nil-length body as chunked otherwise
-	}
+	r, length := declaredLength(r)
 	var out struct {
 		Bytes int64 `json:"bytes"`
 	}

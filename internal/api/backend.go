@@ -32,6 +32,15 @@ type Backend interface {
 	// (exists, is a regular file, is within maxBytes), so that such failures
 	// reach the client as a JSON error instead of a truncated body.
 	ReadFile(ctx context.Context, tenant, id, path string, w io.Writer, maxBytes int64) (int64, error)
+	// WriteArchive relays the tar stream r to the sandbox, whose guest
+	// unpacks it into directory dir (made if missing), writing at most
+	// maxBytes of files. Errors reading r are returned wrapped with %w, as
+	// for WriteFile.
+	WriteArchive(ctx context.Context, tenant, id, dir string, r io.Reader, maxBytes int64) (guest.ArchiveStats, error)
+	// ReadArchive relays the guest's tar stream of path, at most maxBytes
+	// (0: any), and like ReadFile writes nothing to w before it knows path
+	// can be packed.
+	ReadArchive(ctx context.Context, tenant, id, path string, w io.Writer, maxBytes int64) (int64, error)
 	StatFile(ctx context.Context, tenant, id, path string) (sandbox.FileInfo, error)
 	ListFiles(ctx context.Context, tenant, id, path string) ([]sandbox.FileInfo, error)
 	RemoveFile(ctx context.Context, tenant, id, path string, recursive bool) error

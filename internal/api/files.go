@@ -132,13 +132,18 @@ func (s *server) readFile(w *respWriter, r *http.Request, c *call) error {
 // found before then are still JSON errors.
 type lazyWriter struct {
 	w       http.ResponseWriter
+	ctype   string // "": application/octet-stream
 	started bool
 }
 
 func (l *lazyWriter) start() {
 	l.started = true
 	h := l.w.Header()
-	h.Set("Content-Type", "application/octet-stream")
+	ctype := l.ctype
+	if ctype == "" {
+		ctype = "application/octet-stream"
+	}
+	h.Set("Content-Type", ctype)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
 	l.w.WriteHeader(http.StatusOK)

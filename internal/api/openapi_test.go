@@ -117,6 +117,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"ExecResult":           ExecResponse{},
 		"StreamEvent":          StreamEvent{},
 		"WriteFileResult":      WriteFileResponse{},
+		"WriteArchiveResult":   WriteArchiveResponse{},
 		"FileInfo":             FileInfo{},
 		"FileList":             FileList{},
 		"Template":             TemplateInfo{},
@@ -147,18 +148,19 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 func TestOpenAPISchemasMatchClientTypes(t *testing.T) {
 	doc := loadOpenAPI(t)
 	for name, typ := range map[string]any{
-		"Sandbox":       client.SandboxInfo{},
-		"EgressPolicy":  client.EgressPolicy{},
-		"EgressRule":    client.EgressRule{},
-		"ProbeResult":   client.ProbeResult{},
-		"FileInfo":      client.FileInfo{},
-		"Template":      client.Template{},
-		"AuditRecord":   client.AuditRecord{},
-		"ExecResult":    client.ExecResult{},
-		"Usage":         client.Usage{},
-		"Key":           client.Key{},
-		"Process":       client.ProcessInfo{},
-		"ProcessOutput": client.ProcessOutput{},
+		"Sandbox":            client.SandboxInfo{},
+		"EgressPolicy":       client.EgressPolicy{},
+		"EgressRule":         client.EgressRule{},
+		"ProbeResult":        client.ProbeResult{},
+		"FileInfo":           client.FileInfo{},
+		"Template":           client.Template{},
+		"AuditRecord":        client.AuditRecord{},
+		"ExecResult":         client.ExecResult{},
+		"Usage":              client.Usage{},
+		"Key":                client.Key{},
+		"Process":            client.ProcessInfo{},
+		"ProcessOutput":      client.ProcessOutput{},
+		"WriteArchiveResult": client.ArchiveResult{},
 	} {
 		got, want, ok := schemaAndType(t, doc, name, typ)
 		if !ok {

@@ -41,6 +41,8 @@ var routes = []route{
 	{"GET /v1/sandboxes/{id}/files/stat", true, (*server).statFile},
 	{"GET /v1/sandboxes/{id}/files/list", true, (*server).listFiles},
 	{"POST /v1/sandboxes/{id}/files/mkdir", true, (*server).makeDir},
+	{"PUT /v1/sandboxes/{id}/archive", true, (*server).writeArchive},
+	{"GET /v1/sandboxes/{id}/archive", true, (*server).readArchive},
 
 	{"GET /v1/templates", true, (*server).listTemplates},
 	{"GET /v1/templates/{name}", true, (*server).getTemplate},

@@ -187,6 +187,12 @@ type WriteFileResponse struct {
 	Bytes int64 `json:"bytes"`
 }
 
+// WriteArchiveResponse answers an archive upload: what the guest wrote.
+type WriteArchiveResponse struct {
+	Entries int64 `json:"entries"` // directories, files and links
+	Bytes   int64 `json:"bytes"`   // bytes of regular files
+}
+
 // FileInfo describes one guest path.
 type FileInfo struct {
 	Path          string    `json:"path"`

@@ -371,6 +371,87 @@ func (c *Client) ReadFile(ctx context.Context, path string, w io.Writer, maxByte
 	}
 }
 
+// ArchiveStats is what the agent reports of an unpacked archive.
+type ArchiveStats struct {
+	Entries int64 // directories, files and links written
+	Bytes   int64 // bytes of regular files written
+}
+
+// WriteArchive streams the tar stream r to the agent, which unpacks it
+// into the directory dir (see internal/tarfs for what it refuses). The
+// bytes are relayed, never parsed here. maxBytes bounds the files'
+// bytes written; the agent's answer is checked against it.
+func (c *Client) WriteArchive(ctx context.Context, dir string, r io.Reader, maxBytes int64) (ArchiveStats, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // a failed read of r abandons the stream
+	stream, err := c.rpc.WriteArchive(ctx)
+	if err != nil {
+		return ArchiveStats{}, mapErr(ctx, "write archive", err)
+	}
+	hdr := &agentpb.WriteArchiveHeader{Path: dir, MaxBytes: maxBytes}
+	if err := stream.Send(&agentpb.WriteArchiveRequest{Msg: &agentpb.WriteArchiveRequest_Header{Header: hdr}}); err != nil {
+		_, rerr := stream.CloseAndRecv()
+		return ArchiveStats{}, mapErr(ctx, "write archive", firstErr(rerr, err))
+	}
+	buf := make([]byte, ChunkSize)
+	for {
+		n, rerr := r.Read(buf)
+		if n > 0 {
+			if err := stream.Send(&agentpb.WriteArchiveRequest{Msg: &agentpb.WriteArchiveRequest_Data{Data: buf[:n]}}); err != nil {
+				_, cerr := stream.CloseAndRecv()
+				return ArchiveStats{}, mapErr(ctx, "write archive", firstErr(cerr, err))
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return ArchiveStats{}, fmt.Errorf("read archive for %s: %w", dir, rerr)
+		}
+	}
+	resp, err := stream.CloseAndRecv()
+	if err != nil {
+		return ArchiveStats{}, mapErr(ctx, "write archive", err)
+	}
+	st := ArchiveStats{Entries: resp.Entries, Bytes: resp.Bytes}
+	if st.Entries < 0 || st.Bytes < 0 || (maxBytes > 0 && st.Bytes > maxBytes) {
+		return ArchiveStats{}, errdefs.New(errdefs.ErrInternal, "agent write archive: implausible answer (%d entries, %d bytes)", st.Entries, st.Bytes)
+	}
+	return st, nil
+}
+
+// ReadArchive streams the agent's tar stream of path (a directory or a
+// file) into w, relayed as it comes, and returns its size. maxBytes > 0
+// bounds the stream: the agent refuses a bigger tree before sending, and
+// a guest that sends more anyway is cut here with ResourceExhausted.
+func (c *Client) ReadArchive(ctx context.Context, path string, w io.Writer, maxBytes int64) (int64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := c.rpc.ReadArchive(ctx, &agentpb.ReadArchiveRequest{Path: path, MaxBytes: maxBytes})
+	if err != nil {
+		return 0, mapErr(ctx, "read archive", err)
+	}
+	var n int64
+	for {
+		msg, err := stream.Recv()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, mapErr(ctx, "read archive", err)
+		}
+		if maxBytes > 0 && n+int64(len(msg.Data)) > maxBytes {
+			return n, errdefs.ResourceExhausted("agent read archive %s: more than the limit of %d bytes", path, maxBytes)
+		}
+		if len(msg.Data) > 0 {
+			if _, err := w.Write(msg.Data); err != nil {
+				return n, fmt.Errorf("deliver archive of %s: %w", path, err)
+			}
+			n += int64(len(msg.Data))
+		}
+	}
+}
+
 // Stat describes one guest path.
 func (c *Client) Stat(ctx context.Context, path string) (*agentpb.FileInfo, error) {
 	r, err := c.rpc.Stat(ctx, &agentpb.PathRequest{Path: path})

@@ -77,6 +77,13 @@ type Guest interface {
 	Exec(ctx context.Context, opts guest.ExecOptions, stdout, stderr io.Writer) (guest.ExecResult, error)
 	WriteFile(ctx context.Context, path string, r io.Reader, mode uint32, makeParents bool) (int64, error)
 	ReadFile(ctx context.Context, path string, w io.Writer, maxBytes int64) (int64, error)
+	// WriteArchive unpacks the tar stream r into directory dir (made if
+	// missing), at most maxBytes of files; the stream is the guest's to
+	// parse. ReadArchive packs path (entries named from its base name)
+	// into w, a stream of at most maxBytes (0: any), writing nothing to w
+	// before it knows path can be packed.
+	WriteArchive(ctx context.Context, dir string, r io.Reader, maxBytes int64) (guest.ArchiveStats, error)
+	ReadArchive(ctx context.Context, path string, w io.Writer, maxBytes int64) (int64, error)
 	Stat(ctx context.Context, path string) (*agentpb.FileInfo, error)
 	List(ctx context.Context, path string) ([]*agentpb.FileInfo, error)
 	Remove(ctx context.Context, path string, recursive bool) error
@@ -206,6 +213,14 @@ func (m vmMachine) WriteFile(ctx context.Context, path string, r io.Reader, mode
 
 func (m vmMachine) ReadFile(ctx context.Context, path string, w io.Writer, maxBytes int64) (int64, error) {
 	return m.v.Agent.ReadFile(ctx, path, w, maxBytes)
+}
+
+func (m vmMachine) WriteArchive(ctx context.Context, dir string, r io.Reader, maxBytes int64) (guest.ArchiveStats, error) {
+	return m.v.Agent.WriteArchive(ctx, dir, r, maxBytes)
+}
+
+func (m vmMachine) ReadArchive(ctx context.Context, path string, w io.Writer, maxBytes int64) (int64, error) {
+	return m.v.Agent.ReadArchive(ctx, path, w, maxBytes)
 }
 
 func (m vmMachine) Stat(ctx context.Context, path string) (*agentpb.FileInfo, error) {

@@ -11,6 +11,8 @@ const (
 	EventFileWrite    = "file_write"    // a file written into a sandbox
 	EventFileRead     = "file_read"     // a file read out of a sandbox
 	EventFileRemove   = "file_remove"   // a path removed in a sandbox
+	EventArchiveWrite = "archive_write" // a tar stream unpacked into a sandbox directory
+	EventArchiveRead  = "archive_read"  // a sandbox directory or file read out as a tar stream
 	EventFork         = "fork"          // a sandbox forked (the parent's record)
 	EventKill         = "kill"          // a sandbox killed by its tenant or at shutdown
 	EventExpire       = "expire"        // a sandbox ended at its deadline

@@ -1,7 +1,7 @@
 // Package agent is the guest side of the agent protocol: airlock-agent, the
 // VM's PID 1. It brings the guest up (mounts, kernel modules, the read-only
 // root with a tmpfs overlay), reaps every orphan, and serves the host's gRPC
-// calls (exec, files, health, prepare) over the virtio-serial port named for
+// calls (exec, files, archives, health, prepare) over the virtio-serial port named for
 // it, reopening the port whenever the host goes away.
 //
 // It must never exit: PID 1 exiting panics the guest kernel. A bad request

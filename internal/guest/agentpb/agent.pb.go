@@ -1495,6 +1495,296 @@ func (*MkdirResponse) Descriptor() ([]byte, []int) {
 	return file_agent_proto_rawDescGZIP(), []int{20}
 }
 
+type WriteArchiveHeader struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`                                // absolute, clean guest directory
+	MaxBytes      int64                  `protobuf:"varint,2,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`       // bytes of files written in all; 0 = agent default
+	MaxEntries    int64                  `protobuf:"varint,3,opt,name=max_entries,json=maxEntries,proto3" json:"max_entries,omitempty"` // 0 = agent default
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteArchiveHeader) Reset() {
+	*x = WriteArchiveHeader{}
+	mi := &file_agent_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteArchiveHeader) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteArchiveHeader) ProtoMessage() {}
+
+func (x *WriteArchiveHeader) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteArchiveHeader.ProtoReflect.Descriptor instead.
+func (*WriteArchiveHeader) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *WriteArchiveHeader) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *WriteArchiveHeader) GetMaxBytes() int64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+func (x *WriteArchiveHeader) GetMaxEntries() int64 {
+	if x != nil {
+		return x.MaxEntries
+	}
+	return 0
+}
+
+type WriteArchiveRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*WriteArchiveRequest_Header
+	//	*WriteArchiveRequest_Data
+	Msg           isWriteArchiveRequest_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteArchiveRequest) Reset() {
+	*x = WriteArchiveRequest{}
+	mi := &file_agent_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteArchiveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteArchiveRequest) ProtoMessage() {}
+
+func (x *WriteArchiveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteArchiveRequest.ProtoReflect.Descriptor instead.
+func (*WriteArchiveRequest) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *WriteArchiveRequest) GetMsg() isWriteArchiveRequest_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *WriteArchiveRequest) GetHeader() *WriteArchiveHeader {
+	if x != nil {
+		if x, ok := x.Msg.(*WriteArchiveRequest_Header); ok {
+			return x.Header
+		}
+	}
+	return nil
+}
+
+func (x *WriteArchiveRequest) GetData() []byte {
+	if x != nil {
+		if x, ok := x.Msg.(*WriteArchiveRequest_Data); ok {
+			return x.Data
+		}
+	}
+	return nil
+}
+
+type isWriteArchiveRequest_Msg interface {
+	isWriteArchiveRequest_Msg()
+}
+
+type WriteArchiveRequest_Header struct {
+	Header *WriteArchiveHeader `protobuf:"bytes,1,opt,name=header,proto3,oneof"`
+}
+
+type WriteArchiveRequest_Data struct {
+	Data []byte `protobuf:"bytes,2,opt,name=data,proto3,oneof"`
+}
+
+func (*WriteArchiveRequest_Header) isWriteArchiveRequest_Msg() {}
+
+func (*WriteArchiveRequest_Data) isWriteArchiveRequest_Msg() {}
+
+type WriteArchiveResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Entries       int64                  `protobuf:"varint,1,opt,name=entries,proto3" json:"entries,omitempty"` // directories, files and links written
+	Bytes         int64                  `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"`     // bytes of regular files written
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteArchiveResponse) Reset() {
+	*x = WriteArchiveResponse{}
+	mi := &file_agent_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteArchiveResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteArchiveResponse) ProtoMessage() {}
+
+func (x *WriteArchiveResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteArchiveResponse.ProtoReflect.Descriptor instead.
+func (*WriteArchiveResponse) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *WriteArchiveResponse) GetEntries() int64 {
+	if x != nil {
+		return x.Entries
+	}
+	return 0
+}
+
+func (x *WriteArchiveResponse) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+type ReadArchiveRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`                          // absolute, clean; a directory or a regular file
+	MaxBytes      int64                  `protobuf:"varint,2,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"` // bound on the stream; 0 = none
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadArchiveRequest) Reset() {
+	*x = ReadArchiveRequest{}
+	mi := &file_agent_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadArchiveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadArchiveRequest) ProtoMessage() {}
+
+func (x *ReadArchiveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadArchiveRequest.ProtoReflect.Descriptor instead.
+func (*ReadArchiveRequest) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ReadArchiveRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ReadArchiveRequest) GetMaxBytes() int64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+type ReadArchiveResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadArchiveResponse) Reset() {
+	*x = ReadArchiveResponse{}
+	mi := &file_agent_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadArchiveResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadArchiveResponse) ProtoMessage() {}
+
+func (x *ReadArchiveResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadArchiveResponse.ProtoReflect.Descriptor instead.
+func (*ReadArchiveResponse) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ReadArchiveResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 type EgressTarget struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Target:
@@ -1508,7 +1798,7 @@ type EgressTarget struct {
 
 func (x *EgressTarget) Reset() {
 	*x = EgressTarget{}
-	mi := &file_agent_proto_msgTypes[21]
+	mi := &file_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1520,7 +1810,7 @@ func (x *EgressTarget) String() string {
 func (*EgressTarget) ProtoMessage() {}
 
 func (x *EgressTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[21]
+	mi := &file_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1533,7 +1823,7 @@ func (x *EgressTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EgressTarget.ProtoReflect.Descriptor instead.
 func (*EgressTarget) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{21}
+	return file_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *EgressTarget) GetTarget() isEgressTarget_Target {
@@ -1587,7 +1877,7 @@ type EgressCheckRequest struct {
 
 func (x *EgressCheckRequest) Reset() {
 	*x = EgressCheckRequest{}
-	mi := &file_agent_proto_msgTypes[22]
+	mi := &file_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1599,7 +1889,7 @@ func (x *EgressCheckRequest) String() string {
 func (*EgressCheckRequest) ProtoMessage() {}
 
 func (x *EgressCheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[22]
+	mi := &file_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1612,7 +1902,7 @@ func (x *EgressCheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EgressCheckRequest.ProtoReflect.Descriptor instead.
 func (*EgressCheckRequest) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{22}
+	return file_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *EgressCheckRequest) GetTargets() []*EgressTarget {
@@ -1640,7 +1930,7 @@ type EgressResult struct {
 
 func (x *EgressResult) Reset() {
 	*x = EgressResult{}
-	mi := &file_agent_proto_msgTypes[23]
+	mi := &file_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1652,7 +1942,7 @@ func (x *EgressResult) String() string {
 func (*EgressResult) ProtoMessage() {}
 
 func (x *EgressResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[23]
+	mi := &file_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1665,7 +1955,7 @@ func (x *EgressResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EgressResult.ProtoReflect.Descriptor instead.
 func (*EgressResult) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{23}
+	return file_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *EgressResult) GetOutcome() EgressOutcome {
@@ -1698,7 +1988,7 @@ type EgressCheckResponse struct {
 
 func (x *EgressCheckResponse) Reset() {
 	*x = EgressCheckResponse{}
-	mi := &file_agent_proto_msgTypes[24]
+	mi := &file_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1710,7 +2000,7 @@ func (x *EgressCheckResponse) String() string {
 func (*EgressCheckResponse) ProtoMessage() {}
 
 func (x *EgressCheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[24]
+	mi := &file_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1723,7 +2013,7 @@ func (x *EgressCheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EgressCheckResponse.ProtoReflect.Descriptor instead.
 func (*EgressCheckResponse) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{24}
+	return file_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *EgressCheckResponse) GetResults() []*EgressResult {
@@ -1835,7 +2125,24 @@ const file_agent_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\rR\x04mode\x12\x18\n" +
 	"\aparents\x18\x03 \x01(\bR\aparents\"\x0f\n" +
-	"\rMkdirResponse\"@\n" +
+	"\rMkdirResponse\"f\n" +
+	"\x12WriteArchiveHeader\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1b\n" +
+	"\tmax_bytes\x18\x02 \x01(\x03R\bmaxBytes\x12\x1f\n" +
+	"\vmax_entries\x18\x03 \x01(\x03R\n" +
+	"maxEntries\"r\n" +
+	"\x13WriteArchiveRequest\x12>\n" +
+	"\x06header\x18\x01 \x01(\v2$.airlock.agent.v1.WriteArchiveHeaderH\x00R\x06header\x12\x14\n" +
+	"\x04data\x18\x02 \x01(\fH\x00R\x04dataB\x05\n" +
+	"\x03msg\"F\n" +
+	"\x14WriteArchiveResponse\x12\x18\n" +
+	"\aentries\x18\x01 \x01(\x03R\aentries\x12\x14\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\"E\n" +
+	"\x12ReadArchiveRequest\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1b\n" +
+	"\tmax_bytes\x18\x02 \x01(\x03R\bmaxBytes\")\n" +
+	"\x13ReadArchiveResponse\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"@\n" +
 	"\fEgressTarget\x12\x12\n" +
 	"\x03tcp\x18\x01 \x01(\tH\x00R\x03tcp\x12\x12\n" +
 	"\x03dns\x18\x02 \x01(\tH\x00R\x03dnsB\b\n" +
@@ -1859,7 +2166,7 @@ const file_agent_proto_rawDesc = "" +
 	"\x0eEGRESS_REFUSED\x10\x04\x12\x16\n" +
 	"\x12EGRESS_UNREACHABLE\x10\x05\x12\x13\n" +
 	"\x0fEGRESS_RESOLVED\x10\x06\x12\x19\n" +
-	"\x15EGRESS_NAME_NOT_FOUND\x10\a2\x99\x06\n" +
+	"\x15EGRESS_NAME_NOT_FOUND\x10\a2\xd8\a\n" +
 	"\x05Agent\x12K\n" +
 	"\x06Health\x12\x1f.airlock.agent.v1.HealthRequest\x1a .airlock.agent.v1.HealthResponse\x12N\n" +
 	"\aPrepare\x12 .airlock.agent.v1.PrepareRequest\x1a!.airlock.agent.v1.PrepareResponse\x12I\n" +
@@ -1869,7 +2176,9 @@ const file_agent_proto_rawDesc = "" +
 	"\x04Stat\x12\x1d.airlock.agent.v1.PathRequest\x1a\x1a.airlock.agent.v1.FileInfo\x12E\n" +
 	"\x04List\x12\x1d.airlock.agent.v1.PathRequest\x1a\x1e.airlock.agent.v1.ListResponse\x12K\n" +
 	"\x06Remove\x12\x1f.airlock.agent.v1.RemoveRequest\x1a .airlock.agent.v1.RemoveResponse\x12H\n" +
-	"\x05Mkdir\x12\x1e.airlock.agent.v1.MkdirRequest\x1a\x1f.airlock.agent.v1.MkdirResponse\x12Z\n" +
+	"\x05Mkdir\x12\x1e.airlock.agent.v1.MkdirRequest\x1a\x1f.airlock.agent.v1.MkdirResponse\x12_\n" +
+	"\fWriteArchive\x12%.airlock.agent.v1.WriteArchiveRequest\x1a&.airlock.agent.v1.WriteArchiveResponse(\x01\x12\\\n" +
+	"\vReadArchive\x12$.airlock.agent.v1.ReadArchiveRequest\x1a%.airlock.agent.v1.ReadArchiveResponse0\x01\x12Z\n" +
 	"\vEgressCheck\x12$.airlock.agent.v1.EgressCheckRequest\x1a%.airlock.agent.v1.EgressCheckResponseB7Z5github.com/airlock-dev/airlock/internal/guest/agentpbb\x06proto3"
 
 var (
@@ -1885,34 +2194,39 @@ func file_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_agent_proto_goTypes = []any{
-	(EgressOutcome)(0),          // 0: airlock.agent.v1.EgressOutcome
-	(*HealthRequest)(nil),       // 1: airlock.agent.v1.HealthRequest
-	(*HealthResponse)(nil),      // 2: airlock.agent.v1.HealthResponse
-	(*NetConfig)(nil),           // 3: airlock.agent.v1.NetConfig
-	(*PrepareRequest)(nil),      // 4: airlock.agent.v1.PrepareRequest
-	(*PrepareResponse)(nil),     // 5: airlock.agent.v1.PrepareResponse
-	(*ExecStart)(nil),           // 6: airlock.agent.v1.ExecStart
-	(*ExecRequest)(nil),         // 7: airlock.agent.v1.ExecRequest
-	(*ExecExit)(nil),            // 8: airlock.agent.v1.ExecExit
-	(*ExecResponse)(nil),        // 9: airlock.agent.v1.ExecResponse
-	(*WriteFileHeader)(nil),     // 10: airlock.agent.v1.WriteFileHeader
-	(*WriteFileRequest)(nil),    // 11: airlock.agent.v1.WriteFileRequest
-	(*WriteFileResponse)(nil),   // 12: airlock.agent.v1.WriteFileResponse
-	(*ReadFileRequest)(nil),     // 13: airlock.agent.v1.ReadFileRequest
-	(*ReadFileResponse)(nil),    // 14: airlock.agent.v1.ReadFileResponse
-	(*PathRequest)(nil),         // 15: airlock.agent.v1.PathRequest
-	(*FileInfo)(nil),            // 16: airlock.agent.v1.FileInfo
-	(*ListResponse)(nil),        // 17: airlock.agent.v1.ListResponse
-	(*RemoveRequest)(nil),       // 18: airlock.agent.v1.RemoveRequest
-	(*RemoveResponse)(nil),      // 19: airlock.agent.v1.RemoveResponse
-	(*MkdirRequest)(nil),        // 20: airlock.agent.v1.MkdirRequest
-	(*MkdirResponse)(nil),       // 21: airlock.agent.v1.MkdirResponse
-	(*EgressTarget)(nil),        // 22: airlock.agent.v1.EgressTarget
-	(*EgressCheckRequest)(nil),  // 23: airlock.agent.v1.EgressCheckRequest
-	(*EgressResult)(nil),        // 24: airlock.agent.v1.EgressResult
-	(*EgressCheckResponse)(nil), // 25: airlock.agent.v1.EgressCheckResponse
+	(EgressOutcome)(0),           // 0: airlock.agent.v1.EgressOutcome
+	(*HealthRequest)(nil),        // 1: airlock.agent.v1.HealthRequest
+	(*HealthResponse)(nil),       // 2: airlock.agent.v1.HealthResponse
+	(*NetConfig)(nil),            // 3: airlock.agent.v1.NetConfig
+	(*PrepareRequest)(nil),       // 4: airlock.agent.v1.PrepareRequest
+	(*PrepareResponse)(nil),      // 5: airlock.agent.v1.PrepareResponse
+	(*ExecStart)(nil),            // 6: airlock.agent.v1.ExecStart
+	(*ExecRequest)(nil),          // 7: airlock.agent.v1.ExecRequest
+	(*ExecExit)(nil),             // 8: airlock.agent.v1.ExecExit
+	(*ExecResponse)(nil),         // 9: airlock.agent.v1.ExecResponse
+	(*WriteFileHeader)(nil),      // 10: airlock.agent.v1.WriteFileHeader
+	(*WriteFileRequest)(nil),     // 11: airlock.agent.v1.WriteFileRequest
+	(*WriteFileResponse)(nil),    // 12: airlock.agent.v1.WriteFileResponse
+	(*ReadFileRequest)(nil),      // 13: airlock.agent.v1.ReadFileRequest
+	(*ReadFileResponse)(nil),     // 14: airlock.agent.v1.ReadFileResponse
+	(*PathRequest)(nil),          // 15: airlock.agent.v1.PathRequest
+	(*FileInfo)(nil),             // 16: airlock.agent.v1.FileInfo
+	(*ListResponse)(nil),         // 17: airlock.agent.v1.ListResponse
+	(*RemoveRequest)(nil),        // 18: airlock.agent.v1.RemoveRequest
+	(*RemoveResponse)(nil),       // 19: airlock.agent.v1.RemoveResponse
+	(*MkdirRequest)(nil),         // 20: airlock.agent.v1.MkdirRequest
+	(*MkdirResponse)(nil),        // 21: airlock.agent.v1.MkdirResponse
+	(*WriteArchiveHeader)(nil),   // 22: airlock.agent.v1.WriteArchiveHeader
+	(*WriteArchiveRequest)(nil),  // 23: airlock.agent.v1.WriteArchiveRequest
+	(*WriteArchiveResponse)(nil), // 24: airlock.agent.v1.WriteArchiveResponse
+	(*ReadArchiveRequest)(nil),   // 25: airlock.agent.v1.ReadArchiveRequest
+	(*ReadArchiveResponse)(nil),  // 26: airlock.agent.v1.ReadArchiveResponse
+	(*EgressTarget)(nil),         // 27: airlock.agent.v1.EgressTarget
+	(*EgressCheckRequest)(nil),   // 28: airlock.agent.v1.EgressCheckRequest
+	(*EgressResult)(nil),         // 29: airlock.agent.v1.EgressResult
+	(*EgressCheckResponse)(nil),  // 30: airlock.agent.v1.EgressCheckResponse
 }
 var file_agent_proto_depIdxs = []int32{
 	3,  // 0: airlock.agent.v1.PrepareRequest.net:type_name -> airlock.agent.v1.NetConfig
@@ -1920,34 +2234,39 @@ var file_agent_proto_depIdxs = []int32{
 	8,  // 2: airlock.agent.v1.ExecResponse.exit:type_name -> airlock.agent.v1.ExecExit
 	10, // 3: airlock.agent.v1.WriteFileRequest.header:type_name -> airlock.agent.v1.WriteFileHeader
 	16, // 4: airlock.agent.v1.ListResponse.entries:type_name -> airlock.agent.v1.FileInfo
-	22, // 5: airlock.agent.v1.EgressCheckRequest.targets:type_name -> airlock.agent.v1.EgressTarget
-	0,  // 6: airlock.agent.v1.EgressResult.outcome:type_name -> airlock.agent.v1.EgressOutcome
-	24, // 7: airlock.agent.v1.EgressCheckResponse.results:type_name -> airlock.agent.v1.EgressResult
-	1,  // 8: airlock.agent.v1.Agent.Health:input_type -> airlock.agent.v1.HealthRequest
-	4,  // 9: airlock.agent.v1.Agent.Prepare:input_type -> airlock.agent.v1.PrepareRequest
-	7,  // 10: airlock.agent.v1.Agent.Exec:input_type -> airlock.agent.v1.ExecRequest
-	11, // 11: airlock.agent.v1.Agent.WriteFile:input_type -> airlock.agent.v1.WriteFileRequest
-	13, // 12: airlock.agent.v1.Agent.ReadFile:input_type -> airlock.agent.v1.ReadFileRequest
-	15, // 13: airlock.agent.v1.Agent.Stat:input_type -> airlock.agent.v1.PathRequest
-	15, // 14: airlock.agent.v1.Agent.List:input_type -> airlock.agent.v1.PathRequest
-	18, // 15: airlock.agent.v1.Agent.Remove:input_type -> airlock.agent.v1.RemoveRequest
-	20, // 16: airlock.agent.v1.Agent.Mkdir:input_type -> airlock.agent.v1.MkdirRequest
-	23, // 17: airlock.agent.v1.Agent.EgressCheck:input_type -> airlock.agent.v1.EgressCheckRequest
-	2,  // 18: airlock.agent.v1.Agent.Health:output_type -> airlock.agent.v1.HealthResponse
-	5,  // 19: airlock.agent.v1.Agent.Prepare:output_type -> airlock.agent.v1.PrepareResponse
-	9,  // 20: airlock.agent.v1.Agent.Exec:output_type -> airlock.agent.v1.ExecResponse
-	12, // 21: airlock.agent.v1.Agent.WriteFile:output_type -> airlock.agent.v1.WriteFileResponse
-	14, // 22: airlock.agent.v1.Agent.ReadFile:output_type -> airlock.agent.v1.ReadFileResponse
-	16, // 23: airlock.agent.v1.Agent.Stat:output_type -> airlock.agent.v1.FileInfo
-	17, // 24: airlock.agent.v1.Agent.List:output_type -> airlock.agent.v1.ListResponse
-	19, // 25: airlock.agent.v1.Agent.Remove:output_type -> airlock.agent.v1.RemoveResponse
-	21, // 26: airlock.agent.v1.Agent.Mkdir:output_type -> airlock.agent.v1.MkdirResponse
-	25, // 27: airlock.agent.v1.Agent.EgressCheck:output_type -> airlock.agent.v1.EgressCheckResponse
-	18, // [18:28] is the sub-list for method output_type
-	8,  // [8:18] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	22, // 5: airlock.agent.v1.WriteArchiveRequest.header:type_name -> airlock.agent.v1.WriteArchiveHeader
+	27, // 6: airlock.agent.v1.EgressCheckRequest.targets:type_name -> airlock.agent.v1.EgressTarget
+	0,  // 7: airlock.agent.v1.EgressResult.outcome:type_name -> airlock.agent.v1.EgressOutcome
+	29, // 8: airlock.agent.v1.EgressCheckResponse.results:type_name -> airlock.agent.v1.EgressResult
+	1,  // 9: airlock.agent.v1.Agent.Health:input_type -> airlock.agent.v1.HealthRequest
+	4,  // 10: airlock.agent.v1.Agent.Prepare:input_type -> airlock.agent.v1.PrepareRequest
+	7,  // 11: airlock.agent.v1.Agent.Exec:input_type -> airlock.agent.v1.ExecRequest
+	11, // 12: airlock.agent.v1.Agent.WriteFile:input_type -> airlock.agent.v1.WriteFileRequest
+	13, // 13: airlock.agent.v1.Agent.ReadFile:input_type -> airlock.agent.v1.ReadFileRequest
+	15, // 14: airlock.agent.v1.Agent.Stat:input_type -> airlock.agent.v1.PathRequest
+	15, // 15: airlock.agent.v1.Agent.List:input_type -> airlock.agent.v1.PathRequest
+	18, // 16: airlock.agent.v1.Agent.Remove:input_type -> airlock.agent.v1.RemoveRequest
+	20, // 17: airlock.agent.v1.Agent.Mkdir:input_type -> airlock.agent.v1.MkdirRequest
+	23, // 18: airlock.agent.v1.Agent.WriteArchive:input_type -> airlock.agent.v1.WriteArchiveRequest
+	25, // 19: airlock.agent.v1.Agent.ReadArchive:input_type -> airlock.agent.v1.ReadArchiveRequest
+	28, // 20: airlock.agent.v1.Agent.EgressCheck:input_type -> airlock.agent.v1.EgressCheckRequest
+	2,  // 21: airlock.agent.v1.Agent.Health:output_type -> airlock.agent.v1.HealthResponse
+	5,  // 22: airlock.agent.v1.Agent.Prepare:output_type -> airlock.agent.v1.PrepareResponse
+	9,  // 23: airlock.agent.v1.Agent.Exec:output_type -> airlock.agent.v1.ExecResponse
+	12, // 24: airlock.agent.v1.Agent.WriteFile:output_type -> airlock.agent.v1.WriteFileResponse
+	14, // 25: airlock.agent.v1.Agent.ReadFile:output_type -> airlock.agent.v1.ReadFileResponse
+	16, // 26: airlock.agent.v1.Agent.Stat:output_type -> airlock.agent.v1.FileInfo
+	17, // 27: airlock.agent.v1.Agent.List:output_type -> airlock.agent.v1.ListResponse
+	19, // 28: airlock.agent.v1.Agent.Remove:output_type -> airlock.agent.v1.RemoveResponse
+	21, // 29: airlock.agent.v1.Agent.Mkdir:output_type -> airlock.agent.v1.MkdirResponse
+	24, // 30: airlock.agent.v1.Agent.WriteArchive:output_type -> airlock.agent.v1.WriteArchiveResponse
+	26, // 31: airlock.agent.v1.Agent.ReadArchive:output_type -> airlock.agent.v1.ReadArchiveResponse
+	30, // 32: airlock.agent.v1.Agent.EgressCheck:output_type -> airlock.agent.v1.EgressCheckResponse
+	21, // [21:33] is the sub-list for method output_type
+	9,  // [9:21] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_agent_proto_init() }
@@ -1971,7 +2290,11 @@ func file_agent_proto_init() {
 		(*WriteFileRequest_Header)(nil),
 		(*WriteFileRequest_Data)(nil),
 	}
-	file_agent_proto_msgTypes[21].OneofWrappers = []any{
+	file_agent_proto_msgTypes[22].OneofWrappers = []any{
+		(*WriteArchiveRequest_Header)(nil),
+		(*WriteArchiveRequest_Data)(nil),
+	}
+	file_agent_proto_msgTypes[26].OneofWrappers = []any{
 		(*EgressTarget_Tcp)(nil),
 		(*EgressTarget_Dns)(nil),
 	}
@@ -1981,7 +2304,7 @@ func file_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agent_proto_rawDesc), len(file_agent_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   25,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,16 +26,18 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Agent_Health_FullMethodName      = "/airlock.agent.v1.Agent/Health"
-	Agent_Prepare_FullMethodName     = "/airlock.agent.v1.Agent/Prepare"
-	Agent_Exec_FullMethodName        = "/airlock.agent.v1.Agent/Exec"
-	Agent_WriteFile_FullMethodName   = "/airlock.agent.v1.Agent/WriteFile"
-	Agent_ReadFile_FullMethodName    = "/airlock.agent.v1.Agent/ReadFile"
-	Agent_Stat_FullMethodName        = "/airlock.agent.v1.Agent/Stat"
-	Agent_List_FullMethodName        = "/airlock.agent.v1.Agent/List"
-	Agent_Remove_FullMethodName      = "/airlock.agent.v1.Agent/Remove"
-	Agent_Mkdir_FullMethodName       = "/airlock.agent.v1.Agent/Mkdir"
-	Agent_EgressCheck_FullMethodName = "/airlock.agent.v1.Agent/EgressCheck"
+	Agent_Health_FullMethodName       = "/airlock.agent.v1.Agent/Health"
+	Agent_Prepare_FullMethodName      = "/airlock.agent.v1.Agent/Prepare"
+	Agent_Exec_FullMethodName         = "/airlock.agent.v1.Agent/Exec"
+	Agent_WriteFile_FullMethodName    = "/airlock.agent.v1.Agent/WriteFile"
+	Agent_ReadFile_FullMethodName     = "/airlock.agent.v1.Agent/ReadFile"
+	Agent_Stat_FullMethodName         = "/airlock.agent.v1.Agent/Stat"
+	Agent_List_FullMethodName         = "/airlock.agent.v1.Agent/List"
+	Agent_Remove_FullMethodName       = "/airlock.agent.v1.Agent/Remove"
+	Agent_Mkdir_FullMethodName        = "/airlock.agent.v1.Agent/Mkdir"
+	Agent_WriteArchive_FullMethodName = "/airlock.agent.v1.Agent/WriteArchive"
+	Agent_ReadArchive_FullMethodName  = "/airlock.agent.v1.Agent/ReadArchive"
+	Agent_EgressCheck_FullMethodName  = "/airlock.agent.v1.Agent/EgressCheck"
 )
 
 // AgentClient is the client API for Agent service.
@@ -59,6 +61,16 @@ type AgentClient interface {
 	List(ctx context.Context, in *PathRequest, opts ...grpc.CallOption) (*ListResponse, error)
 	Remove(ctx context.Context, in *RemoveRequest, opts ...grpc.CallOption) (*RemoveResponse, error)
 	Mkdir(ctx context.Context, in *MkdirRequest, opts ...grpc.CallOption) (*MkdirResponse, error)
+	// WriteArchive unpacks a tar stream into a directory (created with its
+	// parents if missing): the first request carries the header, the rest
+	// the stream's bytes. Escaping entries, special files and streams past
+	// the limits are refused (see internal/tarfs); entries written before a
+	// refusal stay.
+	WriteArchive(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[WriteArchiveRequest, WriteArchiveResponse], error)
+	// ReadArchive packs a directory or one file as a tar stream (entries
+	// named from the path's base name), in chunks. Errors found before the
+	// first chunk (missing path, over max_bytes) end the call with no data.
+	ReadArchive(ctx context.Context, in *ReadArchiveRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReadArchiveResponse], error)
 	// EgressCheck tries every target from inside the guest at once, each
 	// bounded by timeout_ms, and reports how each attempt ended. It only
 	// reports: the host decides what counts as a way out. (The agent does it
@@ -180,6 +192,38 @@ func (c *agentClient) Mkdir(ctx context.Context, in *MkdirRequest, opts ...grpc.
 	return out, nil
 }
 
+func (c *agentClient) WriteArchive(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[WriteArchiveRequest, WriteArchiveResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Agent_ServiceDesc.Streams[3], Agent_WriteArchive_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WriteArchiveRequest, WriteArchiveResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Agent_WriteArchiveClient = grpc.ClientStreamingClient[WriteArchiveRequest, WriteArchiveResponse]
+
+func (c *agentClient) ReadArchive(ctx context.Context, in *ReadArchiveRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReadArchiveResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Agent_ServiceDesc.Streams[4], Agent_ReadArchive_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ReadArchiveRequest, ReadArchiveResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Agent_ReadArchiveClient = grpc.ServerStreamingClient[ReadArchiveResponse]
+
 func (c *agentClient) EgressCheck(ctx context.Context, in *EgressCheckRequest, opts ...grpc.CallOption) (*EgressCheckResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(EgressCheckResponse)
@@ -211,6 +255,16 @@ type AgentServer interface {
 	List(context.Context, *PathRequest) (*ListResponse, error)
 	Remove(context.Context, *RemoveRequest) (*RemoveResponse, error)
 	Mkdir(context.Context, *MkdirRequest) (*MkdirResponse, error)
+	// WriteArchive unpacks a tar stream into a directory (created with its
+	// parents if missing): the first request carries the header, the rest
+	// the stream's bytes. Escaping entries, special files and streams past
+	// the limits are refused (see internal/tarfs); entries written before a
+	// refusal stay.
+	WriteArchive(grpc.ClientStreamingServer[WriteArchiveRequest, WriteArchiveResponse]) error
+	// ReadArchive packs a directory or one file as a tar stream (entries
+	// named from the path's base name), in chunks. Errors found before the
+	// first chunk (missing path, over max_bytes) end the call with no data.
+	ReadArchive(*ReadArchiveRequest, grpc.ServerStreamingServer[ReadArchiveResponse]) error
 	// EgressCheck tries every target from inside the guest at once, each
 	// bounded by timeout_ms, and reports how each attempt ended. It only
 	// reports: the host decides what counts as a way out. (The agent does it
@@ -253,6 +307,12 @@ func (UnimplementedAgentServer) Remove(context.Context, *RemoveRequest) (*Remove
 }
 func (UnimplementedAgentServer) Mkdir(context.Context, *MkdirRequest) (*MkdirResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Mkdir not implemented")
+}
+func (UnimplementedAgentServer) WriteArchive(grpc.ClientStreamingServer[WriteArchiveRequest, WriteArchiveResponse]) error {
+	return status.Error(codes.Unimplemented, "method WriteArchive not implemented")
+}
+func (UnimplementedAgentServer) ReadArchive(*ReadArchiveRequest, grpc.ServerStreamingServer[ReadArchiveResponse]) error {
+	return status.Error(codes.Unimplemented, "method ReadArchive not implemented")
 }
 func (UnimplementedAgentServer) EgressCheck(context.Context, *EgressCheckRequest) (*EgressCheckResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method EgressCheck not implemented")
@@ -411,6 +471,24 @@ func _Agent_Mkdir_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Agent_WriteArchive_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(AgentServer).WriteArchive(&grpc.GenericServerStream[WriteArchiveRequest, WriteArchiveResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Agent_WriteArchiveServer = grpc.ClientStreamingServer[WriteArchiveRequest, WriteArchiveResponse]
+
+func _Agent_ReadArchive_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ReadArchiveRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(AgentServer).ReadArchive(m, &grpc.GenericServerStream[ReadArchiveRequest, ReadArchiveResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Agent_ReadArchiveServer = grpc.ServerStreamingServer[ReadArchiveResponse]
+
 func _Agent_EgressCheck_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(EgressCheckRequest)
 	if err := dec(in); err != nil {
@@ -480,6 +558,16 @@ var Agent_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "ReadFile",
 			Handler:       _Agent_ReadFile_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "WriteArchive",
+			Handler:       _Agent_WriteArchive_Handler,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "ReadArchive",
+			Handler:       _Agent_ReadArchive_Handler,
 			ServerStreams: true,
 		},
 	},

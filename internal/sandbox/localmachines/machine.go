@@ -1,6 +1,7 @@
 package localmachines
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/guest/agentpb"
+	"github.com/airlock-dev/airlock/internal/tarfs"
 )
 
 // machine is one local machine: see the package doc.
@@ -394,4 +396,42 @@ func fsError(path string, err error) error {
 		return errdefs.FailedPrecondition("%s: %v", path, errors.Unwrap(err))
 	}
 	return fmt.Errorf("%s: %w", path, err)
+}
+
+// WriteArchive unpacks the tar stream into directory dir with the same
+// confined extraction the guest agent uses (internal/tarfs).
+func (m *machine) WriteArchive(ctx context.Context, dir string, r io.Reader, maxBytes int64) (guest.ArchiveStats, error) {
+	if m.ended() {
+		return guest.ArchiveStats{}, m.errEnded()
+	}
+	hp, err := m.path(dir)
+	if err != nil {
+		return guest.ArchiveStats{}, err
+	}
+	if err := os.MkdirAll(hp, 0o755); err != nil {
+		return guest.ArchiveStats{}, fsError(dir, err)
+	}
+	st, err := tarfs.Extract(r, hp, tarfs.Options{Limits: tarfs.Limits{MaxBytes: maxBytes}})
+	return guest.ArchiveStats{Entries: st.Entries, Bytes: st.Bytes}, err
+}
+
+// ReadArchive packs path as the guest agent does; nothing reaches w
+// before the first chunk is ready, so early errors leave w untouched.
+func (m *machine) ReadArchive(ctx context.Context, path string, w io.Writer, maxBytes int64) (int64, error) {
+	if m.ended() {
+		return 0, m.errEnded()
+	}
+	hp, err := m.path(path)
+	if err != nil {
+		return 0, err
+	}
+	if path == "/" {
+		return 0, errdefs.InvalidArgument("read archive /: name a directory below /")
+	}
+	bw := bufio.NewWriterSize(w, guest.ChunkSize)
+	st, err := tarfs.Pack(bw, hp, tarfs.PackOptions{Prefix: filepath.Base(hp), MaxBytes: maxBytes})
+	if err == nil {
+		err = bw.Flush()
+	}
+	return st.Bytes, err
 }

@@ -1,0 +1,82 @@
+package tarfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"syscall"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
+)
+
+// fsError gives a filesystem error an errdefs class, naming the operation
+// and the entry (never more than the name the stream or caller gave).
+func fsError(op, name string, err error) error {
+	var class error
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		class = errdefs.ErrResourceExhausted
+	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTEMPTY):
+		class = errdefs.ErrFailedPrecondition
+	case errors.Is(err, fs.ErrNotExist):
+		class = errdefs.ErrNotFound
+	case errors.Is(err, fs.ErrExist):
+		class = errdefs.ErrAlreadyExists
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
+		class = errdefs.ErrPermissionDenied
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		class = errdefs.ErrInvalidArgument
+	default:
+		class = errdefs.ErrInternal
+	}
+	var perr *fs.PathError
+	if errors.As(err, &perr) {
+		err = perr.Err
+	}
+	return errdefs.New(class, "%s %s: %v", op, name, err)
+}
+
+// sourceReader remembers the last error of the stream under a tar.Reader,
+// so a failure of the stream itself (the caller's reader) is told apart
+// from a malformed archive.
+type sourceReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *sourceReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF {
+		s.err = err
+	}
+	return n, err
+}
+
+// readError classifies an error from reading the archive: the stream's own
+// error keeps its class; anything else is a malformed archive.
+func (s *sourceReader) readError(err error) error {
+	if s.err != nil {
+		return fmt.Errorf("read archive: %w", s.err)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return errdefs.InvalidArgument("archive is truncated")
+	}
+	return errdefs.InvalidArgument("archive is malformed: %v", err)
+}
+
+// limitWriter passes at most max bytes (0: any number) to w.
+type limitWriter struct {
+	w   io.Writer
+	max int64
+	n   int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.max > 0 && l.n+int64(len(p)) > l.max {
+		return 0, errdefs.ResourceExhausted("archive is larger than the limit of %d bytes", l.max)
+	}
+	n, err := l.w.Write(p)
+	l.n += int64(n)
+	return n, err
+}
