@@ -37,6 +37,7 @@ type serveOptions struct {
 	// metricsPerSandbox adds one usage series per running sandbox to /metrics.
 	metricsPerSandbox bool
 	warmPool          int
+	warmPoolMax       int
 	maxUpload         int64
 	logLevel          string
 	killOnExit        bool
@@ -66,6 +67,7 @@ unless --kill-on-exit is given.`,
 	f.IntVar(&o.maxVCPUs, "max-vcpus", 0, "refuse sandboxes of templates with more vCPUs than this (0: no cap)")
 	f.BoolVar(&o.metricsPerSandbox, "metrics-per-sandbox", false, "add one CPU/memory series per running sandbox to /metrics (labelled with sandbox ids; /metrics needs no key)")
 	f.IntVar(&o.warmPool, "warm-pool", 2, "restored, idle clones kept ready per template so a create is one identity push (0 or less disables)")
+	f.IntVar(&o.warmPoolMax, "warm-pool-max", 0, "the most clones a pool grows to while creates drain it (each create finding it empty adds one; 30 s without one gives one back; default 4x --warm-pool)")
 	f.Int64Var(&o.maxUpload, "max-upload-bytes", 512<<20, "largest single file upload")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.BoolVar(&o.killOnExit, "kill-on-exit", false, "kill all sandboxes when the daemon stops")
@@ -151,7 +153,7 @@ func (o *serveOptions) startManager(ctx context.Context, log *slog.Logger, host 
 	cu.AddFunc(func() { hn.close(log) })
 	m := metrics.New()
 	cfg := sandbox.Config{Host: host, Templates: reg, Store: st, Metrics: m,
-		Logger: log, MaxTTL: o.maxTTL, MaxSandboxes: o.maxSandboxes, WarmPool: warmPool,
+		Logger: log, MaxTTL: o.maxTTL, MaxSandboxes: o.maxSandboxes, WarmPool: warmPool, WarmPoolMax: o.warmPoolMax,
 		MaxMemoryMiB: o.maxMemoryMiB, MaxVCPUs: o.maxVCPUs, MetricsPerSandbox: o.metricsPerSandbox,
 		// Fault-injection tests only (internal/e2e): the daemon kills
 		// itself at the named step. Never set in production.

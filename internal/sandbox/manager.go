@@ -49,6 +49,13 @@ type Config struct {
 	// template in use, so a create is only the identity push (default 2;
 	// negative disables the pool).
 	WarmPool int
+	// WarmPoolMax is the most clones a pool keeps ready while creates
+	// arrive faster than it refills: every create that finds the pool empty
+	// raises its size by one up to this, and every 30 s without one lowers
+	// it back towards WarmPool (default 4 x WarmPool). Each idle clone
+	// costs its PSS (see airlock bench), so this is the pool's memory
+	// budget in clones.
+	WarmPoolMax int
 	// ReapInterval is how often deadlines are checked (default 250ms).
 	ReapInterval time.Duration
 	// Net gives every sandbox its own network namespace and egress policy
@@ -241,7 +248,10 @@ func New(ctx context.Context, cfg Config) (*Manager, error) {
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, sandboxes: map[string]*live{}, stop: make(chan struct{}),
 		egressBySrc: map[netip.Addr]egress.Sandbox{}, machines: cfg.Machines, templates: cfg.TemplateSource}
-	m.pools = newWarmPools(cfg.Machines, cfg.Net, cfg.WarmPool, cfg.Logger)
+	if cfg.WarmPoolMax == 0 {
+		cfg.WarmPoolMax = 4 * cfg.WarmPool
+	}
+	m.pools = newWarmPools(cfg.Machines, cfg.Net, cfg.WarmPool, cfg.WarmPoolMax, cfg.Logger)
 	m.procCtx, m.procCancel = context.WithCancel(context.Background())
 	if err := m.recover(ctx); err != nil {
 		m.procCancel()

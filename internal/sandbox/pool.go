@@ -41,7 +41,8 @@ import (
 type warmPools struct {
 	machines Machines
 	net      *netpool.Pool // nil: clones get no slot (NIC on an empty hub)
-	size     int
+	size     int           // clones kept ready while creates come slowly
+	max      int           // the most a pool grows to while they come fast (>= size)
 	log      *slog.Logger
 
 	mu      sync.Mutex
@@ -52,17 +53,56 @@ type warmPools struct {
 
 type warmPool struct {
 	tmpl  *template.Template
-	ready chan *clone   // buffered to size
+	ready chan *clone   // buffered to the pools' max
 	kick  chan struct{} // wakes the filler after a take
 	stop  chan struct{}
 	done  chan struct{}
+
+	// target is how many clones the filler keeps ready now: the pools'
+	// size, raised by one for every create that found the pool empty (up
+	// to max), lowered by one for every growDecay without such a miss.
+	target   atomic.Int32
+	lastMiss atomic.Int64 // unix nanoseconds of the last create that found the pool empty
 
 	mu      sync.Mutex
 	lastErr error // guarded by mu; the last warm-up's outcome (nil: it worked)
 }
 
-func newWarmPools(ms Machines, net *netpool.Pool, size int, log *slog.Logger) *warmPools {
-	return &warmPools{machines: ms, net: net, size: size, log: log, pools: map[string]*warmPool{}}
+func newWarmPools(ms Machines, net *netpool.Pool, size, maxSize int, log *slog.Logger) *warmPools {
+	return &warmPools{machines: ms, net: net, size: size, max: max(size, maxSize), log: log, pools: map[string]*warmPool{}}
+}
+
+// growDecay is how long a pool that grew stays at its size without a
+// create finding it empty before it gives one clone back.
+var growDecay = 30 * time.Second
+
+// missed records a create that found p empty: p keeps one more clone
+// ready, up to max.
+func (p *warmPool) missed(limit int) {
+	p.lastMiss.Store(time.Now().UnixNano())
+	for {
+		t := p.target.Load()
+		if int(t) >= limit || p.target.CompareAndSwap(t, t+1) {
+			return
+		}
+	}
+}
+
+// shrink lowers p's target by one towards size when no create found it
+// empty for growDecay, and destroys a ready clone beyond the target.
+func (p *warmPool) shrink(size int, net *netpool.Pool) {
+	t := p.target.Load()
+	if int(t) <= size || time.Since(time.Unix(0, p.lastMiss.Load())) < growDecay {
+		return
+	}
+	if !p.target.CompareAndSwap(t, t-1) || len(p.ready) < int(t) {
+		return
+	}
+	select {
+	case c := <-p.ready:
+		c.destroy(context.Background(), net)
+	default:
+	}
 }
 
 // clone is a restored VM and the network slot its NIC is attached to.
@@ -140,6 +180,9 @@ func (w *warmPools) take(ctx context.Context, tmpl *template.Template) (*clone, 
 			}
 			break
 		}
+		// Empty: restore this one here rather than wait for the filler,
+		// and keep more ready from now on.
+		p.missed(w.max)
 	}
 	return restoreClone(ctx, w.machines, w.net, tmpl)
 }
@@ -215,8 +258,9 @@ func (w *warmPools) pool(tmpl *template.Template) *warmPool {
 			w.retired = append(w.retired, old)
 		}
 	}
-	p := &warmPool{tmpl: tmpl, ready: make(chan *clone, w.size), kick: make(chan struct{}, 1),
+	p := &warmPool{tmpl: tmpl, ready: make(chan *clone, w.max), kick: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}
+	p.target.Store(int32(w.size))
 	w.pools[tmpl.Dir] = p
 	go w.fill(p)
 	return p
@@ -245,8 +289,10 @@ func (w *warmPools) fill(p *warmPool) {
 	}()
 	slots := make(chan struct{}, min(cap(p.ready), fillParallel))
 	var inflight atomic.Int32
+	decay := time.NewTicker(growDecay / 4)
+	defer decay.Stop()
 	for {
-		for len(p.ready)+int(inflight.Load()) < cap(p.ready) {
+		for len(p.ready)+int(inflight.Load()) < int(p.target.Load()) {
 			select {
 			case <-p.stop:
 				return
@@ -269,6 +315,8 @@ func (w *warmPools) fill(p *warmPool) {
 		case <-p.stop:
 			return
 		case <-p.kick:
+		case <-decay.C:
+			p.shrink(w.size, w.net)
 		}
 	}
 }
@@ -318,7 +366,7 @@ func (w *warmPools) waitFull(ctx context.Context, tmpl *template.Template) error
 	}
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
-	for len(p.ready) < cap(p.ready) {
+	for len(p.ready) < int(p.target.Load()) {
 		p.mu.Lock()
 		err := p.lastErr
 		p.mu.Unlock()
