@@ -262,6 +262,7 @@ type Key struct {
 	// Current: the key this request was made with.
 	Current bool `json:"current,omitempty"`
 }
+
 // ProcessRequest is the body of POST /v1/sandboxes/{id}/processes: an
 // exec request without max_output_bytes (a background process keeps the
 // latest ProcessOutputKeep bytes of each stream). Stdin, if given, is fed
