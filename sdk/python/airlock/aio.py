@@ -324,7 +324,8 @@ class AsyncProcess(_ProcessState):
         returns the offset after the last byte (see Process.follow)."""
         async for piece in self.iter_output(stream, offset):
             offset = piece.next_offset
-            await _deliver(on_data, piece.data)
+            if piece.data:
+                await _deliver(on_data, piece.data)
         return offset
 
 
