@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import os
 import stat as _stat
+import time
 import urllib.parse
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,8 +21,8 @@ from typing import (Any, Callable, Dict, Generic, Iterable, List, Mapping, Optio
                     TypeVar, Union)
 
 from . import errors
-from .types import (AuditPage, EgressPolicy, EgressRule, ExecResult, FileInfo, ProbeResult,
-                    SandboxInfo, Template, format_time, rule_of)
+from .types import (AuditPage, EgressPolicy, EgressRule, ExecResult, FileInfo, Key, ProbeResult,
+                    ProcessInfo, ProcessOutput, SandboxInfo, Template, format_time, rule_of)
 
 T = TypeVar("T")
 
@@ -223,6 +224,96 @@ def stream_ended() -> errors.AirlockError:
     return errors.UnavailableError("exec stream ended without an exit status", status=200)
 
 
+# -- background processes -------------------------------------------------
+
+# The longest wait asked of the server in one request: Process.wait waits
+# longer (or without end) in steps of this.
+MAX_WAIT_STEP = 60.0
+
+# How long one read of a followed stream waits for more (the API allows 60).
+FOLLOW_WAIT = 30.0
+
+
+def _process_path(sandbox_id: str, pid: str, suffix: str = "") -> str:
+    return sandbox_path(sandbox_id, "/processes/" + _q(pid) + suffix)
+
+
+def _process(d: Any) -> ProcessInfo:
+    return ProcessInfo.from_json(d)
+
+
+def _processes(d: Any) -> List[ProcessInfo]:
+    return [ProcessInfo.from_json(p) for p in (d or {}).get("processes") or []]
+
+
+def _seconds(name: str, v: float) -> str:
+    """A duration for a query parameter; a negative one is refused here."""
+    f = float(v)
+    if f < 0:
+        raise errors.InvalidArgumentError("%s %r: want 0 or more seconds" % (name, v), status=0)
+    return "%.3f" % f
+
+
+def start_process(sandbox_id: str, cmd: Cmd, timeout_seconds: Optional[float] = None,
+                  env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
+                  stdin: Stdin = None) -> Call[ProcessInfo]:
+    return Call("POST", sandbox_path(sandbox_id, "/processes"),
+                json_body=exec_body(cmd, timeout_seconds, env, cwd, stdin, None), decode=_process)
+
+
+def list_processes(sandbox_id: str) -> Call[List[ProcessInfo]]:
+    return Call("GET", sandbox_path(sandbox_id, "/processes"), decode=_processes)
+
+
+def get_process(sandbox_id: str, pid: str) -> Call[ProcessInfo]:
+    return Call("GET", _process_path(sandbox_id, pid), decode=_process)
+
+
+def wait_process(sandbox_id: str, pid: str, timeout_seconds: float) -> Call[ProcessInfo]:
+    """One server wait: the process once ended, or DeadlineExceededError
+    (504) while it still runs after timeout_seconds (at most 3600)."""
+    return Call("POST", _process_path(sandbox_id, pid, "/wait"),
+                query={"timeout_seconds": _seconds("timeout_seconds", timeout_seconds)},
+                timeout=float(timeout_seconds) + TIMEOUT_MARGIN, decode=_process)
+
+
+def kill_process(sandbox_id: str, pid: str, signal: str = "KILL") -> Call[ProcessInfo]:
+    return Call("DELETE", _process_path(sandbox_id, pid), query={"signal": signal or "KILL"},
+                decode=_process)
+
+
+def process_output(sandbox_id: str, pid: str, stream: str = "stdout", offset: int = 0,
+                   wait_seconds: float = 0, max_bytes: Optional[int] = None) -> Call[ProcessOutput]:
+    query: Dict[str, Any] = {"stream": stream, "offset": int(offset), "max_bytes": max_bytes}
+    if wait_seconds:
+        query["wait_seconds"] = _seconds("wait_seconds", wait_seconds)
+    return Call("GET", _process_path(sandbox_id, pid, "/output"), query=query,
+                timeout=float(wait_seconds or 0) + TIMEOUT_MARGIN, decode=ProcessOutput.from_json)
+
+
+class WaitClock:
+    """The server waits of one Process.wait: at most MAX_WAIT_STEP each,
+    until timeout_seconds have passed (None: until the process ends)."""
+
+    def __init__(self, timeout_seconds: Optional[float]):
+        if timeout_seconds is not None:
+            _seconds("timeout_seconds", timeout_seconds)
+        self.deadline = None if timeout_seconds is None else time.monotonic() + float(timeout_seconds)
+
+    def step(self) -> float:
+        """How long the next server wait may be."""
+        if self.deadline is None:
+            return MAX_WAIT_STEP
+        return min(MAX_WAIT_STEP, max(self.deadline - time.monotonic(), 0.0))
+
+    def again(self, err: errors.AirlockError) -> bool:
+        """Whether to wait on after err: the server said the process still
+        runs (504) and time is left. Anything else is raised."""
+        if not (isinstance(err, errors.DeadlineExceededError) and err.status == 504):
+            return False
+        return self.deadline is None or time.monotonic() < self.deadline
+
+
 # -- files ----------------------------------------------------------------
 
 FileData = Any  # bytes, bytearray, str (UTF-8) or a binary file object
@@ -319,6 +410,14 @@ def audit_page(sandbox: Optional[str] = None, metadata: Optional[Mapping[str, st
     if event:
         query["event"] = list(event)
     return Call("GET", "/v1/audit", query=query, decode=AuditPage.from_json)
+
+
+def _keys(d: Any) -> List[Key]:
+    return [Key.from_json(k) for k in (d or {}).get("keys") or []]
+
+
+def keys() -> Call[List[Key]]:
+    return Call("GET", "/v1/keys", decode=_keys)
 
 
 def health() -> Call[Dict[str, Any]]:

@@ -32,8 +32,10 @@ from . import _http
 from . import errors
 from ._calls import Call, Cmd, EgressLike, FileData, RuleLike, Stdin, TimeLike
 from ._http import DEFAULT_RETRIES, Client
+from .process import _ProcessState
 from .sandbox import _info_of, _SandboxState
-from .types import AuditPage, AuditRecord, EgressPolicy, ExecResult, FileInfo, ProbeResult, Template
+from .types import (AuditPage, AuditRecord, EgressPolicy, ExecResult, FileInfo, Key, ProbeResult, ProcessInfo,
+                    ProcessOutput, Template)
 
 T = TypeVar("T")
 
@@ -270,6 +272,85 @@ class AsyncNetwork:
         return await self._sbx._client.call(calls.probe(self._sbx.id))
 
 
+class AsyncProcess(_ProcessState):
+    """A handle on one background process, for asyncio (see Process)."""
+
+    def __init__(self, sbx: "AsyncSandbox", info: ProcessInfo):
+        self._sbx = sbx
+        self.info = info
+
+    async def refresh(self) -> "AsyncProcess":
+        """Read the process's state again."""
+        self.info = await self._sbx._client.call(calls.get_process(self._sbx.id, self.id))
+        return self
+
+    async def wait(self, timeout_seconds: Optional[float] = None) -> "AsyncProcess":
+        """Wait for the process to end (see Process.wait): None waits
+        however long it takes; DeadlineExceededError after timeout_seconds."""
+        clock = calls.WaitClock(timeout_seconds)
+        while True:
+            try:
+                self.info = await self._sbx._client.call(calls.wait_process(self._sbx.id, self.id, clock.step()))
+                return self
+            except errors.DeadlineExceededError as e:
+                if not clock.again(e):
+                    raise
+
+    async def kill(self, signal: str = "KILL") -> "AsyncProcess":
+        """Signal the process's whole tree and return at once (see Process.kill)."""
+        self.info = await self._sbx._client.call(calls.kill_process(self._sbx.id, self.id, signal))
+        return self
+
+    async def output(self, stream: str = "stdout", offset: int = 0, wait_seconds: float = 0,
+                     max_bytes: Optional[int] = None) -> ProcessOutput:
+        """Read ``stream`` from offset on (see Process.output)."""
+        return await self._sbx._client.call(calls.process_output(self._sbx.id, self.id, stream, offset,
+                                                                 wait_seconds, max_bytes))
+
+    async def iter_output(self, stream: str = "stdout", offset: int = 0) -> AsyncIterator[ProcessOutput]:
+        """The pieces of ``stream`` as they arrive, until the process has
+        ended and all was read: ``async for piece in p.iter_output()``."""
+        while True:
+            piece = await self.output(stream, offset, calls.FOLLOW_WAIT)
+            offset = piece.next_offset
+            if piece.data or piece.dropped:
+                yield piece
+            if piece.eof:
+                return
+
+    async def follow(self, stream: str = "stdout", on_data: OnChunk = None, offset: int = 0) -> int:
+        """Call on_data (a function or coroutine function) with each chunk
+        of ``stream`` until the process has ended and all was delivered;
+        returns the offset after the last byte (see Process.follow)."""
+        async for piece in self.iter_output(stream, offset):
+            offset = piece.next_offset
+            if piece.data:
+                await _deliver(on_data, piece.data)
+        return offset
+
+
+class AsyncProcesses:
+    """The background processes of one sandbox, for asyncio (see Processes)."""
+
+    def __init__(self, sbx: "AsyncSandbox"):
+        self._sbx = sbx
+
+    async def start(self, cmd: Cmd, timeout_seconds: Optional[float] = None,
+                    env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
+                    stdin: Stdin = None) -> AsyncProcess:
+        """Start ``cmd`` and return at once, with it running (see Processes.start)."""
+        return AsyncProcess(self._sbx, await self._sbx._client.call(
+            calls.start_process(self._sbx.id, cmd, timeout_seconds, env, cwd, stdin)))
+
+    async def list(self) -> List[AsyncProcess]:
+        """The sandbox's processes, running and ended, in start order."""
+        return [AsyncProcess(self._sbx, i) for i in await self._sbx._client.call(calls.list_processes(self._sbx.id))]
+
+    async def get(self, pid: str) -> AsyncProcess:
+        """Process ``pid`` as it is now (NotFoundError if none such)."""
+        return AsyncProcess(self._sbx, await self._sbx._client.call(calls.get_process(self._sbx.id, pid)))
+
+
 class _Creating:
     """What AsyncSandbox.create returns: await it for the sandbox, or use
     it as ``async with AsyncSandbox.create(...) as sbx:`` to have the
@@ -304,6 +385,7 @@ class AsyncSandbox(_SandboxState):
         self._update(_info_of(info))
         self.filesystem = AsyncFilesystem(self)
         self.network = AsyncNetwork(self)
+        self.processes = AsyncProcesses(self)
 
     # -- lifecycle -------------------------------------------------------
 
@@ -399,6 +481,11 @@ async def template(name: str, client: Optional[AsyncClient] = None) -> Template:
     return await _client(client).call(calls.template(name))
 
 
+async def keys(client: Optional[AsyncClient] = None) -> List[Key]:
+    """Your tenant's API keys (see airlock.keys)."""
+    return await _client(client).call(calls.keys())
+
+
 async def audit_page(sandbox: Optional[str] = None, metadata: Optional[Mapping[str, str]] = None,
                      since: Optional[TimeLike] = None, until: Optional[TimeLike] = None,
                      event: Optional[Iterable[str]] = None, limit: Optional[int] = None,
@@ -433,5 +520,5 @@ async def audit_iter(sandbox: Optional[str] = None, metadata: Optional[Mapping[s
         cursor = page.next_after_seq
 
 
-__all__ = ["AsyncClient", "AsyncSandbox", "AsyncFilesystem", "AsyncNetwork", "templates", "template",
-           "audit", "audit_page", "audit_iter"]
+__all__ = ["AsyncClient", "AsyncSandbox", "AsyncFilesystem", "AsyncNetwork", "AsyncProcesses", "AsyncProcess",
+           "templates", "template", "keys", "audit", "audit_page", "audit_iter"]

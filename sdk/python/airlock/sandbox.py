@@ -13,7 +13,9 @@ from . import _calls as calls
 from . import errors
 from ._calls import Cmd, EgressLike, FileData, RuleLike, Stdin, TimeLike
 from ._http import Client
-from .types import AuditPage, AuditRecord, EgressPolicy, ExecResult, FileInfo, ProbeResult, SandboxInfo, Template
+from .process import Processes
+from .types import (AuditPage, AuditRecord, EgressPolicy, ExecResult, FileInfo, Key, ProbeResult, SandboxInfo,
+                    Template, Usage)
 
 _default_client: Optional[Client] = None
 
@@ -138,6 +140,12 @@ class _SandboxState:
         where the daemon was started with --jail=off)."""
         return self.info.jailed
 
+    @property
+    def usage(self) -> Optional[Usage]:
+        """Host CPU and memory as of the last get or refresh of the running
+        sandbox; None after create, in lists and once ended."""
+        return self.info.usage
+
     def __repr__(self) -> str:
         return "%s(id=%r, template=%r, state=%r)" % (type(self).__name__, self.id, self.template, self.state)
 
@@ -158,6 +166,7 @@ class Sandbox(_SandboxState):
         self._update(_info_of(info))
         self.filesystem = Filesystem(self)
         self.network = Network(self)
+        self.processes = Processes(self)
 
     # -- lifecycle -------------------------------------------------------
 
@@ -257,6 +266,12 @@ def templates(client: Optional[Client] = None) -> List[Template]:
 def template(name: str, client: Optional[Client] = None) -> Template:
     """One template by name (NotFoundError when it is not built)."""
     return _client(client).call(calls.template(name))
+
+
+def keys(client: Optional[Client] = None) -> List[Key]:
+    """Your tenant's API keys, revoked ones included, oldest first; never
+    the keys themselves (``current`` marks the one this client uses)."""
+    return _client(client).call(calls.keys())
 
 
 def audit_page(sandbox: Optional[str] = None, metadata: Optional[Mapping[str, str]] = None,

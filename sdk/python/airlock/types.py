@@ -155,6 +155,9 @@ class SandboxInfo(_Record):
     egress: EgressPolicy = field(default_factory=EgressPolicy)
     net_addr: str = ""
     jailed: bool = False
+    # Host CPU and memory of a running sandbox: set by get and refresh,
+    # None after create, in lists and once it has ended.
+    usage: Optional["Usage"] = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "SandboxInfo":
@@ -163,6 +166,8 @@ class SandboxInfo(_Record):
             kw[k] = parse_time(kw.get(k))
         kw["metadata"] = {str(k): str(v) for k, v in (kw.get("metadata") or {}).items()}
         kw["egress"] = EgressPolicy.from_json(kw.get("egress"))
+        if kw.get("usage") is not None:
+            kw["usage"] = Usage.from_json(kw["usage"])
         return cls(**kw)
 
     def to_json(self) -> Dict[str, Any]:
@@ -176,6 +181,31 @@ class SandboxInfo(_Record):
                 out[k] = getattr(self, k)
         if self.ended_at is not None:
             out["ended_at"] = _time_json(self.ended_at)
+        if self.usage is not None:
+            out["usage"] = self.usage.to_json()
+        return out
+
+
+@dataclass
+class Usage(_Record):
+    """What a running sandbox's VMM uses on the host, when it was read."""
+
+    cpu_seconds: float = 0.0  # CPU time since the VMM started
+    memory_pss_bytes: int = 0  # shared pages divided among their sharers
+    memory_rss_bytes: int = 0  # every resident page in full
+    memory_private_bytes: int = 0  # what killing the sandbox gives back
+    measured_at: Optional[datetime] = None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Usage":
+        kw = _plain(cls, d)
+        kw["cpu_seconds"] = float(kw.get("cpu_seconds") or 0)
+        kw["measured_at"] = parse_time(kw.get("measured_at"))
+        return cls(**kw)
+
+    def to_json(self) -> Dict[str, Any]:
+        out = {f: getattr(self, f) for f in _field_names(type(self))}
+        out["measured_at"] = _time_json(self.measured_at)
         return out
 
 
@@ -366,4 +396,120 @@ class ProbeResult(_Record):
         out = {f: getattr(self, f) for f in _field_names(type(self))}
         if not self.detail:
             del out["detail"]
+        return out
+
+
+@dataclass
+class ProcessInfo(_Record):
+    """A background process as the server last reported it (the API's
+    Process object). ``exit_code`` is None while it runs and when it
+    failed (the sandbox ended under it: see ``error``)."""
+
+    id: str  # "p-1", "p-2", ... per sandbox
+    sandbox_id: str = ""
+    cmd: str = ""  # set when started with a shell command
+    argv: List[str] = field(default_factory=list)  # set when started with an argv
+    cwd: str = ""
+    timeout_seconds: float = 0.0  # 0: none
+    state: str = ""  # running, exited, killed, failed
+    exit_code: Optional[int] = None  # 128+n when killed by signal n
+    signal: str = ""  # e.g. "SIGTERM"
+    timed_out: bool = False
+    error: str = ""
+    stdout_bytes: int = 0  # what arrived so far: the stream's end offset
+    stderr_bytes: int = 0
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    started_at: Optional[datetime] = None
+    ended_at: Optional[datetime] = None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "ProcessInfo":
+        kw = _plain(cls, d)
+        kw["argv"] = [str(a) for a in kw.get("argv") or []]
+        kw["timeout_seconds"] = float(kw.get("timeout_seconds") or 0)
+        for k in ("started_at", "ended_at"):
+            kw[k] = parse_time(kw.get(k))
+        return cls(**kw)
+
+    def to_json(self) -> Dict[str, Any]:
+        out = {f: getattr(self, f) for f in _field_names(type(self))}
+        for k in ("started_at", "ended_at"):
+            out[k] = _time_json(out[k])
+        for k in ("cmd", "argv", "timeout_seconds", "signal", "error"):
+            if not out[k]:
+                del out[k]
+        for k in ("exit_code", "ended_at"):
+            if out[k] is None:
+                del out[k]
+        return out
+
+
+@dataclass
+class ProcessOutput(_Record):
+    """A piece of one output stream of a background process.
+
+    ``data`` holds the stream's bytes from ``offset`` on; read on from
+    ``next_offset``. ``dropped`` counts the bytes between the offset asked
+    for and ``offset`` that the server no longer keeps (it keeps the
+    latest 1 MiB of each stream). ``eof``: the process has ended and
+    ``next_offset`` is the stream's end.
+    """
+
+    stream: str = "stdout"
+    data: bytes = field(default=b"", repr=False)
+    offset: int = 0
+    next_offset: int = 0
+    dropped: int = 0
+    eof: bool = False
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "ProcessOutput":
+        kw = _plain(cls, d)
+        kw["data"] = _b64(kw.get("data"))
+        return cls(**kw)
+
+    @property
+    def text(self) -> str:
+        """``data`` as text (invalid UTF-8, also a character cut at the
+        piece's edge, replaced by U+FFFD)."""
+        return self.data.decode("utf-8", errors="replace")
+
+    def to_json(self) -> Dict[str, Any]:
+        out = {f: getattr(self, f) for f in _field_names(type(self))}
+        out["data"] = base64.b64encode(self.data).decode("ascii")
+        return out
+
+    def __repr__(self) -> str:
+        return "ProcessOutput(stream=%r, offset=%d, next_offset=%d, dropped=%d, eof=%s, %d bytes)" % (
+            self.stream, self.offset, self.next_offset, self.dropped, self.eof, len(self.data))
+
+
+@dataclass
+class Key(_Record):
+    """One of the caller's tenant's API keys: never the key itself."""
+
+    id: str
+    tenant: str = ""
+    name: str = ""
+    prefix: str = ""  # the key's first characters, to tell keys apart
+    created_at: Optional[datetime] = None
+    revoked_at: Optional[datetime] = None
+    current: bool = False  # the key the call was made with
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Key":
+        kw = _plain(cls, d)
+        for k in ("created_at", "revoked_at"):
+            kw[k] = parse_time(kw.get(k))
+        return cls(**kw)
+
+    def to_json(self) -> Dict[str, Any]:
+        out = {f: getattr(self, f) for f in _field_names(type(self))}
+        for k in ("created_at", "revoked_at"):
+            out[k] = _time_json(out[k])
+        if out["revoked_at"] is None:
+            del out["revoked_at"]
+        if not self.current:
+            del out["current"]
         return out

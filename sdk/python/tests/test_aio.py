@@ -2,6 +2,7 @@
 apiserver.py), and checks that it keeps the blocking SDK's surface."""
 
 import asyncio
+import dataclasses
 import inspect
 import io
 import os
@@ -15,8 +16,9 @@ sys.path.insert(0, HERE)
 
 import airlock  # noqa: E402
 from airlock import aio  # noqa: E402
-from airlock import (AsyncClient, AsyncSandbox, AuditRecord, EgressPolicy, ExecResult, FileInfo,  # noqa: E402
-                     ProbeResult, Sandbox, SandboxInfo, Template)
+from airlock import (AsyncClient, AsyncProcess, AsyncSandbox, AuditRecord, EgressPolicy, ExecResult,  # noqa: E402
+                     FileInfo, Key, ProbeResult, ProcessInfo, ProcessOutput, Sandbox, SandboxInfo, Template,
+                     Usage)
 from apiserver import APIServer, tag  # noqa: E402
 
 SRV = None
@@ -55,7 +57,10 @@ class AsyncSandboxTest(AsyncBase):
             self.assertIsInstance(sbx, AsyncSandbox)
             self.assertIsInstance(sbx.info, SandboxInfo)
             self.assertEqual((sbx.state, sbx.metadata, sbx.template), ("running", {"case": case}, "base"))
-            self.assertEqual((await AsyncSandbox.get(sbx.id, client=self.c)).info, sbx.info)
+            got = await AsyncSandbox.get(sbx.id, client=self.c)
+            self.assertIsInstance(got.usage, Usage)  # get reads it, create does not
+            self.assertIsNone(sbx.usage)
+            self.assertEqual(dataclasses.replace(got.info, usage=None), sbx.info)
             self.assertEqual([s.id for s in await AsyncSandbox.list(metadata={"case": case}, client=self.c)],
                              [sbx.id])
             before = sbx.info.deadline
@@ -205,6 +210,77 @@ class AsyncExecTest(AsyncBase):
         return False
 
 
+class AsyncProcessTest(AsyncBase):
+    async def read_until(self, p: AsyncProcess, want: bytes) -> bytes:
+        got, offset = b"", 0
+        while want not in got:
+            out = await p.output("stdout", offset, wait_seconds=30)
+            got, offset = got + out.data, out.next_offset
+            if out.eof:
+                break
+        return got
+
+    async def test_start_read_kill_wait(self):
+        sbx = await self.sandbox()
+        p = await sbx.processes.start("echo hi; sleep 30")
+        self.assertIsInstance(p, AsyncProcess)
+        self.assertIsInstance(p.info, ProcessInfo)
+        self.assertEqual((p.state, p.exit_code), ("running", None))
+        self.assertEqual(await self.read_until(p, b"hi\n"), b"hi\n")
+        self.assertEqual([(q.id, q.state) for q in await sbx.processes.list()], [(p.id, "running")])
+        self.assertEqual((await sbx.processes.get(p.id)).cmd, "echo hi; sleep 30")
+        with self.assertRaises(airlock.DeadlineExceededError) as cm:
+            await p.wait(timeout_seconds=0.2)
+        self.assertEqual(cm.exception.status, 504)
+        self.assertIs(await p.kill("TERM"), p)
+        self.assertIs(await p.wait(), p)
+        self.assertEqual((p.state, p.signal, p.exit_code), ("killed", "SIGTERM", 128 + 15))
+        self.assertEqual((await p.refresh()).state, "killed")
+        with self.assertRaises(airlock.FailedPreconditionError):
+            await p.kill()
+        with self.assertRaises(airlock.NotFoundError):
+            await sbx.processes.get("p-999")
+
+    async def test_output_and_follow(self):
+        sbx = await self.sandbox()
+        p = await sbx.processes.start("for i in 1 2 3; do echo $i; sleep 0.2; done; echo err >&2; exit 3")
+        pieces = [piece async for piece in p.iter_output()]  # while it runs, until it ends
+        self.assertTrue(all(isinstance(x, ProcessOutput) for x in pieces))
+        self.assertEqual(b"".join(x.data for x in pieces), b"1\n2\n3\n")
+        self.assertEqual((await p.wait()).exit_code, 3)
+        self.assertEqual(p.state, "exited")
+        out = await p.output("stderr")
+        self.assertEqual((out.data, out.next_offset, out.eof), (b"err\n", 4, True))
+        got = []
+
+        async def on_data(b):  # a coroutine function is awaited
+            await asyncio.sleep(0)
+            got.append(b)
+        self.assertEqual(await p.follow("stdout", on_data), 6)
+        self.assertEqual(b"".join(got), b"1\n2\n3\n")
+        q = await sbx.processes.start(["cat"], stdin="text in", env={"X": "y"})
+        await q.wait(timeout_seconds=120)
+        self.assertEqual((await q.output()).text, "text in")
+        with self.assertRaises(airlock.InvalidArgumentError):
+            await q.output(offset=100)
+
+    async def test_keys(self):
+        mine = await aio.keys(client=self.c)
+        self.assertTrue(all(isinstance(k, Key) and k.tenant == "acme" for k in mine))
+        self.assertEqual(len([k for k in mine if k.current]), 1)
+        theirs = await aio.keys(client=self.other)
+        self.assertTrue(theirs and all(k.tenant == "globex" for k in theirs))
+
+    async def test_usage(self):
+        sbx = await self.sandbox(metadata={"case": tag("usage")})
+        self.assertIsNone(sbx.usage)
+        self.assertGreater((await sbx.refresh()).usage.memory_rss_bytes, 0)
+        listed, = await AsyncSandbox.list(metadata=sbx.metadata, client=self.c)
+        self.assertIsNone(listed.usage)
+        await sbx.kill()
+        self.assertIsNone((await sbx.refresh()).usage)
+
+
 class AsyncFilesTest(AsyncBase):
     async def test_files(self):
         sbx = await self.sandbox()
@@ -234,7 +310,8 @@ class SurfaceTest(unittest.TestCase):
     parameters, coroutines where the blocking call does I/O."""
 
     PAIRS = [(Sandbox, AsyncSandbox), (airlock.Filesystem, airlock.AsyncFilesystem),
-             (airlock.Network, airlock.AsyncNetwork)]
+             (airlock.Network, airlock.AsyncNetwork), (airlock.Processes, airlock.AsyncProcesses),
+             (airlock.Process, airlock.AsyncProcess)]
 
     def check(self, sync_fn, async_fn, name):
         ps = [p for p in inspect.signature(sync_fn).parameters.values()]
@@ -253,10 +330,26 @@ class SurfaceTest(unittest.TestCase):
                 self.check(sf, af, "%s.%s" % (s.__name__, name))
                 if (s, name) in ((Sandbox, "create"),):
                     continue  # returns an awaitable async context manager
+                if inspect.isgeneratorfunction(sf):  # an iterator: ``async for``
+                    self.assertTrue(inspect.isasyncgenfunction(af), "%s.%s is not an async generator"
+                                    % (a.__name__, name))
+                    continue
                 self.assertTrue(inspect.iscoroutinefunction(af), "%s.%s is not async" % (a.__name__, name))
 
+    def test_attributes(self):
+        """The per-sandbox namespaces are the pairs above."""
+        for s, a in ((Sandbox, AsyncSandbox), (airlock.Process, airlock.AsyncProcess)):
+            self.assertEqual(set(inspect.signature(s.__init__).parameters),
+                             set(inspect.signature(a.__init__).parameters), s.__name__)
+        info = SandboxInfo(id="sbx-x")
+        sync = Sandbox(info, client=airlock.Client(url="http://h:1"))
+        asyn = AsyncSandbox(info, client=AsyncClient(url="http://h:1"))
+        pairs = dict(self.PAIRS)
+        for name in ("filesystem", "network", "processes"):
+            self.assertIs(pairs[type(getattr(sync, name))], type(getattr(asyn, name)), name)
+
     def test_functions(self):
-        for name in ("templates", "template", "audit", "audit_page", "audit_iter"):
+        for name in ("templates", "template", "keys", "audit", "audit_page", "audit_iter"):
             sf, af = getattr(airlock.sandbox, name), getattr(aio, name)
             self.check(sf, af, name)
             self.assertTrue(inspect.iscoroutinefunction(af) or inspect.isasyncgenfunction(af), name)

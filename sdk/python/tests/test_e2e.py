@@ -172,6 +172,39 @@ class SandboxE2E(unittest.TestCase):
         self.assertEqual(list(airlock.audit_iter(sandbox=sbx.id, page_size=2)), everything)
 
 
+    def test_background_processes(self):
+        with Sandbox.create(template=TEMPLATE, ttl_seconds=300, metadata={"case": _tag("proc")}) as sbx:
+            p = sbx.processes.start("for i in 1 2 3; do echo line-$i; done; echo err >&2; sleep 600")
+            self.assertEqual((p.state, p.exit_code), ("running", None))
+            got, offset = b"", 0
+            while b"line-3\n" not in got:  # long polls while it runs
+                out = p.output("stdout", offset, wait_seconds=30)
+                self.assertFalse(out.eof)
+                got, offset = got + out.data, out.next_offset
+            self.assertEqual(got, b"line-1\nline-2\nline-3\n")
+            self.assertEqual([(q.id, q.state) for q in sbx.processes.list()], [(p.id, "running")])
+            with self.assertRaises(airlock.DeadlineExceededError):
+                p.wait(timeout_seconds=1)
+            p.kill("TERM")
+            p.wait(timeout_seconds=120)
+            self.assertEqual((p.state, p.signal, p.exit_code), ("killed", "SIGTERM", 128 + 15))
+            self.assertEqual(b"".join(x.data for x in p.iter_output("stderr")), b"err\n")
+
+            q = sbx.processes.start("cat > /job/in.txt; sleep 1; n=$(wc -c < /job/in.txt); echo $((n)); exit 3",
+                                    stdin=b"\x00\xff" * 10)
+            chunks = []
+            self.assertEqual(q.follow("stdout", chunks.append), 3)
+            self.assertEqual(b"".join(chunks), b"20\n")
+            self.assertEqual((q.wait().state, q.exit_code), ("exited", 3))
+            self.assertEqual(sbx.filesystem.read("/job/in.txt"), b"\x00\xff" * 10)
+            usage = Sandbox.get(sbx.id).usage
+            self.assertIsNotNone(usage)
+            self.assertGreater(usage.memory_pss_bytes, 0)
+            self.assertGreater(usage.cpu_seconds, 0)
+        mine = airlock.keys()
+        self.assertEqual(len([k for k in mine if k.current]), 1)
+
+
 class AsyncSandboxE2E(unittest.IsolatedAsyncioTestCase):
 
     async def test_async_job(self):

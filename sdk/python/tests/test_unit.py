@@ -2,6 +2,7 @@
 apiserver.py): the daemon's own routes, validation, tenant scoping, audit
 log and error codes, over a real sandbox manager on local machines."""
 
+import dataclasses
 import io
 import json
 import os
@@ -15,9 +16,9 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
 import airlock  # noqa: E402
-from airlock import (AuditRecord, Client, EgressPolicy, EgressRule, ExecResult, FileInfo,  # noqa: E402
-                     ProbeResult, Sandbox, SandboxInfo, Template)
-from airlock._calls import exec_timeout  # noqa: E402
+from airlock import (AuditRecord, Client, EgressPolicy, EgressRule, ExecResult, FileInfo, Key,  # noqa: E402
+                     Process, ProcessInfo, ProcessOutput, ProbeResult, Sandbox, SandboxInfo, Template, Usage)
+from airlock._calls import MAX_WAIT_STEP, WaitClock, exec_timeout  # noqa: E402
 from airlock._http import parse_url  # noqa: E402
 from airlock.types import parse_time  # noqa: E402
 from apiserver import APIServer, tag  # noqa: E402
@@ -121,6 +122,40 @@ class PureTest(unittest.TestCase):
         self.assertIsNone(exec_timeout(None))
         self.assertEqual(exec_timeout(5), 35.0)
 
+    def test_wait_clock(self):
+        forever = WaitClock(None)
+        self.assertEqual(forever.step(), MAX_WAIT_STEP)
+        still = airlock.DeadlineExceededError("still running", status=504)
+        self.assertTrue(forever.again(still))
+        # Only the server's "still running" means wait on: a client-side
+        # timeout (status 0) or another error is raised.
+        self.assertFalse(forever.again(airlock.DeadlineExceededError("socket timed out", status=0)))
+        self.assertFalse(forever.again(airlock.NotFoundError("gone", status=404)))
+        self.assertLessEqual(WaitClock(1000).step(), MAX_WAIT_STEP)
+        self.assertLessEqual(WaitClock(0.5).step(), 0.5)
+        done = WaitClock(0)
+        self.assertEqual(done.step(), 0)
+        self.assertFalse(done.again(still))
+        with self.assertRaises(airlock.InvalidArgumentError):
+            WaitClock(-1)
+
+    def test_process_json(self):
+        d = {"id": "p-1", "sandbox_id": "sbx-1", "argv": ["sleep", "1"], "cwd": "/", "state": "exited",
+             "exit_code": 0, "timed_out": False, "stdout_bytes": 0, "stderr_bytes": 0,
+             "stdout_truncated": False, "stderr_truncated": False,
+             "started_at": "2024-05-06T07:08:09.123456789Z", "ended_at": "2024-05-06T07:08:10Z",
+             "some_future_field": 1}
+        p = ProcessInfo.from_json(d)
+        self.assertEqual((p.exit_code, p.argv, p.cmd), (0, ["sleep", "1"], ""))
+        self.assertEqual(ProcessInfo.from_json(p.to_json()), p)
+        self.assertIn("exit_code", p.to_json())  # 0 is an exit code, not an absent one
+        self.assertIsNone(ProcessInfo.from_json({"id": "p-2", "state": "running"}).exit_code)
+        o = ProcessOutput.from_json({"stream": "stderr", "data": "/wBoaQ==", "offset": 5, "next_offset": 9,
+                                     "dropped": 5, "eof": True})
+        self.assertEqual((o.data, o.text, o.offset, o.next_offset, o.dropped, o.eof),
+                         (b"\xff\x00hi", "\ufffd\x00hi", 5, 9, 5, True))
+        self.assertEqual(ProcessOutput.from_json(o.to_json()), o)
+
 
 class SandboxTest(Base):
     def test_create_is_typed(self):
@@ -138,7 +173,8 @@ class SandboxTest(Base):
         self.assertEqual(SandboxInfo.from_json(json.loads(json.dumps(info.to_json()))), info)
         # 0.1 code read info as a dict.
         self.assertEqual((info["id"], info.get("ended_at", "none"), "state" in info), (sbx.id, "none", True))
-        self.assertEqual(Sandbox.get(sbx.id, client=self.c).info, info)
+        # get also reads the sandbox's usage, which create does not.
+        self.assertEqual(dataclasses.replace(Sandbox.get(sbx.id, client=self.c).info, usage=None), info)
 
     def test_default_client_from_environment(self):
         sbx = Sandbox.create(template="base")  # AIRLOCK_URL: the unix socket
@@ -294,6 +330,165 @@ class ExecTest(Base):
         self.assertEqual((r.exit_code, b"".join(out), b"".join(err)), (2, b"1\n2\n3\n", b"e\n"))
         self.assertEqual((r.stdout, r.stdout_bytes), ("", 6))
         self.assertEqual(sbx.exec_stream("exit 0").exit_code, 0)  # no callbacks
+
+
+def read_until(p, want: bytes, stream: str = "stdout") -> bytes:
+    """What p wrote to stream, read with long polls until it holds want
+    (or the process ended)."""
+    got, offset = b"", 0
+    while want not in got:
+        out = p.output(stream, offset, wait_seconds=30)
+        got, offset = got + out.data, out.next_offset
+        if out.eof:
+            break
+    return got
+
+
+class ProcessTest(Base):
+    def test_start_read_list_kill_wait(self):
+        sbx = self.sandbox()
+        p = sbx.processes.start("echo hi; sleep 30")
+        self.assertIsInstance(p, Process)
+        self.assertIsInstance(p.info, ProcessInfo)
+        self.assertEqual((p.state, p.running, p.cmd, p.sandbox_id, p.exit_code), ("running", True,
+                                                                                 "echo hi; sleep 30", sbx.id, None))
+        self.assertRegex(p.id, r"^p-[1-9][0-9]*$")
+        self.assertIsInstance(p.started_at, datetime)
+        self.assertEqual(read_until(p, b"hi\n"), b"hi\n")
+        listed = sbx.processes.list()
+        self.assertEqual([(q.id, q.state) for q in listed], [(p.id, "running")])
+        self.assertIsInstance(listed[0], Process)
+        got = sbx.processes.get(p.id)
+        self.assertEqual((got.id, got.cmd, got.stdout_bytes), (p.id, p.cmd, 3))
+        self.assertIs(p.kill("TERM"), p)
+        self.assertIs(p.wait(), p)
+        self.assertEqual((p.state, p.signal, p.exit_code, p.running), ("killed", "SIGTERM", 128 + 15, False))
+        self.assertIsInstance(p.ended_at, datetime)
+        self.assertEqual(got.refresh().state, "killed")
+        with self.assertRaises(airlock.FailedPreconditionError):
+            p.kill()  # it has ended
+        out = p.output()
+        self.assertEqual((out.data, out.offset, out.next_offset, out.eof, out.dropped), (b"hi\n", 0, 3, True, 0))
+        self.assertEqual(p.wait(timeout_seconds=0).state, "killed")  # ended: no waiting
+
+    def test_output_after_exit(self):
+        sbx = self.sandbox()
+        p = sbx.processes.start("echo out; echo err >&2; exit 3")
+        p.wait()
+        self.assertEqual((p.state, p.exit_code, p.signal, p.timed_out), ("exited", 3, "", False))
+        self.assertEqual((p.stdout_bytes, p.stderr_bytes), (4, 4))
+        out = p.output()
+        self.assertIsInstance(out, ProcessOutput)
+        self.assertEqual((out.stream, out.data, out.next_offset, out.eof), ("stdout", b"out\n", 4, True))
+        self.assertEqual(p.output("stderr").data, b"err\n")
+        self.assertEqual(p.output(offset=2).data, b"t\n")
+        self.assertEqual((p.output(max_bytes=2).data, p.output(max_bytes=2).eof), (b"ou", False))
+        chunks = []
+        self.assertEqual(p.follow(on_data=chunks.append), 4)
+        self.assertEqual(b"".join(chunks), b"out\n")
+        self.assertEqual([piece.data for piece in p.iter_output("stderr")], [b"err\n"])
+        self.assertEqual(list(p.iter_output(offset=4)), [])  # all read already
+        with self.assertRaises(airlock.InvalidArgumentError):
+            p.output("stdin")
+        with self.assertRaises(airlock.InvalidArgumentError):
+            p.output(offset=5)  # past what arrived
+        with self.assertRaises(airlock.InvalidArgumentError):
+            p.output(wait_seconds=61)
+        with self.assertRaises(airlock.InvalidArgumentError):
+            p.output(max_bytes=(1 << 20) + 1)
+
+    def test_follow_while_running(self):
+        sbx = self.sandbox()
+        sbx.filesystem.write("/job/in.txt", "from a file\n")
+        p = sbx.processes.start("for i in 1 2 3; do echo $i; sleep 0.2; done; cat in.txt; echo $X >&2",
+                                env={"X": "from env"}, cwd="/job")
+        chunks = []
+        self.assertEqual(p.follow("stdout", chunks.append), 18)
+        self.assertEqual(b"".join(chunks), b"1\n2\n3\nfrom a file\n")
+        self.assertEqual(b"".join(c.data for c in p.iter_output("stderr")), b"from env\n")
+        self.assertEqual(p.wait().exit_code, 0)
+        q = sbx.processes.start(["cat"], stdin=b"\xff\x00bin")
+        self.assertEqual(q.argv, ["cat"])
+        self.assertEqual(b"".join(c.data for c in q.iter_output()), b"\xff\x00bin")
+        self.assertEqual([x.id for x in sbx.processes.list()], [p.id, q.id])
+
+    def test_wait_timeout_and_kill(self):
+        sbx = self.sandbox()
+        p = sbx.processes.start("sleep 30")
+        with self.assertRaises(airlock.DeadlineExceededError) as cm:
+            p.wait(timeout_seconds=0.2)
+        self.assertEqual(cm.exception.status, 504)
+        with self.assertRaises(airlock.DeadlineExceededError):
+            p.wait(timeout_seconds=0)
+        self.assertEqual(p.refresh().state, "running")
+        p.kill()  # KILL by default
+        p.wait()
+        self.assertEqual((p.state, p.signal, p.exit_code), ("killed", "SIGKILL", 128 + 9))
+        t = sbx.processes.start("sleep 30", timeout_seconds=0.5)
+        self.assertEqual(t.timeout_seconds, 0.5)
+        t.wait()
+        self.assertEqual((t.state, t.timed_out), ("killed", True))
+        with self.assertRaises(airlock.InvalidArgumentError):
+            sbx.processes.start("sleep 30").kill("NOSUCHSIGNAL")
+        with self.assertRaises(airlock.InvalidArgumentError):
+            p.wait(timeout_seconds=-1)
+
+    def test_errors(self):
+        sbx = self.sandbox()
+        with self.assertRaises(airlock.NotFoundError):
+            sbx.processes.get("p-999")
+        with self.assertRaises(airlock.InvalidArgumentError):
+            sbx.processes.get("not a pid")
+        with self.assertRaises(airlock.InvalidArgumentError):
+            sbx.processes.start("true", cwd="/job/../..")
+        p = sbx.processes.start("sleep 30")
+        theirs = Sandbox(sbx.info, client=self.other)
+        with self.assertRaises(airlock.NotFoundError):
+            theirs.processes.list()
+        with self.assertRaises(airlock.NotFoundError):
+            theirs.processes.start("true")
+        self.assertEqual(sbx.processes.get(p.id).state, "running")
+        sbx.kill()
+        with self.assertRaises(airlock.AirlockError):
+            sbx.processes.list()  # the records went with the sandbox
+
+
+class UsageAndKeysTest(Base):
+    def test_usage(self):
+        sbx = self.sandbox(metadata={"case": tag("usage")})
+        self.assertIsNone(sbx.usage)  # create does not read it
+        got = Sandbox.get(sbx.id, client=self.c)
+        u = got.info.usage
+        self.assertIsInstance(u, Usage)
+        self.assertIs(got.usage, u)
+        self.assertGreaterEqual(u.cpu_seconds, 0)
+        self.assertGreater(u.memory_rss_bytes, 0)
+        self.assertGreater(u.memory_pss_bytes, 0)
+        self.assertIsInstance(u.measured_at, datetime)
+        self.assertEqual(SandboxInfo.from_json(json.loads(json.dumps(got.info.to_json()))), got.info)
+        self.assertIsInstance(sbx.refresh().usage, Usage)
+        listed, = Sandbox.list(metadata=sbx.metadata, client=self.c)
+        self.assertIsNone(listed.usage)
+        sbx.kill()
+        self.assertIsNone(sbx.refresh().usage)
+
+    def test_keys(self):
+        mine = airlock.keys(client=self.c)
+        self.assertTrue(mine)
+        self.assertTrue(all(isinstance(k, Key) and k.tenant == "acme" for k in mine))
+        current = [k for k in mine if k.current]
+        self.assertEqual(len(current), 1)
+        self.assertTrue(SRV.keys["acme"].startswith(current[0].prefix))
+        self.assertNotIn(SRV.keys["acme"], json.dumps([k.to_json() for k in mine]))
+        self.assertIsInstance(current[0].created_at, datetime)
+        self.assertIsNone(current[0].revoked_at)
+        self.assertEqual(Key.from_json(current[0].to_json()), current[0])
+        theirs = airlock.keys(client=self.other)
+        self.assertTrue(all(k.tenant == "globex" for k in theirs))
+        self.assertFalse({k.id for k in mine} & {k.id for k in theirs})
+        self.assertEqual([k.id for k in airlock.keys()], [k.id for k in mine])  # the environment's client
+        with self.assertRaises(airlock.PermissionDeniedError):
+            airlock.keys(client=Client(url=SRV.url, api_key="alk_wrong"))
 
 
 class FilesTest(Base):
