@@ -37,7 +37,7 @@ from .errors import (AirlockError, AlreadyExistsError, DeadlineExceededError,
 from .process import Process, Processes
 from .sandbox import (Filesystem, Network, Sandbox, audit, audit_iter, audit_page, keys, template,
                       templates)
-from .types import (AuditPage, AuditRecord, EgressPolicy, EgressRule, ExecResult, FileInfo, Key,
+from .types import (ArchiveResult, AuditPage, AuditRecord, EgressPolicy, EgressRule, ExecResult, FileInfo, Key,
                     ProbeResult, ProcessInfo, ProcessOutput, SandboxInfo, Template, Usage)
 
 __version__ = "0.1.0"
@@ -47,7 +47,7 @@ __all__ = [
     "audit", "audit_page", "audit_iter", "aio", "AsyncClient", "AsyncSandbox", "AsyncFilesystem",
     "AsyncNetwork", "AsyncProcesses", "AsyncProcess",
     "SandboxInfo", "Usage", "ExecResult", "FileInfo", "EgressPolicy", "EgressRule", "ProbeResult", "Template",
-    "AuditRecord", "AuditPage", "ProcessInfo", "ProcessOutput", "Key",
+    "AuditRecord", "AuditPage", "ProcessInfo", "ProcessOutput", "Key", "ArchiveResult",
     "DEFAULT_URL", "AirlockError", "InvalidArgumentError", "PermissionDeniedError",
     "NotFoundError", "AlreadyExistsError", "FailedPreconditionError", "ResourceExhaustedError",
     "DeadlineExceededError", "UnavailableError", "InternalError",

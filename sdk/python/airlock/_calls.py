@@ -21,7 +21,7 @@ from typing import (Any, Callable, Dict, Generic, Iterable, List, Mapping, Optio
                     TypeVar, Union)
 
 from . import errors
-from .types import (AuditPage, EgressPolicy, EgressRule, ExecResult, FileInfo, Key, ProbeResult,
+from .types import (ArchiveResult, AuditPage, EgressPolicy, EgressRule, ExecResult, FileInfo, Key, ProbeResult,
                     ProcessInfo, ProcessOutput, SandboxInfo, Template, format_time, rule_of)
 
 T = TypeVar("T")
@@ -372,6 +372,24 @@ def remove(sandbox_id: str, path: str, recursive: bool = False) -> Call[None]:
     if recursive:
         query["recursive"] = "true"
     return Call("DELETE", sandbox_path(sandbox_id, "/files"), query=query)
+
+
+def write_archive(sandbox_id: str, path: str, data: Any) -> Call[ArchiveResult]:
+    """A tar stream (bytes or a binary file object, streamed) unpacked
+    into directory path in the guest."""
+    length = None
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        if not hasattr(data, "read"):
+            raise TypeError("write_archive() takes bytes or a binary file-like object")
+        length = _remaining(data)
+    return Call("PUT", sandbox_path(sandbox_id, "/archive"), query={"path": path}, body=data, length=length,
+                timeout=None, decode=ArchiveResult.from_json)
+
+
+def read_archive(sandbox_id: str, path: str) -> Call[None]:
+    """path (a directory or a file) as a tar stream, entries named from
+    its base name."""
+    return Call("GET", sandbox_path(sandbox_id, "/archive"), query={"path": path}, timeout=None, kind=RAW)
 
 
 def make_dir(sandbox_id: str, path: str) -> Call[None]:

@@ -22,6 +22,7 @@ import http.client
 import inspect
 import io
 import socket
+import tempfile
 import threading
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import (Any, AsyncGenerator, AsyncIterator, Awaitable, BinaryIO, Callable, Dict, Generator, Iterable, List,
@@ -29,12 +30,13 @@ from typing import (Any, AsyncGenerator, AsyncIterator, Awaitable, BinaryIO, Cal
 
 from . import _calls as calls
 from . import _http
+from . import _tar
 from . import errors
 from ._calls import Call, Cmd, EgressLike, FileData, RuleLike, Stdin, TimeLike
 from ._http import DEFAULT_RETRIES, Client
 from .process import _ProcessState
 from .sandbox import _info_of, _SandboxState
-from .types import (AuditPage, AuditRecord, EgressPolicy, ExecResult, FileInfo, Key, ProbeResult, ProcessInfo,
+from .types import (ArchiveResult, AuditPage, AuditRecord, EgressPolicy, ExecResult, FileInfo, Key, ProbeResult, ProcessInfo,
                     ProcessOutput, Template)
 
 T = TypeVar("T")
@@ -249,6 +251,30 @@ class AsyncFilesystem:
         await self._sbx._client.call(calls.make_dir(self._sbx.id, path))
 
     mkdir = make_dir
+
+    async def write_archive(self, path: str, data: Any) -> ArchiveResult:
+        """Unpack a tar stream into directory ``path`` (see Filesystem)."""
+        return await self._sbx._client.call(calls.write_archive(self._sbx.id, path, data))
+
+    async def read_archive(self, path: str, fileobj: BinaryIO) -> int:
+        """Stream ``path`` as a tar stream into fileobj (see Filesystem)."""
+        return await self._sbx._client.download(calls.read_archive(self._sbx.id, path), fileobj)
+
+    async def upload_dir(self, local_dir: str, remote_dir: str) -> ArchiveResult:
+        """Copy the contents of local_dir into remote_dir (the tar is built
+        in a worker thread)."""
+        with tempfile.TemporaryFile() as tmp:
+            await asyncio.to_thread(_tar.pack_dir, local_dir, tmp)
+            tmp.seek(0)
+            return await self.write_archive(remote_dir, tmp)
+
+    async def download_dir(self, remote_path: str, local_dir: str) -> int:
+        """Copy the contents of remote_path into local_dir, confined (see
+        Filesystem); extraction runs in a worker thread."""
+        with tempfile.TemporaryFile() as tmp:
+            await self.read_archive(remote_path, _tar.LimitedWriter(tmp, _tar.MAX_DOWNLOAD_BYTES))
+            tmp.seek(0)
+            return await asyncio.to_thread(_tar.extract_dir, tmp, local_dir)
 
 
 class AsyncNetwork:

@@ -7,14 +7,16 @@ the same surface for asyncio over the same Calls.
 from __future__ import annotations
 
 import io
+import tempfile
 from typing import Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, Mapping, Optional
 
 from . import _calls as calls
+from . import _tar
 from . import errors
 from ._calls import Cmd, EgressLike, FileData, RuleLike, Stdin, TimeLike
 from ._http import Client
 from .process import Processes
-from .types import (AuditPage, AuditRecord, EgressPolicy, ExecResult, FileInfo, Key, ProbeResult, SandboxInfo,
+from .types import (ArchiveResult, AuditPage, AuditRecord, EgressPolicy, ExecResult, FileInfo, Key, ProbeResult, SandboxInfo,
                     Template, Usage)
 
 _default_client: Optional[Client] = None
@@ -70,6 +72,35 @@ class Filesystem:
         self._sbx._client.call(calls.make_dir(self._sbx.id, path))
 
     mkdir = make_dir
+
+    def write_archive(self, path: str, data: Any) -> ArchiveResult:
+        """Unpack a tar stream (bytes or a binary file object, streamed) into
+        directory ``path`` in the guest, created if missing. The guest
+        refuses entries that escape it, links out, device nodes and FIFOs
+        (InvalidArgumentError) and too much (ResourceExhaustedError)."""
+        return self._sbx._client.call(calls.write_archive(self._sbx.id, path, data))
+
+    def read_archive(self, path: str, fileobj: BinaryIO) -> int:
+        """Stream ``path`` (a directory or a file) as a tar stream into
+        fileobj, entries named from its base name; returns bytes copied."""
+        return self._sbx._client.download(calls.read_archive(self._sbx.id, path), fileobj)
+
+    def upload_dir(self, local_dir: str, remote_dir: str) -> ArchiveResult:
+        """Copy the contents of local_dir into remote_dir (one tar stream,
+        built here in a temporary file; symlinks are sent as links)."""
+        with tempfile.TemporaryFile() as tmp:
+            _tar.pack_dir(local_dir, tmp)
+            tmp.seek(0)
+            return self.write_archive(remote_dir, tmp)
+
+    def download_dir(self, remote_path: str, local_dir: str) -> int:
+        """Copy the contents of directory remote_path (or the file) into
+        local_dir, created if missing, confined as the guest confines
+        uploads (see airlock._tar); returns the entries written."""
+        with tempfile.TemporaryFile() as tmp:
+            self.read_archive(remote_path, _tar.LimitedWriter(tmp, _tar.MAX_DOWNLOAD_BYTES))
+            tmp.seek(0)
+            return _tar.extract_dir(tmp, local_dir)
 
 
 class Network:

@@ -209,6 +209,22 @@ class Usage(_Record):
         return out
 
 
+@dataclass
+class ArchiveResult(_Record):
+    """What an uploaded tar stream wrote: entries (directories, files,
+    links) and bytes of regular files."""
+
+    entries: int = 0
+    bytes: int = 0
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "ArchiveResult":
+        return cls(**_plain(cls, d))
+
+    def to_json(self) -> Dict[str, Any]:
+        return {f: getattr(self, f) for f in _field_names(type(self))}
+
+
 def _b64(s: Optional[str]) -> bytes:
     return base64.b64decode(s.encode("ascii")) if s else b""
 

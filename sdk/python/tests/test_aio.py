@@ -7,6 +7,7 @@ import inspect
 import io
 import os
 import sys
+import tempfile
 import unittest
 from datetime import datetime
 
@@ -303,6 +304,24 @@ class AsyncFilesTest(AsyncBase):
 
 def _public(obj):
     return {n for n in dir(obj) if not n.startswith("_")}
+
+
+class AsyncArchiveTest(AsyncBase):
+    async def test_upload_and_download_dir(self):
+        sbx = await self.sandbox()
+        with tempfile.TemporaryDirectory() as d:
+            src, back = os.path.join(d, "src"), os.path.join(d, "back")
+            os.makedirs(os.path.join(src, "a", "b"))
+            with open(os.path.join(src, "a", "b", "f.txt"), "wb") as f:
+                f.write(b"async tree\n")
+            r = await sbx.filesystem.upload_dir(src, "/job/t")
+            self.assertEqual((r.entries, r.bytes), (3, 11))
+            self.assertEqual(await sbx.filesystem.read("/job/t/a/b/f.txt"), b"async tree\n")
+            self.assertEqual(await sbx.filesystem.download_dir("/job/t", back), 3)
+            with open(os.path.join(back, "a", "b", "f.txt"), "rb") as f:
+                self.assertEqual(f.read(), b"async tree\n")
+            with self.assertRaises(airlock.InvalidArgumentError):
+                await sbx.filesystem.upload_dir(os.path.join(d, "missing"), "/job/u")
 
 
 class SurfaceTest(unittest.TestCase):

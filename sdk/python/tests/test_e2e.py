@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import sys
+import tempfile
 import unittest
 import uuid
 
@@ -141,6 +142,21 @@ class SandboxE2E(unittest.TestCase):
             self.assertEqual(res.exit_code, 2)
             self.assertEqual(b"".join(out), b"1\n2\n3\n")
             self.assertEqual(b"".join(err), b"e\n")
+
+    def test_directory_round_trip(self):
+        with tempfile.TemporaryDirectory() as d, Sandbox.create(template=TEMPLATE, ttl_seconds=120) as sbx:
+            src, back = os.path.join(d, "src"), os.path.join(d, "back")
+            os.makedirs(os.path.join(src, "pages"))
+            for i in range(3):
+                with open(os.path.join(src, "pages", "p%d.txt" % i), "wb") as f:
+                    f.write(b"page %d\n" % i)
+            r = sbx.filesystem.upload_dir(src, "/job/in")
+            self.assertEqual((r.entries, r.bytes), (4, 21))
+            res = sbx.exec("cat /job/in/pages/p*.txt > /job/in/all.txt && ls /job/in/pages | wc -l")
+            self.assertEqual(res.stdout.strip(), "3")
+            self.assertEqual(sbx.filesystem.download_dir("/job/in", back), 5)
+            with open(os.path.join(back, "all.txt"), "rb") as f:
+                self.assertEqual(f.read(), b"page 0\npage 1\npage 2\n")
 
     def test_typed_errors(self):
         with self.assertRaises(NotFoundError):

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import sys
+import tarfile
 import tempfile
 import unittest
 from datetime import datetime, timedelta, timezone
@@ -539,6 +540,65 @@ class FilesTest(Base):
         with self.assertRaises(airlock.ResourceExhaustedError):
             sbx.filesystem.write("/job/big", io.BytesIO(b"z" * (2 * MAX_UPLOAD)))  # chunked
         self.assertEqual(sbx.filesystem.write("/job/fits", b"z" * MAX_UPLOAD), MAX_UPLOAD)
+
+
+class ArchiveTest(Base):
+    def _tree(self, root: str) -> None:
+        os.makedirs(os.path.join(root, "sub", "deep"))
+        with open(os.path.join(root, "top.txt"), "wb") as f:
+            f.write(b"top\n")
+        with open(os.path.join(root, "sub", "deep", "run.sh"), "wb") as f:
+            f.write(b"#!/bin/sh\necho ok\n")
+        os.chmod(os.path.join(root, "sub", "deep", "run.sh"), 0o755)
+        os.symlink("deep/run.sh", os.path.join(root, "sub", "link"))
+
+    def test_upload_and_download_dir(self):
+        sbx = self.sandbox()
+        fs = sbx.filesystem
+        with tempfile.TemporaryDirectory() as d:
+            src, back = os.path.join(d, "src"), os.path.join(d, "back")
+            self._tree(src)
+            r = fs.upload_dir(src, "/job/tree")
+            self.assertIsInstance(r, airlock.ArchiveResult)
+            self.assertEqual((r.entries, r.bytes), (5, 22))  # top.txt, sub, sub/deep, sub/deep/run.sh, sub/link
+            self.assertEqual(fs.read("/job/tree/sub/deep/run.sh"), b"#!/bin/sh\necho ok\n")
+            self.assertEqual(fs.stat("/job/tree/sub/deep/run.sh").mode_string, "-rwxr-xr-x")
+            self.assertEqual(fs.download_dir("/job/tree", back), 5)
+            for rel in ("top.txt", "sub/deep/run.sh"):
+                with open(os.path.join(src, rel), "rb") as a, open(os.path.join(back, rel), "rb") as b:
+                    self.assertEqual(a.read(), b.read(), rel)
+            self.assertEqual(os.readlink(os.path.join(back, "sub", "link")), "deep/run.sh")
+            self.assertTrue(os.stat(os.path.join(back, "sub", "deep", "run.sh")).st_mode & 0o100)
+            out = io.BytesIO()
+            self.assertGreater(fs.read_archive("/job/tree/top.txt", out), 512)
+            with tarfile.open(fileobj=io.BytesIO(out.getvalue())) as t:
+                self.assertEqual(t.getnames(), ["top.txt"])
+
+    def test_hostile_archives(self):
+        sbx = self.sandbox()
+
+        def tar_of(name: str, data: bytes = b"x", kind: bytes = tarfile.REGTYPE, link: str = "") -> bytes:
+            buf = io.BytesIO()
+            with tarfile.open(fileobj=buf, mode="w") as t:
+                ti = tarfile.TarInfo(name)
+                ti.type, ti.linkname, ti.size = kind, link, len(data) if kind == tarfile.REGTYPE else 0
+                t.addfile(ti, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
+            return buf.getvalue()
+
+        for bad in (tar_of("../escape.txt"), tar_of("/abs.txt"), tar_of("l", kind=tarfile.SYMTYPE, link="/etc"),
+                    tar_of("fifo", kind=tarfile.FIFOTYPE)):
+            with self.assertRaises(airlock.InvalidArgumentError):
+                sbx.filesystem.write_archive("/job/x", bad)
+        # What a hostile sandbox could send is refused here the same way,
+        # before anything is written.
+        with tempfile.TemporaryDirectory() as d:
+            for bad in (tar_of("../escape.txt"), tar_of("a/../../b"), tar_of("l", kind=tarfile.SYMTYPE, link="../../x")):
+                with self.assertRaises(airlock.InvalidArgumentError):
+                    airlock._tar.extract_dir(io.BytesIO(bad), os.path.join(d, "out"))
+            self.assertEqual(os.listdir(d), ["out"] if os.path.exists(os.path.join(d, "out")) else [])
+            with self.assertRaises(airlock.ResourceExhaustedError):
+                airlock._tar.extract_dir(io.BytesIO(tar_of("big", b"y" * 2000)), os.path.join(d, "o2"), max_bytes=1000)
+            self.assertFalse(os.path.exists(os.path.join(d, "o2")))
 
 
 class EgressTest(Base):
