@@ -353,6 +353,17 @@ func (c *Client) ReadFile(ctx context.Context, path string, w io.Writer, maxByte
 	if err != nil {
 		return 0, mapErr(ctx, "read file", err)
 	}
+	return relay(ctx, "read file", path, stream, w, maxBytes)
+}
+
+// chunkStream is an agent stream of data chunks (a file, a tar stream).
+type chunkStream[T interface{ GetData() []byte }] interface{ Recv() (T, error) }
+
+// relay copies stream's chunks into w as they come and returns how many
+// bytes it copied. maxBytes > 0 bounds them here too: the agent refuses a
+// bigger source before sending, and a guest that sends more anyway is cut
+// with ResourceExhausted.
+func relay[T interface{ GetData() []byte }](ctx context.Context, op, path string, stream chunkStream[T], w io.Writer, maxBytes int64) (int64, error) {
 	var n int64
 	for {
 		msg, err := stream.Recv()
@@ -360,13 +371,17 @@ func (c *Client) ReadFile(ctx context.Context, path string, w io.Writer, maxByte
 			return n, nil
 		}
 		if err != nil {
-			return n, mapErr(ctx, "read file", err)
+			return n, mapErr(ctx, op, err)
 		}
-		if len(msg.Data) > 0 {
-			if _, err := w.Write(msg.Data); err != nil {
-				return n, fmt.Errorf("deliver %s: %w", path, err)
+		data := msg.GetData()
+		if maxBytes > 0 && n+int64(len(data)) > maxBytes {
+			return n, errdefs.ResourceExhausted("agent %s %s: more than the limit of %d bytes", op, path, maxBytes)
+		}
+		if len(data) > 0 {
+			if _, err := w.Write(data); err != nil {
+				return n, fmt.Errorf("%s: deliver %s: %w", op, path, err)
 			}
-			n += int64(len(msg.Data))
+			n += int64(len(data))
 		}
 	}
 }
@@ -431,25 +446,7 @@ func (c *Client) ReadArchive(ctx context.Context, path string, w io.Writer, maxB
 	if err != nil {
 		return 0, mapErr(ctx, "read archive", err)
 	}
-	var n int64
-	for {
-		msg, err := stream.Recv()
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, mapErr(ctx, "read archive", err)
-		}
-		if maxBytes > 0 && n+int64(len(msg.Data)) > maxBytes {
-			return n, errdefs.ResourceExhausted("agent read archive %s: more than the limit of %d bytes", path, maxBytes)
-		}
-		if len(msg.Data) > 0 {
-			if _, err := w.Write(msg.Data); err != nil {
-				return n, fmt.Errorf("deliver archive of %s: %w", path, err)
-			}
-			n += int64(len(msg.Data))
-		}
-	}
+	return relay(ctx, "read archive", path, stream, w, maxBytes)
 }
 
 // Stat describes one guest path.
