@@ -109,8 +109,10 @@ func newSoakCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			defer st.Close()
+			// A pool that does not adapt: what is left after the run must
+			// be comparable to before it, or a grown pool reads as a leak.
 			m, err := sandbox.New(ctx, sandbox.Config{Host: h, Templates: reg, Store: st,
-				Logger: slog.New(slog.DiscardHandler), WarmPool: o.Clients + 1, MaxSandboxes: 4*o.Clients + 4})
+				Logger: slog.New(slog.DiscardHandler), WarmPool: o.Clients + 1, WarmPoolMax: o.Clients + 1, MaxSandboxes: 4*o.Clients + 4})
 			if err != nil {
 				return err
 			}

@@ -25,7 +25,9 @@ func TestSoakLeavesNothing(t *testing.T) {
 	}
 	defer st.Close()
 	m, err := sandbox.New(vmtest.Context(t), sandbox.Config{Host: h, Templates: vmtest.Registry(t), Store: st,
-		Logger: slog.New(slog.DiscardHandler), WarmPool: 2, MaxSandboxes: 16})
+		// A pool that does not adapt, so what is there after the run is
+		// comparable to before it.
+		Logger: slog.New(slog.DiscardHandler), WarmPool: 2, WarmPoolMax: 2, MaxSandboxes: 16})
 	if err != nil {
 		t.Fatal(err)
 	}

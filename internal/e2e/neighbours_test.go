@@ -118,7 +118,10 @@ func settledNet(t *testing.T, instance string) netObjects {
 func TestNeighboursLeaveEachOtherAlone(t *testing.T) {
 	e := getEnv(t)
 	instA := netpool.InstanceFor(e.stateDir) // the default: derived from the state directory
-	a := startDaemon(t, e, "--net", "--net-base-cidr", netpooltest.FreeBase(t, 24), "--proxy-addr", netpooltest.FreeAddr(t), "--net-prewarm", "2")
+	// A pool that does not adapt: A's own objects must not change while it
+	// idles (a grown pool gives clones, and their slots, back over time).
+	a := startDaemon(t, e, "--net", "--net-base-cidr", netpooltest.FreeBase(t, 24), "--proxy-addr", netpooltest.FreeAddr(t), "--net-prewarm", "2",
+		"--warm-pool-max", "1")
 	ca := a.client(t, tenantA)
 	sa := createSandbox(t, ca, 600, map[string]string{"daemon": "a"})
 	mustExec(t, sa, "echo a > /job/a")
