@@ -18,7 +18,7 @@ func BenchmarkAPICreateToFirstExec(b *testing.B) {
 	d := startDaemon(b, e)
 	c := d.client(b, tenantA)
 	// One untimed round, so the warm pool is full and caches are hot.
-	round := func() (toExec time.Duration) {
+	round := func() (toExec, cycle time.Duration) {
 		began := time.Now()
 		sbx, err := c.CreateSandbox(ctx(b), client.CreateOptions{Template: templateName, TTLSeconds: 120})
 		if err != nil {
@@ -32,20 +32,26 @@ func BenchmarkAPICreateToFirstExec(b *testing.B) {
 		if err := sbx.Kill(ctx(b)); err != nil {
 			b.Fatal(err)
 		}
-		return toExec
+		return toExec, time.Since(began)
 	}
 	round()
 	lat := make([]time.Duration, 0, b.N)
+	cycles := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		lat = append(lat, round())
+		l, cy := round()
+		lat, cycles = append(lat, l), append(cycles, cy)
 	}
 	b.StopTimer()
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		i := int(p*float64(len(lat)-1) + 0.5)
-		return float64(lat[i].Microseconds()) / 1000
+	pct := func(ds []time.Duration, p float64) float64 {
+		slices.Sort(ds)
+		i := int(p*float64(len(ds)-1) + 0.5)
+		return float64(ds[i].Microseconds()) / 1000
 	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(pct(lat, 0.50), "p50-ms")
+	b.ReportMetric(pct(lat, 0.99), "p99-ms")
+	// The whole create + exec + kill cycle, back to back (issue targets:
+	// p50 <= 60 ms, p90 <= 120 ms over 100 cycles).
+	b.ReportMetric(pct(cycles, 0.50), "cycle-p50-ms")
+	b.ReportMetric(pct(cycles, 0.90), "cycle-p90-ms")
 }
