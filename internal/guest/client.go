@@ -539,33 +539,16 @@ func mapErr(ctx context.Context, op string, err error) error {
 	if !ok {
 		return fmt.Errorf("agent %s: %w", op, err)
 	}
-	var class error
+	class := classOfCode(st.Code())
 	switch st.Code() {
-	case codes.NotFound:
-		class = errdefs.ErrNotFound
-	case codes.InvalidArgument:
-		class = errdefs.ErrInvalidArgument
-	case codes.AlreadyExists:
-		class = errdefs.ErrAlreadyExists
-	case codes.FailedPrecondition:
-		class = errdefs.ErrFailedPrecondition
-	case codes.DeadlineExceeded:
-		class = errdefs.ErrDeadlineExceeded
-	case codes.ResourceExhausted:
-		class = errdefs.ErrResourceExhausted
-	case codes.PermissionDenied:
-		class = errdefs.ErrPermissionDenied
-	case codes.Unavailable, codes.Canceled:
+	case codes.Canceled:
 		class = errdefs.ErrUnavailable
 	case codes.Unknown:
 		// A handler that returned a bare context error: the session ended
 		// under the call (the agent's side of it was torn down).
-		class = errdefs.ErrInternal
 		if msg := st.Message(); msg == context.Canceled.Error() || msg == context.DeadlineExceeded.Error() {
 			class = errdefs.ErrUnavailable
 		}
-	default:
-		class = errdefs.ErrInternal
 	}
 	return errdefs.New(class, "agent %s: %s", op, st.Message())
 }

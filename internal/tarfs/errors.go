@@ -5,31 +5,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"syscall"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
 )
 
-// fsError gives a filesystem error an errdefs class, naming the operation
-// and the entry (never more than the name the stream or caller gave).
+// fsError gives a filesystem error its errdefs class (errdefs.FSClass, as
+// the agent's file calls do), naming the operation and the entry (never
+// more than the name the stream or caller gave).
 func fsError(op, name string, err error) error {
-	var class error
-	switch {
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		class = errdefs.ErrResourceExhausted
-	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTEMPTY):
-		class = errdefs.ErrFailedPrecondition
-	case errors.Is(err, fs.ErrNotExist):
-		class = errdefs.ErrNotFound
-	case errors.Is(err, fs.ErrExist):
-		class = errdefs.ErrAlreadyExists
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
-		class = errdefs.ErrPermissionDenied
-	case errors.Is(err, syscall.ENAMETOOLONG):
-		class = errdefs.ErrInvalidArgument
-	default:
-		class = errdefs.ErrInternal
-	}
+	class := errdefs.FSClass(err)
 	var perr *fs.PathError
 	if errors.As(err, &perr) {
 		err = perr.Err

@@ -4,7 +4,6 @@ package agent
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -122,26 +121,5 @@ func tarStatus(err error) error {
 	if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
 		return err
 	}
-	var code codes.Code
-	switch class := errdefs.Class(err); {
-	case errors.Is(class, errdefs.ErrInvalidArgument):
-		code = codes.InvalidArgument
-	case errors.Is(class, errdefs.ErrNotFound):
-		code = codes.NotFound
-	case errors.Is(class, errdefs.ErrAlreadyExists):
-		code = codes.AlreadyExists
-	case errors.Is(class, errdefs.ErrFailedPrecondition):
-		code = codes.FailedPrecondition
-	case errors.Is(class, errdefs.ErrResourceExhausted):
-		code = codes.ResourceExhausted
-	case errors.Is(class, errdefs.ErrPermissionDenied):
-		code = codes.PermissionDenied
-	case errors.Is(class, errdefs.ErrDeadlineExceeded):
-		code = codes.DeadlineExceeded
-	case errors.Is(class, errdefs.ErrUnavailable):
-		code = codes.Unavailable
-	default:
-		code = codes.Internal
-	}
-	return status.Error(code, err.Error())
+	return status.Error(guest.StatusCode(errdefs.Class(err)), err.Error())
 }

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/guest/agentpb"
 )
@@ -224,27 +225,7 @@ func checkPath(p string) error {
 // fsStatus maps a filesystem error to a gRPC status without echoing more
 // than the path the caller sent.
 func fsStatus(op, path string, err error) error {
-	var code codes.Code
-	// Specific errnos first: syscall.Errno also matches the generic fs
-	// errors (ENOTEMPTY "is" fs.ErrExist).
-	switch {
-	case errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ENOTEMPTY):
-		code = codes.FailedPrecondition
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT), errors.Is(err, syscall.ENOMEM):
-		code = codes.ResourceExhausted
-	case errors.Is(err, fs.ErrNotExist):
-		code = codes.NotFound
-	case errors.Is(err, fs.ErrExist):
-		code = codes.AlreadyExists
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
-		code = codes.PermissionDenied
-	case errors.Is(err, syscall.ENAMETOOLONG), errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.ENXIO):
-		code = codes.InvalidArgument
-	case errors.Is(err, syscall.EBUSY), errors.Is(err, syscall.ETXTBSY):
-		code = codes.FailedPrecondition
-	default:
-		code = codes.Internal
-	}
+	code := guest.StatusCode(errdefs.FSClass(err))
 	var perr *fs.PathError
 	if errors.As(err, &perr) {
 		err = perr.Err
