@@ -61,20 +61,25 @@ func resolveKernelCached(ctx context.Context, root string) (pkg, version string,
 	}
 	if stampErr == nil {
 		b, _ := json.Marshal(kernelResolution{ListsStamp: stamp, Package: pkg, Version: version})
-		_ = writeFileAtomic(path, b) // only a cache: a failed write asks apt next time
+		_ = WriteFileAtomic(path, b, 0o600) // only a cache: a failed write asks apt next time
 	}
 	return pkg, version, nil
 }
 
-// writeFileAtomic writes b to path through a temporary file and a rename,
-// so a reader sees the old content or the new, never a torn one.
-func writeFileAtomic(path string, b []byte) error {
+// WriteFileAtomic writes b to path with perm through a temporary file in
+// the same directory and a rename, so a reader sees the old content or
+// the new, never a torn one.
+func WriteFileAtomic(path string, b []byte, perm os.FileMode) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(f.Name())
 	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
 		f.Close()
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/airlock-dev/airlock/internal/image"
 )
 
 // A template's files are hashed in full (about half a gigabyte: guest
@@ -66,16 +68,7 @@ func (r *Registry) stamp(t *Template, ids []fileID) {
 	if err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(t.Dir, ".stamp-")
-	if err != nil {
-		return
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil || tmp.Chmod(0o400) != nil || tmp.Close() != nil {
-		tmp.Close()
-		return
-	}
-	_ = os.Rename(tmp.Name(), filepath.Join(t.Dir, stampName))
+	_ = image.WriteFileAtomic(filepath.Join(t.Dir, stampName), b, 0o400)
 }
 
 // stamped returns the identities of files (state, memory, root image) if
