@@ -207,17 +207,34 @@ func (c *copier) out(remote, local string) error {
 	return c.getFile(src.clean, target)
 }
 
-// getFile writes beside the target and renames, so a broken transfer
-// never leaves a truncated file under the wanted name.
-func (c *copier) getFile(remote, local string) (err error) {
+// getFile writes the remote file to local through replaceFile.
+func (c *copier) getFile(remote, local string) error {
 	rc, err := c.sbx.Files().Read(c.ctx, remote)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(local), ".airlock-cp-*")
+	var n int64
+	err = replaceFile(local, func(w io.Writer) error {
+		if n, err = io.Copy(w, rc); err != nil {
+			return fmt.Errorf("copy %s: %w: %w", remote, client.ErrUnavailable, err)
+		}
+		return nil
+	}, localErr)
 	if err != nil {
-		return localErr(err)
+		return err
+	}
+	return c.report(map[string]int64{"bytes": n})
+}
+
+// replaceFile writes local through a temporary file beside it and a
+// rename, so an interrupted copy never leaves a truncated file under that
+// name. fill's error comes back as it is, the local filesystem's through
+// fsErr.
+func replaceFile(local string, fill func(io.Writer) error, fsErr func(error) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(local), ".airlock-get-*")
+	if err != nil {
+		return fsErr(err)
 	}
 	defer func() {
 		if err != nil {
@@ -225,17 +242,16 @@ func (c *copier) getFile(remote, local string) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	n, err := io.Copy(tmp, rc)
-	if err != nil {
-		return fmt.Errorf("copy %s: %w: %w", remote, client.ErrUnavailable, err)
+	if err := fill(tmp); err != nil {
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return localErr(err)
+		return fsErr(err)
 	}
 	if err := os.Rename(tmp.Name(), local); err != nil {
-		return localErr(err)
+		return fsErr(err)
 	}
-	return c.report(map[string]int64{"bytes": n})
+	return nil
 }
 
 // report prints what was copied under --json.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -194,20 +195,12 @@ func restoreFromTemplate(ctx context.Context, hf *hostFlags, host *vm.Host, name
 	return v, t, nil
 }
 
-// getFile streams a guest file into local via a temporary file, so an
-// interrupted copy never leaves a truncated file under the final name.
+// getFile streams a guest file into local through replaceFile.
 func getFile(ctx context.Context, v *vm.VM, remote, local string) error {
-	tmp, err := os.CreateTemp(dirOf(local), ".airlock-get-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := v.Agent.ReadFile(ctx, remote, tmp, 0); err != nil {
-		tmp.Close()
-		return fmt.Errorf("--get %s: %w", remote, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), local)
+	return replaceFile(local, func(w io.Writer) error {
+		if _, err := v.Agent.ReadFile(ctx, remote, w, 0); err != nil {
+			return fmt.Errorf("--get %s: %w", remote, err)
+		}
+		return nil
+	}, func(err error) error { return err })
 }

@@ -443,17 +443,6 @@ func execJSON(res *client.ExecResult) any {
 	return out
 }
 
-// dirOf is the directory part of a local path ("." for a bare name).
-func dirOf(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		if i == 0 {
-			return "/"
-		}
-		return p[:i]
-	}
-	return "."
-}
-
 func sbxKillCmd(f *clientFlags) *cobra.Command {
 	var (
 		meta   []string
