@@ -82,11 +82,15 @@ type Report struct {
 	CreatePaused Stats // create from a paused VMM: load state, resume, agent session, identity push
 	CreateCold   Stats // create including the VMM process start
 	Fork         Stats // running sandbox -> one child answering
-	ExecRTT      Stats // `true` via exec, host to guest and back
-	HealthRTT    Stats // smallest agent call
-	IdlePSSKiB   int64 // mean PSS of an idle sandbox's VMM
-	IdleRSSKiB   int64
-	IdleSamples  int
+	// ForkWritten is Fork again once the parent has written
+	// ForkWrittenMiB into its RAM: what a fork costs per page a job wrote.
+	ForkWritten    Stats
+	ForkWrittenMiB int
+	ExecRTT        Stats // `true` via exec, host to guest and back
+	HealthRTT      Stats // smallest agent call
+	IdlePSSKiB     int64 // mean PSS of an idle sandbox's VMM
+	IdleRSSKiB     int64
+	IdleSamples    int
 	// IdleParts is the idle PSS and private memory by kind of mapping.
 	IdleParts []MemoryPart `json:",omitempty"`
 	// JailCost, when measured, is create including the VMM process start
@@ -187,6 +191,13 @@ func Run(ctx context.Context, h *vm.Host, t *template.Template, o Options) (*Rep
 	}
 	say("forks (%d)", o.Forks)
 	if r.Fork, err = sample(ctx, "fork", o.Forks, b.fork(v)); err != nil {
+		return nil, err
+	}
+	r.ForkWrittenMiB = forkWrittenMiB
+	if err := writeGuestRAM(ctx, v, forkWrittenMiB); err != nil {
+		return nil, err
+	}
+	if r.ForkWritten, err = sample(ctx, "fork after writes", o.Forks, b.fork(v)); err != nil {
 		return nil, err
 	}
 	say("idle memory (%d sandboxes)", o.Idle)
@@ -308,6 +319,23 @@ func (b bencher) healthRTT(v *vm.VM) func(context.Context) (time.Duration, error
 	}
 }
 
+// forkWrittenMiB is how much the parent of the second fork series writes
+// first.
+const forkWrittenMiB = 64
+
+// writeGuestRAM has v write mib MiB of random data into its RAM (the
+// guest's /job is a tmpfs).
+func writeGuestRAM(ctx context.Context, v *vm.VM, mib int) error {
+	res, err := v.Agent.Exec(ctx, guest.ExecOptions{Shell: fmt.Sprintf("head -c %d /dev/urandom > /job/bench-written", mib<<20)}, io.Discard, io.Discard)
+	if err != nil {
+		return fmt.Errorf("bench: write guest RAM: %w", err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("bench: write guest RAM: exit %d", res.ExitCode)
+	}
+	return nil
+}
+
 // fork snapshots v for a fork and restores one child from it.
 func (b bencher) fork(v *vm.VM) func(context.Context) (time.Duration, error) {
 	return func(ctx context.Context) (time.Duration, error) {
@@ -322,9 +350,7 @@ func (b bencher) fork(v *vm.VM) func(context.Context) (time.Duration, error) {
 			return 0, err
 		}
 		defer files.Mem.Close()
-		copts := b.t.BootOptions()
-		copts.ID = vm.NewID("bench-")
-		copts.MemoryFile, copts.Memory = "", files.Mem
+		copts := files.ChildOptions(b.t.BootOptions(), vm.NewID("bench-"))
 		cp, err := b.h.StartPending(ctx, copts)
 		if err != nil {
 			return 0, err
@@ -381,6 +407,9 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "  create (paused VMM)          %s\n", r.CreatePaused)
 	fmt.Fprintf(w, "  create (incl. process start) %s\n", r.CreateCold)
 	fmt.Fprintf(w, "  fork (to 1 child answering)  %s\n", r.Fork)
+	if r.ForkWrittenMiB > 0 {
+		fmt.Fprintf(w, "  fork, parent wrote %3d MiB   %s\n", r.ForkWrittenMiB, r.ForkWritten)
+	}
 	fmt.Fprintf(w, "  exec round trip (`true`)     %s\n", r.ExecRTT)
 	fmt.Fprintf(w, "  agent call round trip        %s\n", r.HealthRTT)
 	fmt.Fprintf(w, "  idle sandbox memory          PSS %.1f MiB, RSS %.1f MiB (mean of %d)\n", float64(r.IdlePSSKiB)/1024, float64(r.IdleRSSKiB)/1024, r.IdleSamples)

@@ -152,9 +152,8 @@ func (vms vmMachines) RestoreChild(ctx context.Context, base ForkBase, tmpl *tem
 	if !ok {
 		return nil, errNotAVM
 	}
-	opts := tmpl.BootOptions()
-	opts.MemoryFile, opts.Memory = "", b.files.Mem
-	opts.ID, opts.TapFile = id, tap
+	opts := b.files.ChildOptions(tmpl.BootOptions(), id)
+	opts.TapFile = tap
 	p, err := vms.h.StartPending(ctx, opts)
 	if err != nil {
 		return nil, err

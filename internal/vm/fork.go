@@ -12,27 +12,40 @@ import (
 // ForkFiles are the memory and device state that fork children are
 // restored from, like a template's. Mem is a sealed memfd (children map
 // it private); the caller closes it once the children have started.
+// State is device state only: children boot with DeviceState.
 type ForkFiles struct {
 	Mem   *os.File
 	State string
+	Stats ForkMemoryStats
 }
 
 // SnapshotForFork saves a running VM so children can be restored from it,
 // and resumes it. shape is the VM's own machine shape (a template's
-// BootOptions). The parent's RAM is private, so it is live-migrated into
-// a receiver VMM whose RAM is a new memfd; the receiver's device state is
-// then saved in dir, the receiver discarded and the memfd sealed. The
-// parent is paused only for the migration. No agent call may be in flight.
+// BootOptions). While the parent runs, its base is copied into a new
+// memfd; then the parent is paused, its device state (no RAM) saved in
+// dir and the pages it has written since its restore copied over the
+// base (see forkMemory), and it runs again. No agent call may be in
+// flight.
 func (h *Host) SnapshotForFork(ctx context.Context, parent *VM, shape BootOptions, dir string) (_ ForkFiles, err error) {
 	shape = h.withDefaults(shape)
-	mem, err := NewMemory("fork", int64(shape.MemoryMiB)<<20)
-	if err != nil {
-		return ForkFiles{}, err
+	files := ForkFiles{State: filepath.Join(dir, "state")}
+	type built struct {
+		fm  *forkMemory
+		err error
 	}
-	files := ForkFiles{Mem: mem, State: filepath.Join(dir, "state")}
+	based := make(chan built, 1)
+	go func() {
+		fm, err := newForkMemory(parent.Machine.PID(), int64(shape.MemoryMiB)<<20)
+		based <- built{fm, err}
+	}()
+	var fm *forkMemory
+	received := false
 	defer func() {
-		if err != nil {
-			mem.Close()
+		if !received {
+			fm = (<-based).fm
+		}
+		if err != nil && fm != nil {
+			fm.mem.Close()
 		}
 	}()
 	conn, err := parent.Quiesce(ctx)
@@ -50,27 +63,25 @@ func (h *Host) SnapshotForFork(ctx context.Context, parent *VM, shape BootOption
 			err = fmt.Errorf("reconnect parent %s: %w", parent.ID, cerr)
 		}
 	}()
-	recvOpts := shape
-	recvOpts.ID = NewID("fork-")
-	recvOpts.MemoryFile, recvOpts.Memory, recvOpts.MemoryPrivate = "", mem, false
-	recv, err := h.StartPending(ctx, recvOpts)
-	if err != nil {
-		return files, fmt.Errorf("fork receiver: %w", err)
+	if err := parent.Machine.SaveDeviceState(ctx, files.State); err != nil {
+		return files, fmt.Errorf("fork %s: %w", parent.ID, err)
 	}
-	defer recv.Discard(context.WithoutCancel(ctx))
-	if err := parent.Machine.MigrateTo(ctx, recv.Machine); err != nil {
-		return files, fmt.Errorf("migrate %s to fork receiver: %w", parent.ID, err)
+	b := <-based
+	received, fm = true, b.fm
+	if b.err != nil {
+		return files, fmt.Errorf("fork %s: %w", parent.ID, b.err)
 	}
-	if err := recv.Machine.SaveState(ctx, files.State, true); err != nil {
-		return files, fmt.Errorf("save fork state: %w", err)
+	if files.Mem, err = fm.finish(); err != nil {
+		return files, fmt.Errorf("fork %s: %w", parent.ID, err)
 	}
-	// Nothing may write the children's base once they exist: the receiver
-	// goes first, then the seal makes sure.
-	if err := recv.Discard(ctx); err != nil {
-		return files, fmt.Errorf("fork receiver: %w", err)
-	}
-	if err := Seal(mem); err != nil {
-		return files, err
-	}
+	files.Stats = fm.stats
 	return files, nil
+}
+
+// ChildOptions is shape (the parent's) made to restore a fork child with
+// id from f: RAM mapped privately from f.Mem, device state only.
+func (f ForkFiles) ChildOptions(shape BootOptions, id string) BootOptions {
+	shape.ID = id
+	shape.MemoryFile, shape.Memory, shape.MemoryPrivate, shape.DeviceState = "", f.Mem, true, true
+	return shape
 }

@@ -169,6 +169,9 @@ type BootOptions struct {
 	// Incoming starts the machine paused, waiting for LoadState or a
 	// migration, instead of booting.
 	Incoming bool
+	// DeviceState makes an Incoming machine load a device-only state (a
+	// fork's: see SnapshotForFork), its RAM being all in Memory already.
+	DeviceState bool
 	// TapFile backs the machine's NIC with a tap opened in a sandbox's
 	// network namespace (netpool). nil: the NIC is on an empty hub and
 	// nothing the guest sends leaves QEMU. Every machine has the NIC (with
@@ -205,7 +208,7 @@ func (h *Host) start(ctx context.Context, opts BootOptions) (vmm.Machine, error)
 		Kernel: h.Kernel.Vmlinuz(), Initrd: h.Initrd, RootImage: opts.RootImage,
 		KernelArgs: opts.KernelArgs, MemoryMiB: opts.MemoryMiB, VCPUs: opts.VCPUs,
 		Accel: h.Accel.Accel, MemoryFile: opts.MemoryFile, MemoryPrivate: opts.MemoryPrivate, Memory: opts.Memory,
-		Incoming: opts.Incoming, NICMAC: netpool.Guest().MAC.String(), TapFile: opts.TapFile,
+		Incoming: opts.Incoming, DeviceState: opts.DeviceState, NICMAC: netpool.Guest().MAC.String(), TapFile: opts.TapFile,
 	}
 	if spec.MemoryPrivate && spec.MemoryFile != "" {
 		f, _, err := h.Base(spec.MemoryFile)

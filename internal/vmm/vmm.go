@@ -42,6 +42,10 @@ type BootSpec struct {
 	// Incoming starts the VMM paused, waiting for a migration stream
 	// (`-incoming defer`) instead of booting the kernel.
 	Incoming bool
+	// DeviceState makes an Incoming machine expect a device-only state
+	// (Machine.SaveDeviceState's) instead of a migration stream: its RAM
+	// is already all in Memory.
+	DeviceState bool
 	// NICMAC, when set, gives the machine one virtio-net NIC with this MAC.
 	// The NIC is part of the machine shape (bake and restore must agree);
 	// its backend is not, since netdev backends are outside migration state.
@@ -85,9 +89,10 @@ type Machine interface {
 	// LoadState loads a state file into a machine booted with Incoming; it
 	// stays paused until Resume.
 	LoadState(ctx context.Context, path string, ramInFile bool) error
-	// MigrateTo streams this machine's whole state, RAM included, into dst
-	// (booted with Incoming). This machine is left paused.
-	MigrateTo(ctx context.Context, dst Machine) error
+	// SaveDeviceState pauses the guest and writes its device state, and
+	// no RAM at all, to path, for machines booted with DeviceState to
+	// load. The machine is left paused.
+	SaveDeviceState(ctx context.Context, path string) error
 	// Resume runs a paused guest.
 	Resume(ctx context.Context) error
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/digitalocean/go-qemu/qmp"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
-	"github.com/airlock-dev/airlock/internal/vmm"
 )
 
 // Migration streams to and from files travel over unix sockets in the
@@ -115,62 +114,34 @@ func (m *Machine) LoadState(ctx context.Context, path string, ramInFile bool) er
 // Resume implements vmm.Machine.
 func (m *Machine) Resume(ctx context.Context) error { return m.Cont(ctx) }
 
-// MigrateTo implements vmm.Machine: a full-RAM live migration into dst.
-// x-ignore-shared is off on both ends: the source's RAM is private and
-// must travel. The two QEMUs never share a directory (each sees only its
-// own state directory when jailed): dst listens on a socket in its
-// directory, this process accepts the source's stream on a socket in the
-// source's, and pipes one into the other.
-func (m *Machine) MigrateTo(ctx context.Context, dst vmm.Machine) error {
-	d, ok := dst.(*Machine)
-	if !ok {
-		return errdefs.InvalidArgument("migrate to a %T: not a QEMU machine", dst)
-	}
-	if err := d.setIgnoreShared(ctx, false); err != nil {
+// deviceStateFile is where QEMU writes a device-only state, in its own
+// state directory (the one it can write when jailed).
+const deviceStateFile = "device.state"
+
+// SaveDeviceState implements vmm.Machine with QMP's
+// xen-save-devices-state, which, despite its name, is QEMU's generic
+// "every section but RAM" save (Xen and COLO keep RAM elsewhere; so does
+// a fork, see vm.SnapshotForFork). The stream has no configuration
+// section, which is why the loading machine needs BootSpec.DeviceState.
+func (m *Machine) SaveDeviceState(ctx context.Context, path string) error {
+	if _, err := m.QMP(ctx, "stop", nil); err != nil {
 		return err
 	}
-	inSock := filepath.Join(d.stateDir, loadSock)
-	if _, err := d.QMP(ctx, "migrate-incoming", map[string]any{"uri": "unix:" + inSock}); err != nil {
-		return err
+	tmp := filepath.Join(m.stateDir, deviceStateFile)
+	os.Remove(tmp)
+	defer os.Remove(tmp)
+	// A stopped machine stays stopped: QEMU resumes only a running one.
+	if _, err := m.QMP(ctx, "xen-save-devices-state", map[string]any{"filename": tmp, "live": false}); err != nil {
+		return fmt.Errorf("VM %s: save device state: %w", m.id, err)
 	}
-	defer os.Remove(inSock)
-	ln, outSock, err := m.listenForStream()
+	// QEMU wrote tmp as the jail's user, in a directory it may write: copy
+	// it out to a file of this process's own.
+	b, err := os.ReadFile(tmp)
 	if err != nil {
-		return err
+		return fmt.Errorf("VM %s: device state: %w", m.id, err)
 	}
-	defer os.Remove(outSock)
-	defer ln.Close()
-	piped := make(chan error, 1)
-	go func() {
-		src, err := ln.Accept()
-		if err != nil {
-			piped <- err
-			return
-		}
-		defer src.Close()
-		dstConn, err := (&net.Dialer{}).DialContext(ctx, "unix", inSock)
-		if err != nil {
-			piped <- fmt.Errorf("connect to the receiver: %w", err)
-			return
-		}
-		defer dstConn.Close()
-		_, err = io.Copy(dstConn, src)
-		piped <- err
-	}()
-	if err := m.saveStateURI(ctx, "unix:"+outSock, false); err != nil {
-		ln.Close()
-		return err
-	}
-	if err := d.awaitMigration(ctx); err != nil {
-		return err
-	}
-	select {
-	case err := <-piped:
-		if err != nil {
-			return fmt.Errorf("VM %s: migration stream: %w", m.id, err)
-		}
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("VM %s: device state: %w", m.id, err)
 	}
 	return nil
 }

@@ -165,6 +165,11 @@ func (d *Driver) args(spec vmm.BootSpec, stateDir string, tapFD, memFD int) []st
 	a = append(a, memoryArgs(spec, memFD)...)
 	if spec.Incoming {
 		a = append(a, "-incoming", "defer")
+		if spec.DeviceState {
+			// SaveDeviceState's stream starts with no configuration
+			// section, and ends with no VM description.
+			a = append(a, "-global", "migration.send-configuration=off", "-machine", "suppress-vmdesc=on")
+		}
 	} else {
 		// Only a cold boot loads the kernel. QEMU keeps a -kernel image in
 		// its own memory for the life of the process (fw_cfg data, not a
