@@ -158,14 +158,14 @@ func (m *Manager) goAttach(l *live, sb store.Sandbox) {
 }
 
 // daemonDirPrefixes are the names of the run directory entries a daemon
-// makes: sandbox VMs (warm-pool clones and fork children included), fork
-// receivers and fork data. Anything else there (a one-shot `airlock run`,
-// a template bake, a bench) belongs to another process and is left alone.
+// makes: sandbox VMs (warm-pool clones and fork children included) and
+// fork data ("fork-" named the fork receivers of earlier daemons, which
+// migrated a parent; their leftovers are still swept). Anything else
+// there (a one-shot `airlock run`, a template bake, a bench) belongs to another process and is left alone.
 var daemonDirPrefixes = []string{"sbx-", "fork-", "forkdata-"}
 
 // reapOrphanDirs removes VM state directories in the run directory that no
-// sandbox of this daemon owns (warm-pool clones and fork receivers of the
-// previous daemon, VMs of sandboxes whose record is gone), killing their
+// sandbox of this daemon owns (warm-pool clones of the previous daemon, VMs of sandboxes whose record is gone), killing their
 // QEMU only if it still serves that directory.
 func (m *Manager) reapOrphanDirs(ctx context.Context, known map[string]bool) error {
 	entries, err := os.ReadDir(m.machines.RunDir())

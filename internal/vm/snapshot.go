@@ -23,8 +23,8 @@ func (vm *VM) Quiesce(ctx context.Context) (net.Conn, error) {
 		vm.Agent = nil
 		// A short wait for the guest to notice: QEMU throttles the event
 		// that would say so (one per second per port, see
-		// AwaitAgentPortClosed) and a guest that was migrated (a fork's
-		// parent, again) may not report it at all; the sync below ends any
+		// AwaitAgentPortClosed) and a guest paused for a fork (a fork's
+		// parent, forked again) may not report it at all; the sync below ends any
 		// session the guest may still be in (ResetStale) either way.
 		wctx, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
 		err := vm.Machine.AwaitAgentPortClosed(wctx, func() { agent.Close() })

@@ -163,8 +163,8 @@ type BootOptions struct {
 	// VMM maps from a sealed copy (Host.Base) and never opens itself.
 	MemoryFile    string
 	MemoryPrivate bool
-	// Memory backs RAM with an open memfd instead of a file: shared for a
-	// fork receiver, private (sealed) for its children.
+	// Memory backs RAM with an open memfd instead of a file, mapped private
+	// and sealed: a fork's children's base (ForkFiles.ChildOptions).
 	Memory *os.File
 	// Incoming starts the machine paused, waiting for LoadState or a
 	// migration, instead of booting.

@@ -121,7 +121,7 @@ type Machine struct {
 	ID       string
 	StateDir string   // its own; becomes owned by the jail's uid
 	ReadOnly []string // kernel, initramfs, root image
-	Writable []string // a shared memory file (bake, fork receiver); made the jail's
+	Writable []string // a shared memory file (a bake); made the jail's
 	KVM      bool     // bind /dev/kvm and keep the kvm group
 	// MemoryMiB and VCPUs are the guest's; the cgroup adds the VMM's own,
 	// OverheadMiB (default Config.OverheadMiB).
