@@ -161,7 +161,8 @@ func (m *Manager) goAttach(l *live, sb store.Sandbox) {
 // makes: sandbox VMs (warm-pool clones and fork children included) and
 // fork data ("fork-" named the fork receivers of earlier daemons, which
 // migrated a parent; their leftovers are still swept). Anything else
-// there (a one-shot `airlock run`, a template bake, a bench) belongs to another process and is left alone.
+// there (a one-shot `airlock run`, a template bake, a bench) belongs to
+// another process and is left alone.
 var daemonDirPrefixes = []string{"sbx-", "fork-", "forkdata-"}
 
 // reapOrphanDirs removes VM state directories in the run directory that no
