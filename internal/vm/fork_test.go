@@ -18,19 +18,6 @@ func TestForkMemory(t *testing.T) {
 	host := vmtest.Host(t)
 	ctx := vmtest.Context(t)
 	shape, state := bakeByHand(t, nil)
-	restored := func(opts avm.BootOptions, state string) *avm.VM {
-		t.Helper()
-		p, err := host.StartPending(ctx, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := p.RestorePrepared(ctx, state, true, avm.NewID("sbx-"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { v.Destroy(ctx) })
-		return v
-	}
 	sh := func(v *avm.VM, script string) string {
 		t.Helper()
 		res, out, errOut := run(t, v, guest.ExecOptions{Shell: script})
@@ -48,7 +35,7 @@ func TestForkMemory(t *testing.T) {
 		}
 		snap := time.Since(began)
 		defer files.Mem.Close()
-		child := restored(files.ChildOptions(shape, avm.NewID("vm-")), files.State)
+		child := restoreForTest(t, files.ChildOptions(shape, avm.NewID("vm-")), files.State)
 		t.Logf("fork %s -> %s: snapshot %s (base %d MiB, written %d MiB), child restored after %s",
 			parent.ID, child.ID, snap, files.Stats.BaseBytes>>20, files.Stats.WrittenBytes>>20, time.Since(began))
 		return child, files.Stats
@@ -56,7 +43,7 @@ func TestForkMemory(t *testing.T) {
 
 	opts := shape
 	opts.MemoryPrivate = true
-	parent := restored(opts, state)
+	parent := restoreForTest(t, opts, state)
 	// 32 MiB the template never held, in guest RAM (/job is a tmpfs).
 	sh(parent, "head -c 33554432 /dev/urandom > /job/blob && sha256sum /job/blob > /job/blob.sum")
 	child, stats := fork(parent)

@@ -43,14 +43,7 @@ func TestJailConfinesTheVMM(t *testing.T) {
 	shape, state := bakeByHand(t, nil)
 	opts := shape
 	opts.MemoryPrivate = true
-	p, err := host.StartPending(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := p.RestorePrepared(ctx, state, true, avm.NewID("sbx-"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := restoreForTest(t, opts, state)
 	pid := v.Machine.PID()
 
 	st := procStatus(t, pid)

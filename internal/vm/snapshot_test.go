@@ -61,6 +61,23 @@ func TestSnapshotRestore(t *testing.T) {
 	}
 }
 
+// restoreForTest restores a VM shaped opts from state, destroyed when the
+// test ends.
+func restoreForTest(t *testing.T, opts avm.BootOptions, state string) *avm.VM {
+	t.Helper()
+	ctx := vmtest.Context(t)
+	p, err := vmtest.Host(t).StartPending(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := p.RestorePrepared(ctx, state, true, avm.NewID("sbx-"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { v.Destroy(ctx) })
+	return v
+}
+
 func sum(t *testing.T, path string) string {
 	t.Helper()
 	s, err := avm.ImageSum(path)
