@@ -82,7 +82,7 @@ func (a *anchor) close() error {
 
 // readAnchor returns the highest seq the anchor records and its hash (0, ""
 // for a missing or empty anchor). Malformed lines are an error: nothing
-// but this package writes the file.
+// but this package writes the file. An unterminated last line is ignored.
 func readAnchor(path string) (seq int64, hash string, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -98,7 +98,14 @@ func readAnchor(path string) (seq int64, hash string, err error) {
 		if err == io.EOF && line == "" {
 			return seq, hash, nil
 		}
-		if err != nil && err != io.EOF {
+		if err == io.EOF {
+			// A last line without its newline is a write in progress (a
+			// line that crosses a page boundary can be seen half written)
+			// or cut short by a crash: not anchored yet, like a crash just
+			// before the write.
+			return seq, hash, nil
+		}
+		if err != nil {
 			return 0, "", err
 		}
 		s, h, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
@@ -108,9 +115,6 @@ func readAnchor(path string) (seq int64, hash string, err error) {
 		}
 		if v > seq {
 			seq, hash = v, h
-		}
-		if err == io.EOF {
-			return seq, hash, nil
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -532,5 +534,24 @@ func TestQueryAudit(t *testing.T) {
 		if _, err := s.QueryAudit(ctx, f); !errdefs.IsInvalidArgument(err) {
 			t.Errorf("QueryAudit(%+v) = %v, want InvalidArgument", f, err)
 		}
+	}
+}
+
+// A reader that meets a line still being written (or cut by a crash) sees
+// the anchor as of the line before; a complete malformed line is an error.
+func TestReadAnchorPartialLastLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "anchor")
+	h1, h2 := strings.Repeat("a", 64), strings.Repeat("b", 64)
+	if err := os.WriteFile(path, []byte("1 "+h1+"\n2 "+h2[:20]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if seq, hash, err := readAnchor(path); err != nil || seq != 1 || hash != h1 {
+		t.Errorf("half-written last line: %d %q %v, want 1 and the first hash", seq, hash, err)
+	}
+	if err := os.WriteFile(path, []byte("1 "+h1+"\n2 "+h2[:20]+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readAnchor(path); err == nil {
+		t.Error("a complete malformed line was accepted")
 	}
 }
