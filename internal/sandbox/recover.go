@@ -166,8 +166,9 @@ func (m *Manager) goAttach(l *live, sb store.Sandbox) {
 var daemonDirPrefixes = []string{"sbx-", "fork-", "forkdata-"}
 
 // reapOrphanDirs removes VM state directories in the run directory that no
-// sandbox of this daemon owns (warm-pool clones of the previous daemon, VMs of sandboxes whose record is gone), killing their
-// QEMU only if it still serves that directory.
+// sandbox of this daemon owns (warm-pool clones of the previous daemon,
+// VMs of sandboxes whose record is gone), killing their QEMU only if it
+// still serves that directory.
 func (m *Manager) reapOrphanDirs(ctx context.Context, known map[string]bool) error {
 	entries, err := os.ReadDir(m.machines.RunDir())
 	if err != nil {

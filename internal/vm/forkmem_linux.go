@@ -56,7 +56,7 @@ type forkMemory struct {
 // newForkMemory starts the children's base for the VMM process pid,
 // which maps ramSize bytes of guest RAM privately from an airlock memfd
 // (see memoryArgs in the QEMU driver): a new memfd holding that base's
-// data. The VMM may still be running; addWritten needs it paused.
+// data. The VMM may still be running; finish needs it paused.
 func newForkMemory(pid int, ramSize int64) (_ *forkMemory, err error) {
 	ram, err := findRAMMapping(pid, ramSize)
 	if err != nil {
@@ -150,6 +150,10 @@ func findRAMMapping(pid int, ramSize int64) (ramMapping, error) {
 	return found[0], nil
 }
 
+// ownPage reports whether a pagemap entry is a page of the process's own
+// (present or swapped, and not the file's): one it wrote.
+func ownPage(e uint64) bool { return e&(pmPresent|pmSwapped) != 0 && e&pmFile == 0 }
+
 // copyWrittenPages copies every page of pid's RAM mapping that is the
 // process's own (present or swapped, and not the file's) into dst at the
 // same offset, and returns how many bytes that was.
@@ -169,17 +173,18 @@ func copyWrittenPages(dst []byte, pid int, ram ramMapping) (int64, error) {
 		batch  int64
 	)
 	flush := func() error {
-		for len(local) > 0 {
-			n, err := unix.ProcessVMReadv(pid, local, remote, 0)
-			if err != nil {
-				return fmt.Errorf("read VMM memory: %w", err)
-			}
-			if int64(n) != batch {
-				return fmt.Errorf("read VMM memory: %d of %d bytes", n, batch)
-			}
-			copied += batch
-			local, remote, batch = local[:0], remote[:0], 0
+		if len(local) == 0 {
+			return nil
 		}
+		n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		if err != nil {
+			return fmt.Errorf("read VMM memory: %w", err)
+		}
+		if int64(n) != batch {
+			return fmt.Errorf("read VMM memory: %d of %d bytes", n, batch)
+		}
+		copied += batch
+		local, remote, batch = local[:0], remote[:0], 0
 		return nil
 	}
 	// add queues one run of written pages, merging it with the run before
@@ -208,18 +213,15 @@ func copyWrittenPages(dst []byte, pid int, ram ramMapping) (int64, error) {
 		if _, err := pm.ReadAt(entries[:8*n], int64(ram.start)/pageSize*8+first*8); err != nil {
 			return copied, fmt.Errorf("pagemap: %w", err)
 		}
+		own := func(i int64) bool { return ownPage(binary.LittleEndian.Uint64(entries[8*i:])) }
 		for i := int64(0); i < n; {
-			e := binary.LittleEndian.Uint64(entries[8*i:])
-			if e&(pmPresent|pmSwapped) == 0 || e&pmFile != 0 {
+			if !own(i) {
 				i++
 				continue
 			}
 			j := i + 1
-			for ; j < n; j++ {
-				e := binary.LittleEndian.Uint64(entries[8*j:])
-				if e&(pmPresent|pmSwapped) == 0 || e&pmFile != 0 {
-					break
-				}
+			for j < n && own(j) {
+				j++
 			}
 			if err := add(first+i, j-i); err != nil {
 				return copied, err

@@ -25,9 +25,9 @@ import (
 // VMMs map that privately through /proc/self/fd. Clones share its pages
 // exactly as they shared the file's page cache.
 
-// NewMemory returns an empty memfd of size bytes for guest RAM that is
-// written (a fork's children's base, written by this process), to be sealed with Seal before any clone
-// maps it.
+// NewMemory returns an empty memfd of size bytes for guest RAM that this
+// process writes (a fork's children's base), to be sealed with Seal
+// before any clone maps it.
 func NewMemory(name string, size int64) (*os.File, error) {
 	fd, err := unix.MemfdCreate("airlock-"+name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {

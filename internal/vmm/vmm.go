@@ -29,15 +29,15 @@ type BootSpec struct {
 	VCPUs      int      // guest CPUs
 	Accel      Accel    // resolved acceleration (see ChooseAccel)
 	// MemoryFile, when set, backs guest RAM with this file. Mapped shared
-	// (a bake) the guest's RAM lives in the file, so a snapshot
-	// can leave it in place (x-ignore-shared). Mapped private (clones) the
+	// (a bake) the guest's RAM lives in the file, so a snapshot can leave
+	// it in place (x-ignore-shared). Mapped private (clones) the
 	// file is the copy-on-write base and is never written.
 	MemoryFile    string
 	MemoryPrivate bool
 	// Memory, instead of MemoryFile, backs guest RAM with an open memfd:
 	// a sealed one mapped private (a clone's base: see vm.SealedCopy, or a
-	// fork's children's). The VMM reaches it
-	// through /proc/self/fd and never opens a base file on disk.
+	// fork's children's). The VMM reaches it through /proc/self/fd and
+	// never opens a base file on disk.
 	Memory *os.File
 	// Incoming starts the VMM paused, waiting for a migration stream
 	// (`-incoming defer`) instead of booting the kernel.
