@@ -86,14 +86,25 @@ func sealedCopy(path string, h hash.Hash) (_ *os.File, sum string, err error) {
 		if _, err := copyData(dst, src, fi.Size()); err != nil {
 			return nil, "", fmt.Errorf("copy %s: %w", path, err)
 		}
-		if st, err := src.Stat(); err != nil || st.Size() != fi.Size() || !st.ModTime().Equal(fi.ModTime()) {
-			return nil, "", fmt.Errorf("%s changed while it was copied", path)
-		}
-		if err := Seal(dst); err != nil {
-			return nil, "", err
-		}
+	} else if err := copyHashing(dst, src, path, fi.Size(), h); err != nil {
+		return nil, "", err
+	}
+	if st, err := src.Stat(); err != nil || st.Size() != fi.Size() || !st.ModTime().Equal(fi.ModTime()) {
+		return nil, "", fmt.Errorf("%s changed while it was copied", path)
+	}
+	if err := Seal(dst); err != nil {
+		return nil, "", err
+	}
+	if h == nil {
 		return dst, "", nil
 	}
+	return dst, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// copyHashing copies src's first size bytes (at path) into dst through
+// this process, hashing them into h: data extents are read and copied,
+// holes are hashed as zeros and stay holes.
+func copyHashing(dst, src *os.File, path string, size int64, h hash.Hash) error {
 	zeros := make([]byte, 1<<20)
 	buf := make([]byte, 1<<20)
 	hashZeros := func(n int64) {
@@ -104,17 +115,17 @@ func sealedCopy(path string, h hash.Hash) (_ *os.File, sum string, err error) {
 		}
 	}
 	off := int64(0) // everything before off is hashed (and copied)
-	for off < fi.Size() {
+	for off < size {
 		data, err := unix.Seek(int(src.Fd()), off, unix.SEEK_DATA)
 		if errors.Is(err, syscall.ENXIO) {
 			break // only a hole from here to the end
 		}
 		if err != nil {
-			return nil, "", fmt.Errorf("%s: seek data: %w", path, err)
+			return fmt.Errorf("%s: seek data: %w", path, err)
 		}
 		hole, err := unix.Seek(int(src.Fd()), data, unix.SEEK_HOLE)
 		if err != nil {
-			return nil, "", fmt.Errorf("%s: seek hole: %w", path, err)
+			return fmt.Errorf("%s: seek hole: %w", path, err)
 		}
 		hashZeros(data - off)
 		for p := data; p < hole; {
@@ -122,27 +133,21 @@ func sealedCopy(path string, h hash.Hash) (_ *os.File, sum string, err error) {
 			if n > 0 {
 				h.Write(buf[:n])
 				if _, werr := dst.WriteAt(buf[:n], p); werr != nil {
-					return nil, "", fmt.Errorf("copy %s: %w", path, werr)
+					return fmt.Errorf("copy %s: %w", path, werr)
 				}
 				p += int64(n)
 			}
 			if err == io.EOF && p < hole {
-				return nil, "", fmt.Errorf("%s: shrank while it was copied", path)
+				return fmt.Errorf("%s: shrank while it was copied", path)
 			}
 			if err != nil && err != io.EOF {
-				return nil, "", fmt.Errorf("read %s: %w", path, err)
+				return fmt.Errorf("read %s: %w", path, err)
 			}
 		}
 		off = hole
 	}
-	if st, err := src.Stat(); err != nil || st.Size() != fi.Size() || !st.ModTime().Equal(fi.ModTime()) {
-		return nil, "", fmt.Errorf("%s changed while it was copied", path)
-	}
-	hashZeros(fi.Size() - off)
-	if err := Seal(dst); err != nil {
-		return nil, "", err
-	}
-	return dst, hex.EncodeToString(h.Sum(nil)), nil
+	hashZeros(size - off)
+	return nil
 }
 
 // base is a clone base's sealed copy and the identity of the file it was
