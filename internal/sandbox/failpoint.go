@@ -15,7 +15,7 @@ import (
 const (
 	FailCreateRestored   = "create-restored"   // clone ready, egress applied, nothing stored yet
 	FailCreateRegistered = "create-registered" // stored and visible, create not yet audited or answered
-	FailExecRunning      = "exec-running"      // a command is running in the guest
+	FailExecRunning      = "exec-running"      // a command has run in the guest for a second
 	FailUploadMidway     = "upload-midway"     // part of a file has reached the guest
 	FailForkSnapshotted  = "fork-snapshotted"  // fork base and state made, no child started
 	FailForkChildren     = "fork-children"     // children restored, none registered
@@ -35,12 +35,17 @@ func (m *Manager) failpoint(point string) {
 	}
 }
 
-// failpointSoon dies at point a little later, while the caller is in the
-// middle of its step (a guest command running).
-func (m *Manager) failpointSoon(point string, after time.Duration) {
-	if m.cfg.Failpoint != "" && m.cfg.Failpoint == point {
-		time.AfterFunc(after, func() { m.failpoint(point) })
+// failpointDuring dies at point if the caller's step (a guest command
+// running) is still under way after the given time; the caller calls the
+// returned func when the step ends, which disarms it. A step shorter than
+// that never dies, so a quick command before the long one a test aims at
+// cannot take the daemon down on a slow machine.
+func (m *Manager) failpointDuring(point string, after time.Duration) (done func()) {
+	if m.cfg.Failpoint == "" || m.cfg.Failpoint != point {
+		return func() {}
 	}
+	t := time.AfterFunc(after, func() { m.failpoint(point) })
+	return func() { t.Stop() }
 }
 
 // failReader dies at point once n bytes have been read through it.

@@ -645,8 +645,9 @@ func (m *Manager) Exec(ctx context.Context, tenant, id string, opts guest.ExecOp
 	err = m.use(ctx, tenant, id, func(l *live) error {
 		info = l.infoCopy()
 		l.exec.apply(&opts)
-		m.failpointSoon(FailExecRunning, 300*time.Millisecond)
+		disarm := m.failpointDuring(FailExecRunning, time.Second)
 		res, err = l.machine.Exec(ctx, opts, stdout, stderr)
+		disarm()
 		return err
 	})
 	if info.ID == "" {
