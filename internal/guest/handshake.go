@@ -56,6 +56,15 @@ type SyncOptions struct {
 	// by a flush that ends such a session (see staleFlushLen). Not needed
 	// right after a restore (the snapshot holds no session) or a cold boot.
 	ResetStale bool
+	// FirstResend, if set, is the wait before the first resend instead of
+	// resendFirst, doubling from there. Resends sooner than resendFirst
+	// carry the token alone, never a flush: a token is itself an HTTP/2
+	// frame header too long for the agent's server (its length bytes are
+	// "\x00AI", 16713 > 16384), so it ends a stale session sitting at a
+	// frame boundary at once, and the quick resend reaches the agent once
+	// it has reopened the port. For a host that has just dropped its own
+	// session (Quiesce), where that is the only stale state possible.
+	FirstResend time.Duration
 }
 
 // HostSync sends a sync token over conn and waits until the agent echoes
@@ -75,6 +84,9 @@ func HostSync(conn net.Conn, deadline time.Time, opts SyncOptions) error {
 		return err
 	}
 	interval := resendFirst
+	if opts.FirstResend > 0 {
+		interval = opts.FirstResend
+	}
 	window := make([]byte, 0, 4*SyncTokenLen)
 	buf := make([]byte, 4096)
 	for {
@@ -97,7 +109,7 @@ func HostSync(conn net.Conn, deadline time.Time, opts SyncOptions) error {
 		case err == nil:
 			continue
 		case errors.Is(err, os.ErrDeadlineExceeded) && time.Now().Before(deadline):
-			if err := s.send(true); err != nil {
+			if err := s.send(interval >= resendFirst); err != nil {
 				return err
 			}
 			interval = min(2*interval, resendMax)
@@ -120,16 +132,17 @@ type syncer struct {
 	flushes int    // stale-session flushes sent
 }
 
-// send writes a fresh token, preceded by a flush when this is a resend
-// with ResetStale and the flush budget allows.
-func (s *syncer) send(resend bool) error {
+// send writes a fresh token, preceded by a flush when flush is asked for
+// (a resend after a full interval), with ResetStale, and the flush budget
+// allows.
+func (s *syncer) send(flush bool) error {
 	token := make([]byte, SyncTokenLen)
 	copy(token, syncMagic)
 	if _, err := rand.Read(token[len(syncMagic):]); err != nil {
 		return fmt.Errorf("sync nonce: %w", err)
 	}
 	msg := token
-	if resend && s.opts.ResetStale && s.flushes < maxStaleFlushes {
+	if flush && s.opts.ResetStale && s.flushes < maxStaleFlushes {
 		s.flushes++
 		msg = append(make([]byte, staleFlushLen), token...)
 	}

@@ -19,28 +19,23 @@ import (
 // restore side, which connects before loading. No call may be in flight.
 func (vm *VM) Quiesce(ctx context.Context) (net.Conn, error) {
 	if vm.Agent != nil {
-		agent := vm.Agent
+		vm.Agent.Close()
 		vm.Agent = nil
-		// A short wait for the guest to notice: QEMU throttles the event
-		// that would say so (one per second per port, see
-		// AwaitAgentPortClosed) and a guest paused for a fork (a fork's
-		// parent, forked again) may not report it at all; the sync below ends any
-		// session the guest may still be in (ResetStale) either way.
-		wctx, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
-		err := vm.Machine.AwaitAgentPortClosed(wctx, func() { agent.Close() })
-		cancel()
-		if err != nil && ctx.Err() != nil {
-			return nil, err
-		}
 	}
 	for {
 		conn, err := vm.Machine.ConnectAgent(ctx)
 		if err != nil {
 			return nil, err
 		}
-		// Short attempts: the agent may still be tearing down the old
-		// session; a fresh connection resets the port for it.
-		err = guest.HostSync(conn, time.Now().Add(2*time.Second), guest.SyncOptions{ResetStale: true})
+		// The guest may not have seen the session end yet (it notices a
+		// disconnect only if it runs while the host end is closed, and
+		// this host reconnects at once): then the old session reads the
+		// first token, which ends it (see SyncOptions.FirstResend), and a
+		// quick resend reaches the agent on its reopened port. Waiting
+		// for QEMU to report the port closing instead cost up to a
+		// second: it throttles that event per port.
+		err = guest.HostSync(conn, time.Now().Add(2*time.Second),
+			guest.SyncOptions{ResetStale: true, FirstResend: quiesceResend})
 		if err == nil {
 			return conn, nil
 		}
@@ -54,6 +49,10 @@ func (vm *VM) Quiesce(ctx context.Context) (net.Conn, error) {
 		}
 	}
 }
+
+// quiesceResend is Quiesce's first sync resend: about the time a TCG
+// guest takes to end a session and reopen its port.
+const quiesceResend = 20 * time.Millisecond
 
 // SaveTemplate quiesces the agent and saves the device state to statePath,
 // leaving RAM in the machine's shared memory file. The machine stays

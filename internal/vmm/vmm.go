@@ -79,9 +79,6 @@ type Machine interface {
 
 	// ConnectAgent opens a raw connection to the agent channel's host end.
 	ConnectAgent(ctx context.Context) (net.Conn, error)
-	// AwaitAgentPortClosed runs trigger, which ends the host's agent
-	// session, and returns once the guest has closed its end of the port.
-	AwaitAgentPortClosed(ctx context.Context, trigger func()) error
 	// SaveState pauses the guest and writes its state to path. With
 	// ramInFile, RAM stays in the shared memory file and only device state
 	// is written (tens of KB).

@@ -246,3 +246,32 @@ func TestStaleSessionSwallowsPlainSync(t *testing.T) {
 		t.Fatalf("plain sync against a stale mid-frame session: %v, want a timeout", err)
 	}
 }
+
+// TestTokenEndsIdleStaleSession backs Quiesce's quick resends: against a
+// stale session at a frame boundary (a host that dropped its own idle
+// session), the token alone ends it, with no flush ever sent, and a
+// quick resend reaches the reopened port. A session cut mid-frame still
+// needs the flush, which quick resends reach once they slow down.
+func TestTokenEndsIdleStaleSession(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		midFrame bool
+		opts     guest.SyncOptions
+	}{
+		{"idle, token only", false, guest.SyncOptions{FirstResend: 10 * time.Millisecond}},
+		{"mid-frame, flush later", true, guest.SyncOptions{ResetStale: true, FirstResend: 10 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newSimPort()
+			serveSim(t, p)
+			staleSession(t, p, tc.midFrame)
+			conn := p.connect()
+			defer conn.Close()
+			began := time.Now()
+			if err := guest.HostSync(conn, time.Now().Add(10*time.Second), tc.opts); err != nil {
+				t.Fatalf("sync against a stale session: %v", err)
+			}
+			t.Logf("synced in %s", time.Since(began).Round(time.Millisecond))
+		})
+	}
+}

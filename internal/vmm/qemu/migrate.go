@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/digitalocean/go-qemu/qmp"
-
 	"github.com/airlock-dev/airlock/internal/errdefs"
 )
 
@@ -265,52 +263,5 @@ func pollInterval(elapsed time.Duration) time.Duration {
 		return 5 * time.Millisecond
 	default:
 		return 20 * time.Millisecond
-	}
-}
-
-// AwaitAgentPortClosed runs trigger (which ends the host's agent session)
-// and waits until the guest has closed (and perhaps already reopened) its
-// end of the agent port, as reported by QEMU's VSERPORT_CHANGE event. Only then is it safe to
-// reconnect: a host that reconnects at once can hide its disconnect from
-// the guest, whose old session would then swallow the next bytes.
-func (m *Machine) AwaitAgentPortClosed(ctx context.Context, trigger func()) error {
-	mon, err := qmp.NewSocketMonitor("unix", m.QMPSocket(), 2*time.Second)
-	if err != nil {
-		return fmt.Errorf("qmp connect: %w", err)
-	}
-	if err := mon.Connect(); err != nil {
-		return fmt.Errorf("qmp handshake: %w", err)
-	}
-	events, err := mon.Events(ctx)
-	if err != nil {
-		mon.Disconnect()
-		return err
-	}
-	defer func() {
-		mon.Disconnect()
-		go func() {
-			for range events { // the monitor's reader blocks until drained
-			}
-		}()
-	}()
-	trigger()
-	for {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				return fmt.Errorf("VM %s: QMP closed while waiting for the agent port", m.id)
-			}
-			// QEMU throttles VSERPORT_CHANGE to one per second per port and
-			// delivers only the latest state: a guest that closes and at
-			// once reopens the port shows as one "open". Any change after
-			// the trigger means the guest has let go of the old session.
-			if ev.Event == "VSERPORT_CHANGE" && ev.Data["id"] == agentPortID {
-				return nil
-			}
-		case <-ctx.Done():
-			return fmt.Errorf("VM %s: waiting for the agent to close its port: %w", m.id, ctx.Err())
-		case <-m.exited:
-			return m.ExitError()
-		}
 	}
 }

@@ -29,7 +29,8 @@ const Binary = "qemu-system-x86_64"
 // AgentPortName must match the agent's agent.PortName.
 const AgentPortName = "org.airlock.agent"
 
-// agentPortID is the port device's id, named in VSERPORT_CHANGE events.
+// agentPortID is the port device's id: part of the device set a migration
+// stream must match.
 const agentPortID = "agentport"
 
 // File names inside a machine's state directory.
