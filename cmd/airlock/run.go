@@ -91,9 +91,12 @@ func (o *runOptions) run(ctx context.Context, args []string) error {
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
+		began := time.Now()
 		if err := v.Destroy(dctx); err != nil {
 			fmt.Fprintf(os.Stderr, "airlock: destroy %s: %v\n", v.ID, err)
+			return
 		}
+		o.hf.progress()("vm %s destroyed in %s", v.ID, time.Since(began).Round(time.Millisecond))
 	}()
 	t2 := time.Now()
 	how := "cold boot"
@@ -174,6 +177,7 @@ func (o *runOptions) exec(ctx context.Context, v *vm.VM, env0, args []string) (g
 }
 
 func restoreFromTemplate(ctx context.Context, hf *hostFlags, host *vm.Host, name string) (*vm.VM, *template.Template, error) {
+	began := time.Now()
 	reg, err := hf.registry()
 	if err != nil {
 		return nil, nil, err
@@ -182,16 +186,20 @@ func restoreFromTemplate(ctx context.Context, hf *hostFlags, host *vm.Host, name
 	if err != nil {
 		return nil, nil, err
 	}
+	opened := time.Now()
 	opts := t.BootOptions()
 	opts.ID = vm.NewID("run-")
 	p, err := host.StartPending(ctx, opts)
 	if err != nil {
 		return nil, nil, err
 	}
+	started := time.Now()
 	v, err := p.RestorePrepared(ctx, t.StatePath(), true, opts.ID)
 	if err != nil {
 		return nil, nil, err
 	}
+	hf.progress()("template %s opened in %s, VMM started in %s, state loaded and agent prepared in %s", name,
+		opened.Sub(began).Round(time.Millisecond), started.Sub(opened).Round(time.Millisecond), time.Since(started).Round(time.Millisecond))
 	return v, t, nil
 }
 

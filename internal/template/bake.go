@@ -280,6 +280,13 @@ func (r *Registry) runBake(ctx context.Context, h *vm.Host, spec *Spec, dir stri
 	if err := v.Destroy(ctx); err != nil {
 		return err
 	}
+	// Zero pages become holes: every clone base and one-shot run copies
+	// only data extents.
+	punched, err := vm.PunchZeroPages(filepath.Join(dir, memFile))
+	if err != nil {
+		return fmt.Errorf("template %s: %w", spec.Name, err)
+	}
+	progress.Say("template %s: %d MiB of zero pages left out of the memory file", spec.Name, punched>>20)
 	if m.MemSHA256, err = image.FileSHA256(filepath.Join(dir, memFile)); err != nil {
 		return err
 	}

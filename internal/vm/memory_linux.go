@@ -3,6 +3,8 @@
 package vm
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -151,7 +153,9 @@ func copyHashing(dst, src *os.File, path string, size int64, h hash.Hash) error 
 }
 
 // base is a clone base's sealed copy and the identity of the file it was
-// copied from.
+// copied from. A base made from a file verified earlier is handed out
+// while it is still being filled (see BaseVerified): VMMs can start on it,
+// and nothing loads a guest onto it before ready is closed with err nil.
 type base struct {
 	f        *os.File
 	sum      string
@@ -159,6 +163,36 @@ type base struct {
 	size     int64
 	mtime    syscall.Timespec
 	ctime    syscall.Timespec
+	ready    chan struct{} // closed once f is filled and sealed, or failed
+	err      error         // set before ready is closed
+}
+
+// filled returns a base that is complete already.
+func filled(b *base) *base {
+	b.ready = make(chan struct{})
+	close(b.ready)
+	return b
+}
+
+// wait blocks until the base is filled and sealed and reports whether it
+// was.
+func (b *base) wait(ctx context.Context) error {
+	select {
+	case <-b.ready:
+		return b.err
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the memory base: %w", ctx.Err())
+	}
+}
+
+// failed reports whether the base is complete and its fill failed.
+func (b *base) failed() bool {
+	select {
+	case <-b.ready:
+		return b.err != nil
+	default:
+		return false
+	}
 }
 
 // Base returns the sealed copy of the memory file at path that clones
@@ -167,56 +201,116 @@ type base struct {
 // (inode, size, mtime, ctime) is refused until DropBase. Copies live as
 // long as the Host: one per template in use.
 func (h *Host) Base(path string) (*os.File, string, error) {
+	b, err := h.base(path)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := b.wait(context.Background()); err != nil {
+		return nil, "", err
+	}
+	return b.f, b.sum, nil
+}
+
+// base is Base without waiting for a base still being filled.
+func (h *Host) base(path string) (*base, error) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err != nil {
-		return nil, "", fmt.Errorf("memory file: %w", err)
+		return nil, fmt.Errorf("memory file: %w", err)
 	}
 	h.basesMu.Lock()
 	defer h.basesMu.Unlock()
-	if b := h.bases[path]; b != nil {
+	if b := h.bases[path]; b != nil && !b.failed() {
 		if b.dev == st.Dev && b.ino == st.Ino && b.size == st.Size && b.mtime == st.Mtim && b.ctime == st.Ctim {
-			return b.f, b.sum, nil
+			return b, nil
 		}
 		// Never a silent re-copy: what clones map must be what was
 		// verified. The template registry drops the copy and verifies the
 		// file again before it is used next.
-		return nil, "", errdefs.FailedPrecondition("memory file %s changed since it was copied and verified: refusing to restore from it", path)
+		return nil, errdefs.FailedPrecondition("memory file %s changed since it was copied and verified: refusing to restore from it", path)
 	}
+	h.retireLocked(path)
 	f, sum, err := SealedCopy(path)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	h.bases[path] = &base{f: f, sum: sum, dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
-	return f, sum, nil
+	b := filled(&base{f: f, sum: sum, dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim})
+	h.bases[path] = b
+	return b, nil
 }
 
 // BaseVerified is Base for a memory file whose content a caller has
 // verified already (in an earlier process: see the template registry's
-// stamps) as sum, while it still has the identity id names: the copy is
-// made without hashing, and refused if the file's identity is not id
-// before and after it.
+// stamps) as sum, while it still has the identity id names. It returns at
+// once: the copy is made in the background, without hashing, and fails
+// if the file's identity is not id before and after it. VMMs may be
+// started on the base meanwhile (they map it, and touch nothing before a
+// state is loaded); a restore waits for it (Pending.Restore), and one
+// whose copy failed is refused.
 func (h *Host) BaseVerified(path, sum string, id FileIdentity) (*os.File, error) {
 	h.basesMu.Lock()
 	defer h.basesMu.Unlock()
-	if b := h.bases[path]; b != nil {
+	if b := h.bases[path]; b != nil && !b.failed() {
 		if b.sum == sum && b.identity() == id {
 			return b.f, nil
 		}
 		return nil, errdefs.FailedPrecondition("memory file %s changed since it was copied and verified: refusing to restore from it", path)
 	}
+	h.retireLocked(path)
 	if got, err := IdentityOf(path); err != nil || got != id {
 		return nil, errdefs.FailedPrecondition("memory file %s is not the file that was verified: refusing to restore from it", path)
 	}
-	f, _, err := sealedCopy(path, nil)
+	f, err := NewMemory("base", id.Size)
 	if err != nil {
 		return nil, err
 	}
-	if got, err := IdentityOf(path); err != nil || got != id {
-		f.Close()
-		return nil, errdefs.FailedPrecondition("memory file %s changed while it was copied: refusing to restore from it", path)
-	}
-	h.bases[path] = &base{f: f, sum: sum, dev: id.Dev, ino: id.Ino, size: id.Size, mtime: id.Mtime, ctime: id.Ctime}
+	b := &base{f: f, sum: sum, dev: id.Dev, ino: id.Ino, size: id.Size, mtime: id.Mtime, ctime: id.Ctime,
+		ready: make(chan struct{})}
+	h.bases[path] = b
+	go func() {
+		b.err = fillVerified(f, path, id)
+		close(b.ready)
+	}()
 	return f, nil
+}
+
+// fillVerified copies the file at path, which must have identity id
+// throughout, into dst and seals it.
+func fillVerified(dst *os.File, path string, id FileIdentity) error {
+	src, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(src.Fd()), &st); err != nil {
+		return err
+	}
+	if (FileIdentity{Dev: st.Dev, Ino: st.Ino, Size: st.Size, Mtime: st.Mtim, Ctime: st.Ctim}) != id {
+		return errdefs.FailedPrecondition("memory file %s is not the file that was verified: refusing to restore from it", path)
+	}
+	if _, err := copyData(dst, src, id.Size); err != nil {
+		return fmt.Errorf("copy %s: %w", path, err)
+	}
+	if got, err := IdentityOf(path); err != nil || got != id {
+		return errdefs.FailedPrecondition("memory file %s changed while it was copied: refusing to restore from it", path)
+	}
+	return Seal(dst)
+}
+
+// retireLocked moves path's base, if any, out of the map, and closes its
+// file once any fill in progress is done (Close waits for that).
+func (h *Host) retireLocked(path string) {
+	b := h.bases[path]
+	if b == nil {
+		return
+	}
+	delete(h.bases, path)
+	h.retiring.Add(1)
+	go func() {
+		defer h.retiring.Done()
+		<-b.ready
+		b.f.Close()
+	}()
 }
 
 // FileIdentity is what identifies a file's content without reading it:
@@ -246,23 +340,106 @@ func (b *base) identity() FileIdentity {
 func (h *Host) DropBase(path string) {
 	h.basesMu.Lock()
 	defer h.basesMu.Unlock()
-	if b := h.bases[path]; b != nil {
-		b.f.Close()
-		delete(h.bases, path)
-	}
+	h.retireLocked(path)
 }
 
-// Close releases the host's sealed copies and the driver's jail parents.
-// Machines still running keep their own mappings and cgroups.
+// Close releases the host's sealed copies (once any still being filled
+// are done) and the driver's jail parents. Machines still running keep
+// their own mappings and cgroups.
 func (h *Host) Close() error {
-	h.basesMu.Lock()
-	for p, b := range h.bases {
-		b.f.Close()
-		delete(h.bases, p)
-	}
-	h.basesMu.Unlock()
+	h.closeBases()
 	return h.Driver.Close()
 }
+
+// closeBases closes every base, waiting for fills in progress.
+func (h *Host) closeBases() {
+	h.basesMu.Lock()
+	for p := range h.bases {
+		h.retireLocked(p)
+	}
+	h.basesMu.Unlock()
+	h.retiring.Wait()
+}
+
+// PunchZeroPages turns every all-zero page of the file at path into a
+// hole, and returns how many bytes that freed. The file reads the same
+// (a hole reads as zeros, and checksums count holes as zeros), but every
+// copy of it made with copyData (a clone base, a one-shot run's memory)
+// moves less: a guest's RAM holds many zero pages its kernel has freed or
+// never used since it was zeroed. The file must not be in use.
+func PunchZeroPages(path string) (int64, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	const page = 4096
+	buf := make([]byte, 1<<20)
+	var punched int64
+	runStart, runEnd := int64(-1), int64(-1) // the zero run being gathered
+	flush := func() error {
+		if runStart >= 0 && runEnd > runStart {
+			if err := unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, runStart, runEnd-runStart); err != nil {
+				return fmt.Errorf("punch %s: %w", path, err)
+			}
+			punched += runEnd - runStart
+		}
+		runStart, runEnd = -1, -1
+		return nil
+	}
+	for off := int64(0); off < fi.Size(); {
+		data, err := unix.Seek(int(f.Fd()), off, unix.SEEK_DATA)
+		if errors.Is(err, syscall.ENXIO) {
+			break
+		}
+		if err != nil {
+			return punched, fmt.Errorf("%s: seek data: %w", path, err)
+		}
+		hole, err := unix.Seek(int(f.Fd()), data, unix.SEEK_HOLE)
+		if err != nil {
+			return punched, fmt.Errorf("%s: seek hole: %w", path, err)
+		}
+		if err := flush(); err != nil { // runs never span a hole
+			return punched, err
+		}
+		for p := data; p < hole; {
+			n, err := f.ReadAt(buf[:min(int64(len(buf)), hole-p)], p)
+			if n == 0 && err != nil {
+				return punched, fmt.Errorf("read %s: %w", path, err)
+			}
+			for i := 0; i+page <= n; i += page {
+				at := p + int64(i)
+				if !allZero(buf[i : i+page]) {
+					if err := flush(); err != nil {
+						return punched, err
+					}
+					continue
+				}
+				if runStart < 0 {
+					runStart = at
+				}
+				runEnd = at + page
+			}
+			p += int64(n - n%page)
+			if n%page != 0 { // a partial last page: left as it is
+				if err := flush(); err != nil {
+					return punched, err
+				}
+				break
+			}
+		}
+		off = hole
+	}
+	return punched, flush()
+}
+
+var zeroPage = make([]byte, 4096)
+
+func allZero(b []byte) bool { return bytes.Equal(b, zeroPage) }
 
 // copyData copies the data extents of src's first size bytes into dst at
 // the same offsets (holes stay holes), in the kernel, and returns how many

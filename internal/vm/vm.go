@@ -66,8 +66,9 @@ type Host struct {
 	CacheDir    string
 	RunDir      string
 
-	basesMu sync.Mutex
-	bases   map[string]*base // guarded by basesMu; sealed copies of clone bases, by path
+	basesMu  sync.Mutex
+	bases    map[string]*base // guarded by basesMu; sealed copies of clone bases, by path
+	retiring sync.WaitGroup   // dropped bases not yet closed
 }
 
 // NewHost resolves everything a boot needs, fetching and building into the
@@ -202,7 +203,12 @@ func (h *Host) withDefaults(opts BootOptions) BootOptions {
 }
 
 // start launches the VMM for opts without waiting for the guest.
-func (h *Host) start(ctx context.Context, opts BootOptions) (vmm.Machine, error) {
+//
+// A private MemoryFile is mapped from its base, which may still be being
+// filled (BaseVerified): the base is returned, and nothing may load a
+// guest onto the machine before it is ready. A machine that is to run at
+// once (not Incoming) is only started once it is.
+func (h *Host) start(ctx context.Context, opts BootOptions) (vmm.Machine, *base, error) {
 	spec := vmm.BootSpec{
 		ID: opts.ID, StateDir: filepath.Join(h.RunDir, opts.ID),
 		Kernel: h.Kernel.Vmlinuz(), Initrd: h.Initrd, RootImage: opts.RootImage,
@@ -210,18 +216,24 @@ func (h *Host) start(ctx context.Context, opts BootOptions) (vmm.Machine, error)
 		Accel: h.Accel.Accel, MemoryFile: opts.MemoryFile, MemoryPrivate: opts.MemoryPrivate, Memory: opts.Memory,
 		Incoming: opts.Incoming, DeviceState: opts.DeviceState, NICMAC: netpool.Guest().MAC.String(), TapFile: opts.TapFile,
 	}
+	var b *base
 	if spec.MemoryPrivate && spec.MemoryFile != "" {
-		f, _, err := h.Base(spec.MemoryFile)
-		if err != nil {
-			return nil, fmt.Errorf("start %s: %w", opts.ID, err)
+		var err error
+		if b, err = h.base(spec.MemoryFile); err != nil {
+			return nil, nil, fmt.Errorf("start %s: %w", opts.ID, err)
 		}
-		spec.MemoryFile, spec.Memory = "", f
+		if !opts.Incoming {
+			if err := b.wait(ctx); err != nil {
+				return nil, nil, fmt.Errorf("start %s: %w", opts.ID, err)
+			}
+		}
+		spec.MemoryFile, spec.Memory = "", b.f
 	}
 	m, err := h.Driver.Boot(ctx, spec)
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", opts.ID, err)
+		return nil, nil, fmt.Errorf("start %s: %w", opts.ID, err)
 	}
-	return m, nil
+	return m, b, nil
 }
 
 // VM is a booted guest with a connected agent.
@@ -238,7 +250,7 @@ func (h *Host) Boot(ctx context.Context, opts BootOptions) (_ *VM, err error) {
 	opts.Incoming = false
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	m, err := h.start(ctx, opts)
+	m, _, err := h.start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
