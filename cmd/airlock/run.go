@@ -194,12 +194,18 @@ func restoreFromTemplate(ctx context.Context, hf *hostFlags, host *vm.Host, name
 		return nil, nil, err
 	}
 	started := time.Now()
-	v, err := p.RestorePrepared(ctx, t.StatePath(), true, opts.ID)
+	v, err := p.Restore(ctx, t.StatePath(), true)
 	if err != nil {
 		return nil, nil, err
 	}
-	hf.progress()("template %s opened in %s, VMM started in %s, state loaded and agent prepared in %s", name,
-		opened.Sub(began).Round(time.Millisecond), started.Sub(opened).Round(time.Millisecond), time.Since(started).Round(time.Millisecond))
+	loaded := time.Now()
+	if err := v.Prepare(ctx, opts.ID); err != nil {
+		v.Destroy(context.WithoutCancel(ctx))
+		return nil, nil, err
+	}
+	ms := func(a, b time.Time) time.Duration { return b.Sub(a).Round(time.Millisecond) }
+	hf.progress()("template %s opened in %s, VMM started in %s, state loaded in %s, agent session and clock/entropy/identity push in %s",
+		name, ms(began, opened), ms(opened, started), ms(started, loaded), ms(loaded, time.Now()))
 	return v, t, nil
 }
 
