@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -192,5 +193,51 @@ func TestPunchZeroPages(t *testing.T) {
 	}
 	if again, err := PunchZeroPages(path); err != nil || again != 0 {
 		t.Errorf("second punch: %d bytes (%v), want 0", again, err)
+	}
+}
+
+// TestFailedBaseIsReplaced: a fill that fails (the file is not the one
+// verified) is reported to whoever waits on the base, and the next
+// BaseVerified or Base makes a fresh copy instead of handing it out.
+func TestFailedBaseIsReplaced(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mem")
+	if err := os.WriteFile(path, bytes.Repeat([]byte("x"), 1<<16), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id, err := IdentityOf(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMemory("test", id.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := id
+	other.Ino++
+	if err := fillVerified(m, path, other); err == nil {
+		t.Fatal("a fill from a file with another identity worked")
+	}
+	h := &Host{bases: map[string]*base{}}
+	defer h.closeBases()
+	failed := &base{f: m, sum: "sum", dev: id.Dev, ino: id.Ino, size: id.Size, mtime: id.Mtime, ctime: id.Ctime,
+		ready: make(chan struct{}), err: errors.New("fill failed")}
+	close(failed.ready)
+	h.bases[path] = failed
+	if err := failed.wait(context.Background()); err == nil {
+		t.Fatal("waiting on a failed base reported no error")
+	}
+	f, err := h.BaseVerified(path, "sum", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f == m {
+		t.Fatal("a failed base was handed out again")
+	}
+	b, err := h.base(path)
+	if err != nil || b == failed {
+		t.Fatalf("base after a failed fill: %v", err)
+	}
+	if err := b.wait(context.Background()); err != nil {
+		t.Fatalf("the fresh copy: %v", err)
 	}
 }
