@@ -58,13 +58,7 @@ func Seal(f *os.File) error {
 // with the hex sha256 of the content it copied (holes count as zeros), so
 // a caller can check what clones will map, not what a file held earlier.
 // Only the file's data extents are read and copied; holes stay holes.
-func SealedCopy(path string) (*os.File, string, error) {
-	return sealedCopy(path, sha256.New())
-}
-
-// sealedCopy is SealedCopy hashing into h; with a nil h (a file verified
-// already) nothing is hashed and the sum is "".
-func sealedCopy(path string, h hash.Hash) (_ *os.File, sum string, err error) {
+func SealedCopy(path string) (_ *os.File, sum string, err error) {
 	src, err := os.Open(path)
 	if err != nil {
 		return nil, "", err
@@ -83,12 +77,8 @@ func sealedCopy(path string, h hash.Hash) (_ *os.File, sum string, err error) {
 			dst.Close()
 		}
 	}()
-	if h == nil {
-		// Verified already: nothing to read here, the kernel copies.
-		if _, err := copyData(dst, src, fi.Size()); err != nil {
-			return nil, "", fmt.Errorf("copy %s: %w", path, err)
-		}
-	} else if err := copyHashing(dst, src, path, fi.Size(), h); err != nil {
+	h := sha256.New()
+	if err := copyHashing(dst, src, path, fi.Size(), h); err != nil {
 		return nil, "", err
 	}
 	if st, err := src.Stat(); err != nil || st.Size() != fi.Size() || !st.ModTime().Equal(fi.ModTime()) {
@@ -96,9 +86,6 @@ func sealedCopy(path string, h hash.Hash) (_ *os.File, sum string, err error) {
 	}
 	if err := Seal(dst); err != nil {
 		return nil, "", err
-	}
-	if h == nil {
-		return dst, "", nil
 	}
 	return dst, hex.EncodeToString(h.Sum(nil)), nil
 }
@@ -117,21 +104,10 @@ func copyHashing(dst, src *os.File, path string, size int64, h hash.Hash) error 
 		}
 	}
 	off := int64(0) // everything before off is hashed (and copied)
-	for off < size {
-		data, err := unix.Seek(int(src.Fd()), off, unix.SEEK_DATA)
-		if errors.Is(err, syscall.ENXIO) {
-			break // only a hole from here to the end
-		}
-		if err != nil {
-			return fmt.Errorf("%s: seek data: %w", path, err)
-		}
-		hole, err := unix.Seek(int(src.Fd()), data, unix.SEEK_HOLE)
-		if err != nil {
-			return fmt.Errorf("%s: seek hole: %w", path, err)
-		}
+	err := dataExtents(src, size, func(data, end int64) error {
 		hashZeros(data - off)
-		for p := data; p < hole; {
-			n, err := src.ReadAt(buf[:min(int64(len(buf)), hole-p)], p)
+		for p := data; p < end; {
+			n, err := src.ReadAt(buf[:min(int64(len(buf)), end-p)], p)
 			if n > 0 {
 				h.Write(buf[:n])
 				if _, werr := dst.WriteAt(buf[:n], p); werr != nil {
@@ -139,16 +115,44 @@ func copyHashing(dst, src *os.File, path string, size int64, h hash.Hash) error 
 				}
 				p += int64(n)
 			}
-			if err == io.EOF && p < hole {
+			if err == io.EOF && p < end {
 				return fmt.Errorf("%s: shrank while it was copied", path)
 			}
 			if err != nil && err != io.EOF {
 				return fmt.Errorf("read %s: %w", path, err)
 			}
 		}
-		off = hole
+		off = end
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	hashZeros(size - off)
+	return nil
+}
+
+// dataExtents calls fn for each data extent [data, end) of f's first size
+// bytes, in order; the holes between them are skipped.
+func dataExtents(f *os.File, size int64, fn func(data, end int64) error) error {
+	fd := int(f.Fd())
+	for off := int64(0); off < size; {
+		data, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if errors.Is(err, syscall.ENXIO) || err == nil && data >= size {
+			return nil // only a hole from here to the end
+		}
+		if err != nil {
+			return fmt.Errorf("%s: seek data: %w", f.Name(), err)
+		}
+		hole, err := unix.Seek(fd, data, unix.SEEK_HOLE)
+		if err != nil {
+			return fmt.Errorf("%s: seek hole: %w", f.Name(), err)
+		}
+		off = min(hole, size)
+		if err := fn(data, off); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -157,14 +161,11 @@ func copyHashing(dst, src *os.File, path string, size int64, h hash.Hash) error 
 // while it is still being filled (see BaseVerified): VMMs can start on it,
 // and nothing loads a guest onto it before ready is closed with err nil.
 type base struct {
-	f        *os.File
-	sum      string
-	dev, ino uint64
-	size     int64
-	mtime    syscall.Timespec
-	ctime    syscall.Timespec
-	ready    chan struct{} // closed once f is filled and sealed, or failed
-	err      error         // set before ready is closed
+	f     *os.File
+	sum   string
+	id    FileIdentity  // of the file copied
+	ready chan struct{} // closed once f is filled and sealed, or failed
+	err   error         // set before ready is closed
 }
 
 // filled returns a base that is complete already.
@@ -213,14 +214,14 @@ func (h *Host) Base(path string) (*os.File, string, error) {
 
 // base is Base without waiting for a base still being filled.
 func (h *Host) base(path string) (*base, error) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); err != nil {
+	id, err := IdentityOf(path)
+	if err != nil {
 		return nil, fmt.Errorf("memory file: %w", err)
 	}
 	h.basesMu.Lock()
 	defer h.basesMu.Unlock()
 	if b := h.bases[path]; b != nil && !b.failed() {
-		if b.dev == st.Dev && b.ino == st.Ino && b.size == st.Size && b.mtime == st.Mtim && b.ctime == st.Ctim {
+		if b.id == id {
 			return b, nil
 		}
 		// Never a silent re-copy: what clones map must be what was
@@ -233,7 +234,7 @@ func (h *Host) base(path string) (*base, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := filled(&base{f: f, sum: sum, dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim})
+	b := filled(&base{f: f, sum: sum, id: id})
 	h.bases[path] = b
 	return b, nil
 }
@@ -250,7 +251,7 @@ func (h *Host) BaseVerified(path, sum string, id FileIdentity) (*os.File, error)
 	h.basesMu.Lock()
 	defer h.basesMu.Unlock()
 	if b := h.bases[path]; b != nil && !b.failed() {
-		if b.sum == sum && b.identity() == id {
+		if b.sum == sum && b.id == id {
 			return b.f, nil
 		}
 		return nil, errdefs.FailedPrecondition("memory file %s changed since it was copied and verified: refusing to restore from it", path)
@@ -263,8 +264,7 @@ func (h *Host) BaseVerified(path, sum string, id FileIdentity) (*os.File, error)
 	if err != nil {
 		return nil, err
 	}
-	b := &base{f: f, sum: sum, dev: id.Dev, ino: id.Ino, size: id.Size, mtime: id.Mtime, ctime: id.Ctime,
-		ready: make(chan struct{})}
+	b := &base{f: f, sum: sum, id: id, ready: make(chan struct{})}
 	h.bases[path] = b
 	go func() {
 		b.err = fillVerified(f, path, id)
@@ -285,7 +285,7 @@ func fillVerified(dst *os.File, path string, id FileIdentity) error {
 	if err := syscall.Fstat(int(src.Fd()), &st); err != nil {
 		return err
 	}
-	if (FileIdentity{Dev: st.Dev, Ino: st.Ino, Size: st.Size, Mtime: st.Mtim, Ctime: st.Ctim}) != id {
+	if identityOfStat(&st) != id {
 		return errdefs.FailedPrecondition("memory file %s is not the file that was verified: refusing to restore from it", path)
 	}
 	if _, err := copyData(dst, src, id.Size); err != nil {
@@ -328,11 +328,11 @@ func IdentityOf(path string) (FileIdentity, error) {
 	if err := syscall.Stat(path, &st); err != nil {
 		return FileIdentity{}, err
 	}
-	return FileIdentity{Dev: st.Dev, Ino: st.Ino, Size: st.Size, Mtime: st.Mtim, Ctime: st.Ctim}, nil
+	return identityOfStat(&st), nil
 }
 
-func (b *base) identity() FileIdentity {
-	return FileIdentity{Dev: b.dev, Ino: b.ino, Size: b.size, Mtime: b.mtime, Ctime: b.ctime}
+func identityOfStat(st *syscall.Stat_t) FileIdentity {
+	return FileIdentity{Dev: st.Dev, Ino: st.Ino, Size: st.Size, Mtime: st.Mtim, Ctime: st.Ctim}
 }
 
 // DropBase forgets path's sealed copy (a template that was rebuilt or
@@ -391,48 +391,36 @@ func PunchZeroPages(path string) (int64, error) {
 		runStart, runEnd = -1, -1
 		return nil
 	}
-	for off := int64(0); off < fi.Size(); {
-		data, err := unix.Seek(int(f.Fd()), off, unix.SEEK_DATA)
-		if errors.Is(err, syscall.ENXIO) {
-			break
-		}
-		if err != nil {
-			return punched, fmt.Errorf("%s: seek data: %w", path, err)
-		}
-		hole, err := unix.Seek(int(f.Fd()), data, unix.SEEK_HOLE)
-		if err != nil {
-			return punched, fmt.Errorf("%s: seek hole: %w", path, err)
-		}
+	err = dataExtents(f, fi.Size(), func(data, end int64) error {
 		if err := flush(); err != nil { // runs never span a hole
-			return punched, err
+			return err
 		}
-		for p := data; p < hole; {
-			n, err := f.ReadAt(buf[:min(int64(len(buf)), hole-p)], p)
+		for p := data; p < end; {
+			n, err := f.ReadAt(buf[:min(int64(len(buf)), end-p)], p)
 			if n == 0 && err != nil {
-				return punched, fmt.Errorf("read %s: %w", path, err)
+				return fmt.Errorf("read %s: %w", path, err)
 			}
 			for i := 0; i+page <= n; i += page {
-				at := p + int64(i)
 				if !allZero(buf[i : i+page]) {
 					if err := flush(); err != nil {
-						return punched, err
+						return err
 					}
 					continue
 				}
 				if runStart < 0 {
-					runStart = at
+					runStart = p + int64(i)
 				}
-				runEnd = at + page
+				runEnd = p + int64(i) + page
 			}
-			p += int64(n - n%page)
 			if n%page != 0 { // a partial last page: left as it is
-				if err := flush(); err != nil {
-					return punched, err
-				}
-				break
+				return flush()
 			}
+			p += int64(n)
 		}
-		off = hole
+		return nil
+	})
+	if err != nil {
+		return punched, err
 	}
 	return punched, flush()
 }
@@ -445,40 +433,25 @@ func allZero(b []byte) bool { return bytes.Equal(b, zeroPage) }
 // the same offsets (holes stay holes), in the kernel, and returns how many
 // bytes that was.
 func copyData(dst, src *os.File, size int64) (int64, error) {
-	fd := int(src.Fd())
 	var copied int64
-	for off := int64(0); off < size; {
-		data, err := unix.Seek(fd, off, unix.SEEK_DATA)
-		if errors.Is(err, syscall.ENXIO) {
-			break
-		}
-		if err != nil {
-			return copied, fmt.Errorf("seek data: %w", err)
-		}
-		if data >= size {
-			break
-		}
-		hole, err := unix.Seek(fd, data, unix.SEEK_HOLE)
-		if err != nil {
-			return copied, fmt.Errorf("seek hole: %w", err)
-		}
-		hole = min(hole, size)
+	err := dataExtents(src, size, func(data, end int64) error {
 		// sendfile, unlike copy_file_range, copies across filesystems (a
 		// template's file into a memfd); both end in the same in-kernel
 		// splice. It writes at dst's file offset.
 		if _, err := dst.Seek(data, io.SeekStart); err != nil {
-			return copied, err
+			return err
 		}
-		for off = data; off < hole; {
-			n, err := unix.Sendfile(int(dst.Fd()), fd, &off, int(min(hole-off, 1<<30)))
+		for off := data; off < end; {
+			n, err := unix.Sendfile(int(dst.Fd()), int(src.Fd()), &off, int(min(end-off, 1<<30)))
 			if err != nil {
-				return copied, err
+				return err
 			}
 			if n == 0 {
-				return copied, io.ErrUnexpectedEOF
+				return io.ErrUnexpectedEOF
 			}
 			copied += int64(n)
 		}
-	}
-	return copied, nil
+		return nil
+	})
+	return copied, err
 }

@@ -219,8 +219,7 @@ func TestFailedBaseIsReplaced(t *testing.T) {
 	}
 	h := &Host{bases: map[string]*base{}}
 	defer h.closeBases()
-	failed := &base{f: m, sum: "sum", dev: id.Dev, ino: id.Ino, size: id.Size, mtime: id.Mtime, ctime: id.Ctime,
-		ready: make(chan struct{}), err: errors.New("fill failed")}
+	failed := &base{f: m, sum: "sum", id: id, ready: make(chan struct{}), err: errors.New("fill failed")}
 	close(failed.ready)
 	h.bases[path] = failed
 	if err := failed.wait(context.Background()); err == nil {
