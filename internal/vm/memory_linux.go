@@ -241,12 +241,9 @@ func (h *Host) base(path string) (*base, error) {
 
 // BaseVerified is Base for a memory file whose content a caller has
 // verified already (in an earlier process: see the template registry's
-// stamps) as sum, while it still has the identity id names. It returns at
-// once: the copy is made in the background, without hashing, and fails
-// if the file's identity is not id before and after it. VMMs may be
-// started on the base meanwhile (they map it, and touch nothing before a
-// state is loaded); a restore waits for it (Pending.Restore), and one
-// whose copy failed is refused.
+// stamps) as sum, while it still has the identity id names: the copy is
+// made without hashing, and refused if the file's identity is not id
+// before and after it.
 func (h *Host) BaseVerified(path, sum string, id FileIdentity) (*os.File, error) {
 	h.basesMu.Lock()
 	defer h.basesMu.Unlock()
@@ -264,12 +261,13 @@ func (h *Host) BaseVerified(path, sum string, id FileIdentity) (*os.File, error)
 	if err != nil {
 		return nil, err
 	}
-	b := &base{f: f, sum: sum, id: id, ready: make(chan struct{})}
-	h.bases[path] = b
-	go func() {
-		b.err = fillVerified(f, path, id)
-		close(b.ready)
-	}()
+	// Filled and sealed before any VMM maps it: sealing a memfd that a
+	// starting VMM already maps failed with EBUSY in a suite run.
+	if err := fillVerified(f, path, id); err != nil {
+		f.Close()
+		return nil, err
+	}
+	h.bases[path] = filled(&base{f: f, sum: sum, id: id})
 	return f, nil
 }
 
