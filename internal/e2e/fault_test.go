@@ -38,7 +38,7 @@ func TestFaultInjection(t *testing.T) {
 				var err error
 				switch fp {
 				case sandbox.FailExecRunning:
-					_, err = victim.Exec(ctx(t), "sleep 5")
+					_, err = victim.Exec(ctx(t), "sleep 10")
 				case sandbox.FailUploadMidway:
 					_, err = victim.Files().Write(ctx(t), "/job/partial.bin", bytes.NewReader(make([]byte, 4<<20)))
 				case sandbox.FailForkSnapshotted, sandbox.FailForkChildren:

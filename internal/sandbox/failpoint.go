@@ -15,7 +15,7 @@ import (
 const (
 	FailCreateRestored   = "create-restored"   // clone ready, egress applied, nothing stored yet
 	FailCreateRegistered = "create-registered" // stored and visible, create not yet audited or answered
-	FailExecRunning      = "exec-running"      // a command has run in the guest for a second
+	FailExecRunning      = "exec-running"      // a command has run in the guest for 3 s
 	FailUploadMidway     = "upload-midway"     // part of a file has reached the guest
 	FailForkSnapshotted  = "fork-snapshotted"  // fork base and state made, no child started
 	FailForkChildren     = "fork-children"     // children restored, none registered

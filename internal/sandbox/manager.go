@@ -645,7 +645,7 @@ func (m *Manager) Exec(ctx context.Context, tenant, id string, opts guest.ExecOp
 	err = m.use(ctx, tenant, id, func(l *live) error {
 		info = l.infoCopy()
 		l.exec.apply(&opts)
-		disarm := m.failpointDuring(FailExecRunning, time.Second)
+		disarm := m.failpointDuring(FailExecRunning, 3*time.Second)
 		res, err = l.machine.Exec(ctx, opts, stdout, stderr)
 		disarm()
 		return err
