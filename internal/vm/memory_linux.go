@@ -4,7 +4,6 @@ package vm
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -157,43 +156,11 @@ func dataExtents(f *os.File, size int64, fn func(data, end int64) error) error {
 }
 
 // base is a clone base's sealed copy and the identity of the file it was
-// copied from. A base made from a file verified earlier is handed out
-// while it is still being filled (see BaseVerified): VMMs can start on it,
-// and nothing loads a guest onto it before ready is closed with err nil.
+// copied from.
 type base struct {
-	f     *os.File
-	sum   string
-	id    FileIdentity  // of the file copied
-	ready chan struct{} // closed once f is filled and sealed, or failed
-	err   error         // set before ready is closed
-}
-
-// filled returns a base that is complete already.
-func filled(b *base) *base {
-	b.ready = make(chan struct{})
-	close(b.ready)
-	return b
-}
-
-// wait blocks until the base is filled and sealed and reports whether it
-// was.
-func (b *base) wait(ctx context.Context) error {
-	select {
-	case <-b.ready:
-		return b.err
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for the memory base: %w", ctx.Err())
-	}
-}
-
-// failed reports whether the base is complete and its fill failed.
-func (b *base) failed() bool {
-	select {
-	case <-b.ready:
-		return b.err != nil
-	default:
-		return false
-	}
+	f   *os.File
+	sum string
+	id  FileIdentity // of the file copied
 }
 
 // Base returns the sealed copy of the memory file at path that clones
@@ -202,41 +169,27 @@ func (b *base) failed() bool {
 // (inode, size, mtime, ctime) is refused until DropBase. Copies live as
 // long as the Host: one per template in use.
 func (h *Host) Base(path string) (*os.File, string, error) {
-	b, err := h.base(path)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := b.wait(context.Background()); err != nil {
-		return nil, "", err
-	}
-	return b.f, b.sum, nil
-}
-
-// base is Base without waiting for a base still being filled.
-func (h *Host) base(path string) (*base, error) {
 	id, err := IdentityOf(path)
 	if err != nil {
-		return nil, fmt.Errorf("memory file: %w", err)
+		return nil, "", fmt.Errorf("memory file: %w", err)
 	}
 	h.basesMu.Lock()
 	defer h.basesMu.Unlock()
-	if b := h.bases[path]; b != nil && !b.failed() {
+	if b := h.bases[path]; b != nil {
 		if b.id == id {
-			return b, nil
+			return b.f, b.sum, nil
 		}
 		// Never a silent re-copy: what clones map must be what was
 		// verified. The template registry drops the copy and verifies the
 		// file again before it is used next.
-		return nil, errdefs.FailedPrecondition("memory file %s changed since it was copied and verified: refusing to restore from it", path)
+		return nil, "", errdefs.FailedPrecondition("memory file %s changed since it was copied and verified: refusing to restore from it", path)
 	}
-	h.retireLocked(path)
 	f, sum, err := SealedCopy(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	b := filled(&base{f: f, sum: sum, id: id})
-	h.bases[path] = b
-	return b, nil
+	h.bases[path] = &base{f: f, sum: sum, id: id}
+	return f, sum, nil
 }
 
 // BaseVerified is Base for a memory file whose content a caller has
@@ -247,13 +200,12 @@ func (h *Host) base(path string) (*base, error) {
 func (h *Host) BaseVerified(path, sum string, id FileIdentity) (*os.File, error) {
 	h.basesMu.Lock()
 	defer h.basesMu.Unlock()
-	if b := h.bases[path]; b != nil && !b.failed() {
+	if b := h.bases[path]; b != nil {
 		if b.sum == sum && b.id == id {
 			return b.f, nil
 		}
 		return nil, errdefs.FailedPrecondition("memory file %s changed since it was copied and verified: refusing to restore from it", path)
 	}
-	h.retireLocked(path)
 	if got, err := IdentityOf(path); err != nil || got != id {
 		return nil, errdefs.FailedPrecondition("memory file %s is not the file that was verified: refusing to restore from it", path)
 	}
@@ -261,13 +213,15 @@ func (h *Host) BaseVerified(path, sum string, id FileIdentity) (*os.File, error)
 	if err != nil {
 		return nil, err
 	}
-	// Filled and sealed before any VMM maps it: sealing a memfd that a
-	// starting VMM already maps failed with EBUSY in a suite run.
+	// Filled and sealed before any VMM maps it. (Starting VMMs during
+	// the copy saved nothing measurable on two cores, both being CPU
+	// work, and sealing a memfd that starting VMMs mapped failed once
+	// with EBUSY.)
 	if err := fillVerified(f, path, id); err != nil {
 		f.Close()
 		return nil, err
 	}
-	h.bases[path] = filled(&base{f: f, sum: sum, id: id})
+	h.bases[path] = &base{f: f, sum: sum, id: id}
 	return f, nil
 }
 
@@ -293,22 +247,6 @@ func fillVerified(dst *os.File, path string, id FileIdentity) error {
 		return errdefs.FailedPrecondition("memory file %s changed while it was copied: refusing to restore from it", path)
 	}
 	return Seal(dst)
-}
-
-// retireLocked moves path's base, if any, out of the map, and closes its
-// file once any fill in progress is done (Close waits for that).
-func (h *Host) retireLocked(path string) {
-	b := h.bases[path]
-	if b == nil {
-		return
-	}
-	delete(h.bases, path)
-	h.retiring.Add(1)
-	go func() {
-		defer h.retiring.Done()
-		<-b.ready
-		b.f.Close()
-	}()
 }
 
 // FileIdentity is what identifies a file's content without reading it:
@@ -338,25 +276,27 @@ func identityOfStat(st *syscall.Stat_t) FileIdentity {
 func (h *Host) DropBase(path string) {
 	h.basesMu.Lock()
 	defer h.basesMu.Unlock()
-	h.retireLocked(path)
+	if b := h.bases[path]; b != nil {
+		b.f.Close()
+		delete(h.bases, path)
+	}
 }
 
-// Close releases the host's sealed copies (once any still being filled
-// are done) and the driver's jail parents. Machines still running keep
-// their own mappings and cgroups.
+// Close releases the host's sealed copies and the driver's jail parents.
+// Machines still running keep their own mappings and cgroups.
 func (h *Host) Close() error {
 	h.closeBases()
 	return h.Driver.Close()
 }
 
-// closeBases closes every base, waiting for fills in progress.
+// closeBases closes every base.
 func (h *Host) closeBases() {
 	h.basesMu.Lock()
-	for p := range h.bases {
-		h.retireLocked(p)
+	defer h.basesMu.Unlock()
+	for p, b := range h.bases {
+		b.f.Close()
+		delete(h.bases, p)
 	}
-	h.basesMu.Unlock()
-	h.retiring.Wait()
 }
 
 // PunchZeroPages turns every all-zero page of the file at path into a

@@ -4,15 +4,17 @@ package vm
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
 )
 
 // TestSealedCopy: a sparse file's sealed copy has the same bytes and
@@ -45,9 +47,7 @@ func TestSealedCopy(t *testing.T) {
 	if _, err := m.ReadAt(got, 0); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("copy differs from the file (%v)", err)
 	}
-	if _, err := m.WriteAt([]byte("x"), 0); err == nil {
-		t.Error("a sealed copy took a write")
-	}
+	assertUnchangeable(t, m)
 	if err := m.Truncate(size * 2); err == nil {
 		t.Error("a sealed copy grew")
 	}
@@ -66,51 +66,49 @@ func TestSealedCopy(t *testing.T) {
 	}
 }
 
-// TestBaseFilledBehindAPrivateMapping: what BaseVerified relies on to
-// start VMMs before their base is filled. A private mapping of a memfd
-// made while it is still empty (a VMM started on it) sees what is copied
-// in afterwards, up to the pages the mapping itself writes; and the copy
-// can be sealed with that mapping in place.
-func TestBaseFilledBehindAPrivateMapping(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "mem")
-	const size = 4 << 20
-	want := bytes.Repeat([]byte("template"), size/8)
-	if err := os.WriteFile(path, want, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	m, err := NewMemory("test", size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	b, err := unix.Mmap(int(m.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Munmap(b)
-	_ = b[size/2] // a page read (faulted in) before the fill
-	copy(b[size-8:], "OWNWRITE")
-	id, err := IdentityOf(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fillVerified(m, path, id); err != nil {
-		t.Fatalf("fill: %v", err)
-	}
-	if !bytes.Equal(b[:size-4096], want[:size-4096]) {
-		t.Error("a mapping made before the fill does not see it")
-	}
-	if string(b[size-8:]) != "OWNWRITE" {
-		t.Errorf("the mapping's own write was lost: %q", b[size-8:])
-	}
+// assertUnchangeable checks that no way of changing a sealed memfd's
+// content or size is open, to anyone holding it.
+func assertUnchangeable(t *testing.T, m *os.File) {
+	t.Helper()
 	if _, err := m.WriteAt([]byte("x"), 0); err == nil {
-		t.Error("the filled base took a write: not sealed")
+		t.Error("the sealed memfd took a write")
+	}
+	if err := unix.Fallocate(int(m.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 0, 4096); err == nil {
+		t.Error("the sealed memfd let a hole be punched")
+	}
+	if err := m.Truncate(4096); err == nil {
+		t.Error("the sealed memfd shrank")
+	}
+	if shared, err := unix.Mmap(int(m.Fd()), 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err == nil {
+		unix.Munmap(shared)
+		t.Error("the sealed memfd took a shared writable mapping")
+	}
+	ro, err := unix.Mmap(int(m.Fd()), 0, 4096, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatalf("read-only shared mapping: %v", err)
+	}
+	defer unix.Munmap(ro)
+	if err := unix.Mprotect(ro, unix.PROT_READ|unix.PROT_WRITE); err == nil {
+		t.Error("a read-only shared mapping of the sealed memfd became writable")
+	}
+	// Reopening by path (as a VMM does through /proc/self/fd) gives a
+	// file description the seals hold for too.
+	re, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", m.Fd()), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer re.Close()
+	if _, err := re.WriteAt([]byte("x"), 0); err == nil {
+		t.Error("the sealed memfd, reopened, took a write")
+	}
+	if _, err := unix.FcntlInt(m.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_EXEC); err == nil {
+		t.Error("seals can still be added: F_SEAL_SEAL missing")
 	}
 }
 
-// TestBaseVerified: the base is handed out at once and is the file's
-// bytes, sealed, once ready; a file whose identity is not the verified
-// one is refused; Close waits for a fill in progress.
+// TestBaseVerified: the base is the file's bytes, sealed, and is kept for
+// its path; a file whose identity is not the verified one is refused, as
+// is a second call naming another sum; Close releases it.
 func TestBaseVerified(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mem")
 	want := bytes.Repeat([]byte("verified"), 1<<18)
@@ -131,20 +129,14 @@ func TestBaseVerified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := h.base(path)
-	if err != nil || b.f != f {
-		t.Fatalf("base for the path: %v", err)
-	}
-	if err := b.wait(context.Background()); err != nil {
-		t.Fatalf("fill: %v", err)
+	if b := h.bases[path]; b == nil || b.f != f {
+		t.Fatal("the base is not kept for its path")
 	}
 	got := make([]byte, len(want))
 	if _, err := f.ReadAt(got, 0); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("base differs from the file (%v)", err)
 	}
-	if _, err := f.WriteAt([]byte("x"), 0); err == nil {
-		t.Error("a filled base took a write: not sealed")
-	}
+	assertUnchangeable(t, f)
 	if f2, err := h.BaseVerified(path, "sum", id); err != nil || f2 != f {
 		t.Errorf("a second BaseVerified made a new copy (%v)", err)
 	}
@@ -196,10 +188,12 @@ func TestPunchZeroPages(t *testing.T) {
 	}
 }
 
-// TestFailedBaseIsReplaced: a fill that fails (the file is not the one
-// verified) is reported to whoever waits on the base, and the next
-// BaseVerified or Base makes a fresh copy instead of handing it out.
-func TestFailedBaseIsReplaced(t *testing.T) {
+// TestChangedFileIsRefused: once a memory file is copied, a file at its
+// path that is no longer the one copied (rewritten: new mtime and ctime)
+// is refused by Base and BaseVerified alike, never silently copied again,
+// until DropBase; a copy whose source is not the verified file fails and
+// is not kept.
+func TestChangedFileIsRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mem")
 	if err := os.WriteFile(path, bytes.Repeat([]byte("x"), 1<<16), 0o600); err != nil {
 		t.Fatal(err)
@@ -212,6 +206,7 @@ func TestFailedBaseIsReplaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer m.Close()
 	other := id
 	other.Ino++
 	if err := fillVerified(m, path, other); err == nil {
@@ -219,24 +214,30 @@ func TestFailedBaseIsReplaced(t *testing.T) {
 	}
 	h := &Host{bases: map[string]*base{}}
 	defer h.closeBases()
-	failed := &base{f: m, sum: "sum", id: id, ready: make(chan struct{}), err: errors.New("fill failed")}
-	close(failed.ready)
-	h.bases[path] = failed
-	if err := failed.wait(context.Background()); err == nil {
-		t.Fatal("waiting on a failed base reported no error")
+	if _, _, err := h.Base(path); err != nil {
+		t.Fatal(err)
 	}
-	f, err := h.BaseVerified(path, "sum", id)
+	time.Sleep(10 * time.Millisecond) // a later mtime on coarse clocks
+	if err := os.WriteFile(path, bytes.Repeat([]byte("y"), 1<<16), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.Base(path); !errdefs.IsFailedPrecondition(err) {
+		t.Fatalf("Base of a rewritten file: %v, want a failed precondition", err)
+	}
+	newID, err := IdentityOf(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f == m {
-		t.Fatal("a failed base was handed out again")
+	if _, err := h.BaseVerified(path, "sum", newID); !errdefs.IsFailedPrecondition(err) {
+		t.Fatalf("BaseVerified of a rewritten file: %v, want a failed precondition", err)
 	}
-	b, err := h.base(path)
-	if err != nil || b == failed {
-		t.Fatalf("base after a failed fill: %v", err)
+	h.DropBase(path)
+	f, _, err := h.Base(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := b.wait(context.Background()); err != nil {
-		t.Fatalf("the fresh copy: %v", err)
+	got := make([]byte, 1)
+	if _, err := f.ReadAt(got, 0); err != nil || got[0] != 'y' {
+		t.Fatalf("the copy after DropBase is not the new file: %q (%v)", got, err)
 	}
 }

@@ -76,7 +76,6 @@ type Pending struct {
 	ID      string
 	Machine vmm.Machine
 	conn    net.Conn // raw agent connection, opened before the state loads
-	base    *base    // the RAM base, which may still be filling; nil for none
 }
 
 // StartPending starts a paused VMM shaped by opts (which must match the
@@ -84,7 +83,7 @@ type Pending struct {
 func (h *Host) StartPending(ctx context.Context, opts BootOptions) (_ *Pending, err error) {
 	opts = h.withDefaults(opts)
 	opts.Incoming = true
-	m, b, err := h.start(ctx, opts)
+	m, err := h.start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +96,7 @@ func (h *Host) StartPending(ctx context.Context, opts BootOptions) (_ *Pending, 
 	if err != nil {
 		return nil, err
 	}
-	return &Pending{ID: opts.ID, Machine: m, conn: conn, base: b}, nil
+	return &Pending{ID: opts.ID, Machine: m, conn: conn}, nil
 }
 
 // Discard destroys a pending machine that will not be used.
@@ -118,12 +117,6 @@ func (p *Pending) Restore(ctx context.Context, statePath string, ramInFile bool)
 			vm.Destroy(context.Background())
 		}
 	}()
-	if p.base != nil {
-		// Device state refers to RAM (virtqueues): the base must be whole.
-		if err := p.base.wait(ctx); err != nil {
-			return nil, fmt.Errorf("VM %s: %w", p.ID, err)
-		}
-	}
 	if err := p.Machine.LoadState(ctx, statePath, ramInFile); err != nil {
 		return nil, fmt.Errorf("VM %s: load state: %w", p.ID, err)
 	}

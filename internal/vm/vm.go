@@ -66,9 +66,8 @@ type Host struct {
 	CacheDir    string
 	RunDir      string
 
-	basesMu  sync.Mutex
-	bases    map[string]*base // guarded by basesMu; sealed copies of clone bases, by path
-	retiring sync.WaitGroup   // dropped bases not yet closed
+	basesMu sync.Mutex
+	bases   map[string]*base // guarded by basesMu; sealed copies of clone bases, by path
 }
 
 // NewHost resolves everything a boot needs, fetching and building into the
@@ -203,12 +202,7 @@ func (h *Host) withDefaults(opts BootOptions) BootOptions {
 }
 
 // start launches the VMM for opts without waiting for the guest.
-//
-// A private MemoryFile is mapped from its base, which may still be being
-// filled (BaseVerified): the base is returned, and nothing may load a
-// guest onto the machine before it is ready. A machine that is to run at
-// once (not Incoming) is only started once it is.
-func (h *Host) start(ctx context.Context, opts BootOptions) (vmm.Machine, *base, error) {
+func (h *Host) start(ctx context.Context, opts BootOptions) (vmm.Machine, error) {
 	spec := vmm.BootSpec{
 		ID: opts.ID, StateDir: filepath.Join(h.RunDir, opts.ID),
 		Kernel: h.Kernel.Vmlinuz(), Initrd: h.Initrd, RootImage: opts.RootImage,
@@ -216,24 +210,18 @@ func (h *Host) start(ctx context.Context, opts BootOptions) (vmm.Machine, *base,
 		Accel: h.Accel.Accel, MemoryFile: opts.MemoryFile, MemoryPrivate: opts.MemoryPrivate, Memory: opts.Memory,
 		Incoming: opts.Incoming, DeviceState: opts.DeviceState, NICMAC: netpool.Guest().MAC.String(), TapFile: opts.TapFile,
 	}
-	var b *base
 	if spec.MemoryPrivate && spec.MemoryFile != "" {
-		var err error
-		if b, err = h.base(spec.MemoryFile); err != nil {
-			return nil, nil, fmt.Errorf("start %s: %w", opts.ID, err)
+		f, _, err := h.Base(spec.MemoryFile)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", opts.ID, err)
 		}
-		if !opts.Incoming {
-			if err := b.wait(ctx); err != nil {
-				return nil, nil, fmt.Errorf("start %s: %w", opts.ID, err)
-			}
-		}
-		spec.MemoryFile, spec.Memory = "", b.f
+		spec.MemoryFile, spec.Memory = "", f
 	}
 	m, err := h.Driver.Boot(ctx, spec)
 	if err != nil {
-		return nil, nil, fmt.Errorf("start %s: %w", opts.ID, err)
+		return nil, fmt.Errorf("start %s: %w", opts.ID, err)
 	}
-	return m, b, nil
+	return m, nil
 }
 
 // VM is a booted guest with a connected agent.
@@ -250,7 +238,7 @@ func (h *Host) Boot(ctx context.Context, opts BootOptions) (_ *VM, err error) {
 	opts.Incoming = false
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	m, _, err := h.start(ctx, opts)
+	m, err := h.start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
