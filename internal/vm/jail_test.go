@@ -59,6 +59,9 @@ func TestJailConfinesTheVMM(t *testing.T) {
 	if st["NoNewPrivs"] != "1" || st["Seccomp"] != "2" {
 		t.Errorf("no_new_privs %s, seccomp %s; want 1 and 2 (filter)", st["NoNewPrivs"], st["Seccomp"])
 	}
+	if st["THP_enabled"] != "0" {
+		t.Errorf("THP_enabled %q: want 0 (no transparent huge pages for the VMM)", st["THP_enabled"])
+	}
 	if env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); len(env) != 0 {
 		t.Errorf("the VMM has an environment (%d bytes)", len(env))
 	}

@@ -43,6 +43,7 @@ func Run(arg string) error {
 		{"enter root", enterRoot},
 		{"hostname", func(s Spec) error { return unix.Sethostname([]byte(s.ID)) }},
 		{"rlimits", setRlimits},
+		{"no transparent huge pages", func(Spec) error { return DisableHugePages() }},
 		{"drop privileges", func(s Spec) error { return dropPrivileges(s, capLast) }},
 		{"close descriptors", func(s Spec) error {
 			return unix.CloseRange(uint(3+s.KeepFDs), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
@@ -274,4 +275,17 @@ func lastCap() int {
 		return 63
 	}
 	return n
+}
+
+// DisableHugePages turns transparent huge pages off for this process and
+// everything it execs (the flag survives execve). QEMU asks for huge pages
+// for its TCG translation cache, so an idle clone held its translated code
+// in whole 2 MiB pages, and its heap and thread arenas got some too: with
+// them off, an idle clone's PSS fell from 33.3 to 29.4 MiB (airlock bench,
+// idle memory). Guest RAM is a memfd, which never used them.
+func DisableHugePages() error {
+	if err := unix.Prctl(unix.PR_SET_THP_DISABLE, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("PR_SET_THP_DISABLE: %w", err)
+	}
+	return nil
 }

@@ -17,7 +17,9 @@
 //     environment, no descriptors but the ones it is handed;
 //   - rlimits (open files, processes, file size; no core dumps) and a
 //     cgroup of its own with memory, CPU and pids limits, on cgroup v1 or
-//     v2, whichever hierarchy holds each controller on this host.
+//     v2, whichever hierarchy holds each controller on this host;
+//   - not confinement but memory: no transparent huge pages, which QEMU
+//     asks for its translation cache (see DisableHugePages).
 //
 // The host side (Jailer) allocates the uid, makes the cgroup, and builds
 // the command that starts the helper binary (cmd/airlock-jailer) in the

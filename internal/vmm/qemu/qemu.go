@@ -84,6 +84,15 @@ func New(opts Options) (*Driver, error) {
 	if opts.Jail == nil && opts.Unjailed == "" {
 		return nil, errdefs.InvalidArgument("qemu driver: no jail and no reason to run without one")
 	}
+	if opts.Jail == nil {
+		// A jailed VMM gets this from its helper just before the exec.
+		// Unjailed, this process execs QEMU itself, and Go runs nothing
+		// between fork and exec: the VMM inherits the flag from here, so
+		// this process (which needs huge pages for nothing) has it too.
+		if err := jail.DisableHugePages(); err != nil {
+			return nil, err
+		}
+	}
 	return &Driver{path: path, version: string(m[1]), jail: opts.Jail, unjailed: opts.Unjailed}, nil
 }
 
