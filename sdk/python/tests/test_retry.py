@@ -54,6 +54,7 @@ def refusing(status, refusals, retry_after=None):
 
 class RetryTest(unittest.TestCase):
     def client(self, srv, **kw):
+        self.addCleanup(srv.server_close)  # after shutdown: cleanups run last-in first
         self.addCleanup(srv.shutdown)
         return Client(url="http://127.0.0.1:%d" % srv.server_address[1], api_key="k", **kw)
 
@@ -103,6 +104,7 @@ class AsyncRetryTest(unittest.IsolatedAsyncioTestCase):
     """The asyncio client retries exactly as the blocking one."""
 
     def client(self, srv, **kw):
+        self.addCleanup(srv.server_close)  # after shutdown: cleanups run last-in first
         self.addCleanup(srv.shutdown)
         c = AsyncClient(url="http://127.0.0.1:%d" % srv.server_address[1], api_key="k", **kw)
         self.addAsyncCleanup(c.aclose)
