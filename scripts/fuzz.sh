@@ -13,9 +13,10 @@ fuzztime="${FUZZTIME:-8s}"
 pkgs=("${@:-./...}")
 total=0
 for pkg in $(go list "${pkgs[@]}"); do
+  dir=$(go list -f '{{.Dir}}' "$pkg")
   for target in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
     echo "fuzz: $pkg $target for $fuzztime" >&2
-    corpus="$(go list -f '{{.Dir}}' "$pkg")/testdata/fuzz/$target"
+    corpus="$dir/testdata/fuzz/$target"
     for attempt in 1 2; do
       before=$(ls "$corpus" 2>/dev/null | sort || true)
       # -parallel 2: the machines this runs on have two cores.

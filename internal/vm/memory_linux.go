@@ -276,6 +276,11 @@ func identityOfStat(st *syscall.Stat_t) FileIdentity {
 func (h *Host) DropBase(path string) {
 	h.basesMu.Lock()
 	defer h.basesMu.Unlock()
+	h.dropLocked(path)
+}
+
+// dropLocked closes and forgets path's base, if any.
+func (h *Host) dropLocked(path string) {
 	if b := h.bases[path]; b != nil {
 		b.f.Close()
 		delete(h.bases, path)
@@ -293,9 +298,8 @@ func (h *Host) Close() error {
 func (h *Host) closeBases() {
 	h.basesMu.Lock()
 	defer h.basesMu.Unlock()
-	for p, b := range h.bases {
-		b.f.Close()
-		delete(h.bases, p)
+	for p := range h.bases {
+		h.dropLocked(p)
 	}
 }
 
