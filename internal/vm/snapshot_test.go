@@ -92,10 +92,17 @@ func sum(t *testing.T, path string) string {
 // and the device state to load.
 func bakeByHand(t *testing.T, prepare func(*avm.VM)) (avm.BootOptions, string) {
 	t.Helper()
+	return bakeShaped(t, avm.BootOptions{MemoryMiB: 256}, prepare)
+}
+
+// bakeShaped is bakeByHand for a machine of the given shape (its RAM goes
+// to a file of the test's own).
+func bakeShaped(t *testing.T, shape avm.BootOptions, prepare func(*avm.VM)) (avm.BootOptions, string) {
+	t.Helper()
 	host := vmtest.Host(t)
 	ctx := vmtest.Context(t)
 	dir := t.TempDir()
-	shape := avm.BootOptions{MemoryMiB: 256, MemoryFile: filepath.Join(dir, "mem")}
+	shape.MemoryFile = filepath.Join(dir, "mem")
 	base, err := host.Boot(ctx, shape)
 	if err != nil {
 		t.Fatal(err)
@@ -113,4 +120,41 @@ func bakeByHand(t *testing.T, prepare func(*avm.VM)) (avm.BootOptions, string) {
 		t.Fatal(err)
 	}
 	return shape, state
+}
+
+// TestSMPClonePrewarm: on a guest with a spare vCPU the agent runs `true`
+// at every session start, to translate the exec path before the host's
+// first exec (see the agent's prewarm). Baking (whose Quiesce must not
+// save one in flight) and restoring such a guest work, the clone's first
+// exec races the prewarm and is unaffected, and the prewarm leaves no
+// process or exec cgroup behind.
+func TestSMPClonePrewarm(t *testing.T) {
+	shape, state := bakeShaped(t, avm.BootOptions{MemoryMiB: 256, VCPUs: 2}, nil)
+	opts := shape
+	opts.MemoryPrivate = true
+	v := restoreForTest(t, opts, state)
+	res, out, errOut := run(t, v, guest.ExecOptions{Shell: "read -r cpus < /sys/devices/system/cpu/online; echo $cpus"})
+	if res.ExitCode != 0 || out != "0-1\n" {
+		t.Fatalf("first exec: exit %d, stdout %q, stderr %q; want the clone's two vCPUs", res.ExitCode, out, errOut)
+	}
+	// What else runs in the guest: exec cgroups other than this command's
+	// own, and `true` processes. The prewarm ends within milliseconds; the
+	// loop only bounds a slow host.
+	const census = `n=0; for d in /sys/fs/cgroup/jobs/exec-*; do [ -d "$d" ] && n=$((n+1)); done
+t=0; for c in /proc/[0-9]*/comm; do read -r x < "$c" 2>/dev/null && [ "$x" = true ] && t=$((t+1)); done
+echo "$((n-1)) $t"`
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, out, errOut := run(t, v, guest.ExecOptions{Shell: census})
+		if res.ExitCode != 0 {
+			t.Fatalf("census: exit %d, stderr %q", res.ExitCode, errOut)
+		}
+		if out == "0 0\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("other exec cgroups and `true` processes left in the clone: %q, want \"0 0\"", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

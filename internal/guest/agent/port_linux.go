@@ -50,6 +50,10 @@ func FindPort(name string, timeout time.Duration) (string, error) {
 type portListener struct {
 	open func() (io.ReadWriteCloser, error) // opens the port afresh; immutable
 	addr portAddr                           // immutable
+	// onSession, if set, is called as each session is handed out, and
+	// beforeSync before each sync token is echoed (both immutable): the
+	// prewarm's start, and the wait that keeps one out of a snapshot.
+	onSession, beforeSync func()
 
 	mu     sync.Mutex
 	prev   *portConn     // guarded by mu; the connection handed out last
@@ -97,6 +101,9 @@ func (l *portListener) Accept() (net.Conn, error) {
 		l.mu.Lock()
 		l.prev = c
 		l.mu.Unlock()
+		if l.onSession != nil {
+			l.onSession()
+		}
 		return c, nil
 	}
 }
@@ -140,6 +147,9 @@ func (l *portListener) openSession() (*portConn, error) {
 		if _, err := io.ReadFull(f, token[1:]); err != nil {
 			f.Close()
 			return nil, err
+		}
+		if l.beforeSync != nil {
+			l.beforeSync()
 		}
 		if _, err := f.Write(token); err != nil {
 			f.Close()

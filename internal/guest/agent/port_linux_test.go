@@ -150,11 +150,18 @@ func (healthOnly) Health(context.Context, *agentpb.HealthRequest) (*agentpb.Heal
 	return &agentpb.HealthResponse{AgentVersion: "sim"}, nil
 }
 
-func serveSim(t *testing.T, p *simPort) {
+func serveSim(t *testing.T, p *simPort) { serveSimWith(t, p, nil) }
+
+// serveSimWith serves the model port through a listener that setup (if
+// not nil) may configure first.
+func serveSimWith(t *testing.T, p *simPort, setup func(*portListener)) {
 	t.Helper()
 	gs := grpc.NewServer(grpc.ConnectionTimeout(time.Hour))
 	agentpb.RegisterAgentServer(gs, healthOnly{})
 	l := newPortListenerFunc("sim", p.openFile)
+	if setup != nil {
+		setup(l)
+	}
 	go gs.Serve(l)
 	t.Cleanup(func() { l.Close(); gs.Stop() })
 }

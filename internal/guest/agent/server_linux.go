@@ -61,7 +61,12 @@ func (s *Server) ServePort(portPath string) error {
 		grpc.ChainStreamInterceptor(recoverStream(s.log)),
 	)
 	agentpb.RegisterAgentServer(gs, s)
-	return gs.Serve(newPortListener(portPath))
+	l := newPortListener(portPath)
+	if prewarmWanted() {
+		pw := &prewarmer{run: s.prewarm}
+		l.onSession, l.beforeSync = pw.start, pw.wait
+	}
+	return gs.Serve(l)
 }
 
 func recoverUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
