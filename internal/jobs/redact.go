@@ -67,6 +67,10 @@ func (j *Redact) Extensions() []string {
 // Templates implements Job: redaction and verification use the same one.
 func (j *Redact) Templates() []string { return []string{j.template()} }
 
+// SandboxesPerDocument implements MultiSandboxJob: the redactor's and the
+// verifier's.
+func (j *Redact) SandboxesPerDocument() int { return 2 }
+
 func (j *Redact) template() string {
 	if j.Template != "" {
 		return j.Template

@@ -171,7 +171,7 @@ func (b *Batch) Run(ctx context.Context, ds []Doc) (Summary, error) {
 	if conc <= 0 {
 		conc = 2
 	}
-	warmup, err := b.prewarm(ctx)
+	warmup, err := b.prewarm(ctx, len(ds))
 	if err != nil {
 		return Summary{}, err
 	}
@@ -235,24 +235,41 @@ func (b *Batch) Run(ctx context.Context, ds []Doc) (Summary, error) {
 type Prewarmer interface {
 	// Prewarm returns once creates from template will not wait for a
 	// restore, or with the error a create would get (template not baked,
-	// or baked for another kernel).
-	Prewarm(ctx context.Context, template string) error
+	// or baked for another kernel). uses is how many sandboxes of template
+	// the batch will create: no more are made ready than that.
+	Prewarm(ctx context.Context, template string, uses int) error
+}
+
+// MultiSandboxJob is implemented by a job that makes more than one
+// sandbox of its template per document (redaction: the redactor's and the
+// independent verifier's). Other jobs make one.
+type MultiSandboxJob interface {
+	SandboxesPerDocument() int
+}
+
+// sandboxesPerDocument is how many sandboxes job makes per document.
+func sandboxesPerDocument(job Job) int {
+	if m, ok := job.(MultiSandboxJob); ok {
+		return max(1, m.SandboxesPerDocument())
+	}
+	return 1
 }
 
 // prewarm readies the job's templates when the sandboxes can be
 // prewarmed, so that a template that cannot be used fails the batch once,
 // before any document, rather than every document in turn.
-func (b *Batch) prewarm(ctx context.Context) (time.Duration, error) {
+func (b *Batch) prewarm(ctx context.Context, docs int) (time.Duration, error) {
 	w, ok := b.Sandboxes.(Prewarmer)
 	if !ok {
 		return 0, nil
 	}
 	start := time.Now()
+	uses := docs * sandboxesPerDocument(b.Job)
 	for _, t := range b.Job.Templates() {
 		if b.Progress != nil {
 			fmt.Fprintf(b.Progress, "\r\x1b[K%s: warming %s sandboxes", b.Job.Name(), t)
 		}
-		if err := w.Prewarm(ctx, t); err != nil {
+		if err := w.Prewarm(ctx, t, uses); err != nil {
 			if b.Progress != nil {
 				fmt.Fprint(b.Progress, "\r\x1b[K")
 			}

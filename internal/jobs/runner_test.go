@@ -254,11 +254,13 @@ func TestBatchCancelled(t *testing.T) {
 type warmingSandboxes struct {
 	*memSandboxes
 	warmed []string
+	uses   []int
 	broken error
 }
 
-func (w *warmingSandboxes) Prewarm(_ context.Context, template string) error {
+func (w *warmingSandboxes) Prewarm(_ context.Context, template string, uses int) error {
 	w.warmed = append(w.warmed, template)
+	w.uses = append(w.uses, uses)
 	return w.broken
 }
 
@@ -277,6 +279,9 @@ func TestBatchPrewarms(t *testing.T) {
 	if strings.Join(w.warmed, ",") != "t" || sum.OK != 2 || sum.Warmup <= 0 {
 		t.Errorf("warmed %v, ok %d, warm-up %s; want [t], 2, > 0", w.warmed, sum.OK, sum.Warmup)
 	}
+	if len(w.uses) != 1 || w.uses[0] != 2 {
+		t.Errorf("prewarmed for %v sandboxes, want [2]: one per document", w.uses)
+	}
 	if !strings.Contains(human.String(), "sandboxes warmed in") {
 		t.Errorf("summary does not give the warm-up:\n%s", human.String())
 	}
@@ -289,6 +294,17 @@ func TestBatchPrewarms(t *testing.T) {
 	}
 	if w.created != 0 || out.Len() != 0 {
 		t.Errorf("%d sandboxes created and %q written after the warm-up failed", w.created, out.String())
+	}
+}
+
+// TestBatchPrewarmsPerSandbox: a job that makes two sandboxes per
+// document (redaction and its verification) has two readied per document.
+func TestBatchPrewarmsPerSandbox(t *testing.T) {
+	ds := writeDocs(t, "a.pdf", "b.pdf", "c.pdf")
+	w := &warmingSandboxes{memSandboxes: &memSandboxes{}, broken: errdefs.Unavailable("stop before any document")}
+	(&Batch{Job: &Redact{}, Sandboxes: w}).Run(context.Background(), ds)
+	if len(w.uses) != 1 || w.uses[0] != 6 {
+		t.Errorf("a redaction batch of 3 prewarmed for %v sandboxes, want [6]", w.uses)
 	}
 }
 

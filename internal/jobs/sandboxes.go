@@ -164,9 +164,10 @@ func (l Local) Create(ctx context.Context, o CreateOptions) (Sandbox, error) {
 	return localSandbox{m: l.M, tenant: l.Tenant, id: info.ID}, nil
 }
 
-// Prewarm implements Prewarmer: it fills the manager's warm pool.
-func (l Local) Prewarm(ctx context.Context, template string) error {
-	return l.M.Prewarm(ctx, template)
+// Prewarm implements Prewarmer: it fills the manager's warm pool with
+// what the batch will use, and no more.
+func (l Local) Prewarm(ctx context.Context, template string, uses int) error {
+	return l.M.PrewarmFor(ctx, template, uses)
 }
 
 type localSandbox struct {

@@ -905,6 +905,25 @@ func (m *Manager) Prewarm(ctx context.Context, template string) error {
 	return m.pools.waitFull(ctx, tmpl)
 }
 
+// PrewarmFor is Prewarm for a batch that will make exactly uses sandboxes
+// of the named template (a batch run in-process): the pool keeps no more
+// ready than that, waits only for those, and restores no clone beyond
+// them, so a one-document batch waits for one restore rather than a full
+// pool, and no clone is restored only to be destroyed at exit. Creates
+// beyond uses still work: they restore their own clone, as from an empty
+// pool.
+func (m *Manager) PrewarmFor(ctx context.Context, template string, uses int) error {
+	tmpl, err := m.templates.Open(template)
+	if err != nil {
+		return err
+	}
+	p, want := m.pools.limit(tmpl, max(uses, 0))
+	if p == nil {
+		return nil
+	}
+	return m.pools.waitReady(ctx, p, func() int { return want })
+}
+
 // Templates lists the baked templates.
 func (m *Manager) Templates(ctx context.Context) ([]TemplateInfo, error) {
 	ts, err := m.templates.List()

@@ -63,6 +63,14 @@ type warmPool struct {
 	// to max), lowered by one for every growDecay without such a miss.
 	target   atomic.Int32
 	lastMiss atomic.Int64 // unix nanoseconds of the last create that found the pool empty
+	// budget is how many more clones the filler may restore: negative is
+	// no limit (a daemon's pools). A batch in this process knows how many
+	// sandboxes it will create and sets it (see limit), so the pool never
+	// restores clones nobody will take, which on two cores would slow the
+	// documents that are running.
+	budget atomic.Int64
+	// inflight counts the warm-ups the filler has running.
+	inflight atomic.Int32
 
 	mu      sync.Mutex
 	lastErr error // guarded by mu; the last warm-up's outcome (nil: it worked)
@@ -102,6 +110,31 @@ func (p *warmPool) shrink(size int, net *netpool.Pool) {
 	case c := <-p.ready:
 		c.destroy(context.Background(), net)
 	default:
+	}
+}
+
+// spend takes one restore from p's budget; false once it is spent.
+func (p *warmPool) spend() bool {
+	for {
+		b := p.budget.Load()
+		switch {
+		case b < 0:
+			return true
+		case b == 0:
+			return false
+		case p.budget.CompareAndSwap(b, b-1):
+			return true
+		}
+	}
+}
+
+// refund gives back the restore of a warm-up that failed.
+func (p *warmPool) refund() {
+	for {
+		b := p.budget.Load()
+		if b < 0 || p.budget.CompareAndSwap(b, b+1) {
+			return
+		}
 	}
 }
 
@@ -162,29 +195,58 @@ func startMachine(ctx context.Context, net *netpool.Pool, start func(tap *os.Fil
 // when one is ready, else restored now. The caller must Prepare it.
 func (w *warmPools) take(ctx context.Context, tmpl *template.Template) (*clone, error) {
 	if p := w.pool(tmpl); p != nil {
-		defer func() {
-			select {
-			case p.kick <- struct{}{}:
-			default:
-			}
-		}()
-		for {
-			select {
-			case c := <-p.ready:
-				if alive(c.machine) {
-					return c, nil
-				}
-				c.destroy(context.Background(), w.net)
-				continue
-			default:
-			}
-			break
+		defer w.kickFiller(p)
+		if c := w.takeReady(p); c != nil {
+			return c, nil
 		}
 		// Empty: restore this one here rather than wait for the filler,
 		// and keep more ready from now on.
 		p.missed(w.max)
+		if !p.spend() {
+			// A batch's budget is spent: the clones it paid for are
+			// being restored, and one taken here leaves none unused.
+			if c, err := w.awaitInflight(ctx, p); c != nil || err != nil {
+				return c, err
+			}
+		}
 	}
 	return restoreClone(ctx, w.machines, w.net, tmpl)
+}
+
+// takeReady is a ready clone of p whose VMM still runs, nil if none.
+func (w *warmPools) takeReady(p *warmPool) *clone {
+	for {
+		select {
+		case c := <-p.ready:
+			if alive(c.machine) {
+				return c
+			}
+			c.destroy(context.Background(), w.net)
+		default:
+			return nil
+		}
+	}
+}
+
+// awaitInflight waits for a clone p's filler is restoring; nil, nil
+// when none is on its way.
+func (w *warmPools) awaitInflight(ctx context.Context, p *warmPool) (*clone, error) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for p.inflight.Load() > 0 {
+		select {
+		case c := <-p.ready:
+			if alive(c.machine) {
+				return c, nil
+			}
+			c.destroy(context.Background(), w.net)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+	// The last one may have landed as the count fell.
+	return w.takeReady(p), nil
 }
 
 func alive(v Machine) bool {
@@ -239,6 +301,26 @@ func warm(ctx context.Context, ms Machines, net *netpool.Pool, tmpl *template.Te
 }
 
 func (w *warmPools) pool(tmpl *template.Template) *warmPool {
+	return w.poolFor(tmpl, -1)
+}
+
+// limit gets tmpl's pool ready for exactly uses more creates: it keeps at
+// most that many ready and restores no more clones than it needs for them
+// (a pool started here never restores before the limit is set). It
+// returns the pool and how many clones creates can find ready once it
+// has filled, nil without a pool.
+func (w *warmPools) limit(tmpl *template.Template, uses int) (*warmPool, int) {
+	p := w.poolFor(tmpl, int64(uses))
+	if p == nil {
+		return nil, 0
+	}
+	return p, min(int(p.target.Load()), uses)
+}
+
+// poolFor is tmpl's pool, started if need be. A budget of zero or more
+// limits what it restores from now on (see limit); negative leaves it as
+// it is, and an unlimited pool when starting one.
+func (w *warmPools) poolFor(tmpl *template.Template, budget int64) *warmPool {
 	if w.size <= 0 {
 		return nil
 	}
@@ -248,6 +330,12 @@ func (w *warmPools) pool(tmpl *template.Template) *warmPool {
 		return nil
 	}
 	if p, ok := w.pools[tmpl.Dir]; ok {
+		if budget >= 0 {
+			uses := int(budget)
+			p.target.Store(int32(min(int(p.target.Load()), uses)))
+			p.budget.Store(max(0, budget-int64(len(p.ready))))
+			w.kickFiller(p)
+		}
 		return p
 	}
 	// A new bake of the same template retires the old pool.
@@ -261,9 +349,22 @@ func (w *warmPools) pool(tmpl *template.Template) *warmPool {
 	p := &warmPool{tmpl: tmpl, ready: make(chan *clone, w.max), kick: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	p.target.Store(int32(w.size))
+	p.budget.Store(-1)
+	if budget >= 0 {
+		p.target.Store(int32(min(w.size, int(budget))))
+		p.budget.Store(budget)
+	}
 	w.pools[tmpl.Dir] = p
 	go w.fill(p)
 	return p
+}
+
+// kickFiller wakes p's filler to count again.
+func (w *warmPools) kickFiller(p *warmPool) {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
 }
 
 // fill keeps p.ready full until stopped, then destroys what it holds.
@@ -288,17 +389,20 @@ func (w *warmPools) fill(p *warmPool) {
 		}
 	}()
 	slots := make(chan struct{}, min(cap(p.ready), fillParallel))
-	var inflight atomic.Int32
+	inflight := &p.inflight
 	decay := time.NewTicker(growDecay / 4)
 	defer decay.Stop()
 	for {
-		for len(p.ready)+int(inflight.Load()) < int(p.target.Load()) {
+		for len(p.ready)+int(inflight.Load()) < int(p.target.Load()) && p.spend() {
+			// Counted from the spend on: a create that finds the budget
+			// spent waits for this clone rather than restore one more.
+			inflight.Add(1)
 			select {
 			case <-p.stop:
+				inflight.Add(-1)
 				return
 			case slots <- struct{}{}:
 			}
-			inflight.Add(1)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -334,6 +438,7 @@ func (w *warmPools) fillOne(p *warmPool) {
 	cancel()
 	p.setErr(err)
 	if err != nil {
+		p.refund()
 		w.log.Warn("warm pool: restore clone", "template", p.tmpl.Name, "err", err)
 		select {
 		case <-p.stop:
@@ -354,19 +459,25 @@ func (p *warmPool) setErr(err error) {
 	p.mu.Unlock()
 }
 
-// waitFull blocks until tmpl's pool holds every clone it keeps. When a
-// warm-up fails it stops waiting: with the warm-up's error if no clone is
-// ready (a create would fail the same way), else with nil (creates can
-// start; the filler keeps trying). It returns ctx's error when ctx ends,
-// and at once without a pool.
+// waitFull blocks until tmpl's pool holds every clone it keeps (see
+// waitReady).
 func (w *warmPools) waitFull(ctx context.Context, tmpl *template.Template) error {
 	p := w.pool(tmpl)
 	if p == nil {
 		return nil
 	}
+	return w.waitReady(ctx, p, func() int { return int(p.target.Load()) })
+}
+
+// waitReady blocks until p holds want() clones. When a warm-up fails it
+// stops waiting: with the warm-up's error if no clone is ready (a create
+// would fail the same way), else with nil (creates can start; the filler
+// keeps trying). It returns ctx's error when ctx ends.
+func (w *warmPools) waitReady(ctx context.Context, p *warmPool, want func() int) error {
+	tmpl := p.tmpl
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
-	for len(p.ready) < int(p.target.Load()) {
+	for len(p.ready) < want() {
 		p.mu.Lock()
 		err := p.lastErr
 		p.mu.Unlock()

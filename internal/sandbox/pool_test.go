@@ -52,3 +52,42 @@ func waitPool(t *testing.T, m *sandbox.Manager, ok func(ready, target int) bool,
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestPrewarmForRestoresOnlyWhatIsUsed: a batch in this process that will
+// make n sandboxes waits for at most n ready clones, and the pool never
+// restores more than n in all, however large it is configured, so none is
+// restored only to be destroyed at exit. Creates beyond n still work.
+func TestPrewarmForRestoresOnlyWhatIsUsed(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		pool, uses    int
+		wantReady     int
+		createsBeyond int
+	}{
+		{"one document, pool of five", 5, 1, 1, 0},
+		{"more documents than the pool", 2, 6, 2, 0},
+		{"creates beyond the batch", 3, 2, 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newLCEnv(t)
+			m := e.manager(t, sandbox.Config{WarmPool: tc.pool, MaxSandboxes: 32})
+			if err := m.PrewarmFor(context.Background(), "base", tc.uses); err != nil {
+				t.Fatal(err)
+			}
+			if ready, _ := m.WarmPoolState("base"); ready != tc.wantReady {
+				t.Fatalf("prewarmed for %d: %d ready, want %d", tc.uses, ready, tc.wantReady)
+			}
+			for range tc.uses + tc.createsBeyond {
+				lcCreate(t, m, sandbox.CreateRequest{})
+			}
+			// Give a filler that would overspend the time to do it.
+			time.Sleep(300 * time.Millisecond)
+			if got, want := e.layer.Restores(), tc.uses+tc.createsBeyond; got != want {
+				t.Fatalf("%d restores for %d creates (prewarmed for %d), want %d", got, tc.uses+tc.createsBeyond, tc.uses, want)
+			}
+			if ready, _ := m.WarmPoolState("base"); ready != 0 {
+				t.Fatalf("%d clones left ready after the batch's creates, want 0", ready)
+			}
+		})
+	}
+}

@@ -26,9 +26,10 @@ import (
 type Layer struct {
 	runDir, tmplDir string
 
-	mu    sync.Mutex
-	vmms  map[int]*vmm                  // guarded by mu; every stand-in VMM started, by pid
-	tmpls map[string]*template.Template // guarded by mu; by name
+	mu       sync.Mutex
+	vmms     map[int]*vmm                  // guarded by mu; every stand-in VMM started, by pid
+	tmpls    map[string]*template.Template // guarded by mu; by name
+	restores int                           // guarded by mu; Restore calls, fork children excluded
 }
 
 var (
@@ -110,7 +111,18 @@ func (l *Layer) RunDir() string { return l.runDir }
 
 // Restore starts machine id with a copy of tmpl's root.
 func (l *Layer) Restore(ctx context.Context, tmpl *template.Template, id string, tap *os.File) (sandbox.Machine, error) {
+	l.mu.Lock()
+	l.restores++
+	l.mu.Unlock()
 	return l.start(id, filepath.Join(tmpl.Dir, "root"), tap)
+}
+
+// Restores is how many clones have been restored from templates so far
+// (what a warm pool's filler and creates from an empty pool cost).
+func (l *Layer) Restores() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.restores
 }
 
 // forkBase is a parent's root as it was at the fork.
