@@ -892,8 +892,9 @@ func (m *Manager) ensureEgressCA(ctx context.Context, tenant, id string, l *live
 
 // Prewarm fills the warm pool of the named template and waits until it is
 // full, so the creates that follow are identity pushes rather than
-// restores. A batch run in-process calls it before its first document; a
-// daemon's pools fill on first use and stay full. It fails as Create
+// restores (a batch run in-process, which knows how many it will make,
+// calls PrewarmFor instead); a daemon's pools fill on first use and stay
+// full. It fails as Create
 // would for a template that cannot be opened (not baked, baked for
 // another kernel or QEMU), and with the warm-up's error when no clone
 // comes up.
