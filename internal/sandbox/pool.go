@@ -286,15 +286,21 @@ func warm(ctx context.Context, ms Machines, net *netpool.Pool, tmpl *template.Te
 	if err := v.Prepare(ctx, v.ID()); err != nil {
 		return nil, err
 	}
-	if _, err := v.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard); err != nil {
-		return nil, err
-	}
+	// The self-check mostly waits (a dropped probe takes its full
+	// timeout), so the warm-up exec runs beside it rather than before.
+	execDone := make(chan error, 1)
+	go func() {
+		_, err := v.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard)
+		execDone <- err
+	}()
+	var probeErr error
 	if c.slot == nil || isDenyAll(c.slot.Policy()) {
-		results, err := probeVM(ctx, v, c.slot)
-		if err != nil {
-			return nil, err
-		}
-		c.probedDenyAll = probeError(results) == nil
+		var results []ProbeResult
+		results, probeErr = probeVM(ctx, v, c.slot)
+		c.probedDenyAll = probeErr == nil && probeError(results) == nil
+	}
+	if err := errors.Join(<-execDone, probeErr); err != nil {
+		return nil, err
 	}
 	cu.Release()
 	return c, nil
