@@ -103,7 +103,9 @@ func (p *warmPool) shrink(size int, net *netpool.Pool) {
 	if int(t) <= size || time.Since(time.Unix(0, p.lastMiss.Load())) < growDecay {
 		return
 	}
-	if !p.target.CompareAndSwap(t, t-1) || len(p.ready) < int(t) {
+	// A batch's pool (one with a budget) keeps what it restored: each
+	// clone is one of the batch's creates, paid for.
+	if !p.target.CompareAndSwap(t, t-1) || len(p.ready) < int(t) || p.budget.Load() >= 0 {
 		return
 	}
 	select {
