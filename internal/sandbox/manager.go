@@ -894,10 +894,9 @@ func (m *Manager) ensureEgressCA(ctx context.Context, tenant, id string, l *live
 // full, so the creates that follow are identity pushes rather than
 // restores (a batch run in-process, which knows how many it will make,
 // calls PrewarmFor instead); a daemon's pools fill on first use and stay
-// full. It fails as Create
-// would for a template that cannot be opened (not baked, baked for
-// another kernel or QEMU), and with the warm-up's error when no clone
-// comes up.
+// full. It fails as Create would for a template that cannot be opened
+// (not baked, baked for another kernel or QEMU), and with the warm-up's
+// error when no clone comes up.
 func (m *Manager) Prewarm(ctx context.Context, template string) error {
 	tmpl, err := m.templates.Open(template)
 	if err != nil {

@@ -130,6 +130,14 @@ func (p *warmPool) spend() bool {
 	}
 }
 
+// setBudget readies p for exactly uses more creates: it keeps at most
+// that many ready, and restores only what the clones it holds do not
+// cover (restores in flight are not counted).
+func (p *warmPool) setBudget(uses int64) {
+	p.target.Store(int32(min(int64(p.target.Load()), uses)))
+	p.budget.Store(max(0, uses-int64(len(p.ready))))
+}
+
 // refund gives back the restore of a warm-up that failed.
 func (p *warmPool) refund() {
 	for {
@@ -339,9 +347,7 @@ func (w *warmPools) poolFor(tmpl *template.Template, budget int64) *warmPool {
 	}
 	if p, ok := w.pools[tmpl.Dir]; ok {
 		if budget >= 0 {
-			uses := int(budget)
-			p.target.Store(int32(min(int(p.target.Load()), uses)))
-			p.budget.Store(max(0, budget-int64(len(p.ready))))
+			p.setBudget(budget)
 			w.kickFiller(p)
 		}
 		return p
@@ -359,8 +365,7 @@ func (w *warmPools) poolFor(tmpl *template.Template, budget int64) *warmPool {
 	p.target.Store(int32(w.size))
 	p.budget.Store(-1)
 	if budget >= 0 {
-		p.target.Store(int32(min(w.size, int(budget))))
-		p.budget.Store(budget)
+		p.setBudget(budget)
 	}
 	w.pools[tmpl.Dir] = p
 	go w.fill(p)
@@ -417,10 +422,7 @@ func (w *warmPools) fill(p *warmPool) {
 				w.fillOne(p)
 				inflight.Add(-1)
 				<-slots
-				select { // wake the loop: count again
-				case p.kick <- struct{}{}:
-				default:
-				}
+				w.kickFiller(p) // count again
 			}()
 		}
 		select {
