@@ -22,3 +22,6 @@ func SetGrowDecay(d time.Duration) (restore func()) {
 	growDecay = d
 	return func() { growDecay = old }
 }
+
+// FailurePause exposes the warm pool's pause after n failures in a row.
+var FailurePause = failurePause

@@ -74,6 +74,9 @@ type warmPool struct {
 
 	mu      sync.Mutex
 	lastErr error // guarded by mu; the last warm-up's outcome (nil: it worked)
+	// failures counts warm-ups that failed since the last one that
+	// worked; guarded by mu. It sets the pause before the next try.
+	failures int
 }
 
 func newWarmPools(ms Machines, net *netpool.Pool, size, maxSize int, log *slog.Logger) *warmPools {
@@ -441,18 +444,21 @@ func (w *warmPools) fill(p *warmPool) {
 var fillParallel = max(2, runtime.NumCPU())
 
 // fillOne warms one clone into p.ready; after a failure it records the
-// error and pauses a second before the loop tries again.
+// error and pauses before the loop tries again, longer after each failure
+// in a row (see failurePause): a host that cannot start VMs for a while
+// must not be asked several times a second.
 func (w *warmPools) fillOne(p *warmPool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	c, err := warm(ctx, w.machines, w.net, p.tmpl)
 	cancel()
-	p.setErr(err)
+	failures := p.setErr(err)
 	if err != nil {
 		p.refund()
-		w.log.Warn("warm pool: restore clone", "template", p.tmpl.Name, "err", err)
+		pause := failurePause(failures)
+		w.log.Warn("warm pool: restore clone", "template", p.tmpl.Name, "err", err, "failures", failures, "retry_in", pause)
 		select {
 		case <-p.stop:
-		case <-time.After(time.Second):
+		case <-time.After(pause):
 		}
 	} else {
 		select {
@@ -463,11 +469,31 @@ func (w *warmPools) fillOne(p *warmPool) {
 	}
 }
 
-func (p *warmPool) setErr(err error) {
+// setErr records a warm-up's outcome and returns the failures in a row.
+func (p *warmPool) setErr(err error) int {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.lastErr = err
-	p.mu.Unlock()
+	if err == nil {
+		p.failures = 0
+	} else {
+		p.failures++
+	}
+	return p.failures
 }
+
+// failurePause is how long a filler waits after the n-th failed warm-up
+// in a row: 1 s, doubling, at most maxFailurePause.
+func failurePause(n int) time.Duration {
+	d := time.Second
+	for i := 1; i < n && d < maxFailurePause; i++ {
+		d *= 2
+	}
+	return min(d, maxFailurePause)
+}
+
+// maxFailurePause bounds failurePause.
+const maxFailurePause = 30 * time.Second
 
 // waitFull blocks until tmpl's pool holds every clone it keeps (see
 // waitReady).

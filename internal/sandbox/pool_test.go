@@ -91,3 +91,15 @@ func TestPrewarmForRestoresOnlyWhatIsUsed(t *testing.T) {
 		})
 	}
 }
+
+// A filler whose warm-ups keep failing (a host that cannot start VMs for
+// a while) waits longer after each failure, up to 30 s, instead of
+// retrying several times a second.
+func TestWarmPoolBacksOffAfterFailures(t *testing.T) {
+	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second,
+		5: 16 * time.Second, 6: 30 * time.Second, 100: 30 * time.Second} {
+		if got := sandbox.FailurePause(n); got != want {
+			t.Errorf("pause after %d failures: %v, want %v", n, got, want)
+		}
+	}
+}

@@ -146,15 +146,21 @@ type Limits struct {
 // controllers are enabled down to it).
 func (c *cgroups) setup() error {
 	for _, h := range c.hs {
-		p := c.parent(h)
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			return fmt.Errorf("cgroup %s: %w", p, err)
+		if err := c.setupOne(h); err != nil {
+			return err
 		}
-		if h.v2 {
-			if err := enableV2(filepath.Join(h.mount, h.own), p, h.ctrls); err != nil {
-				return err
-			}
-		}
+	}
+	return nil
+}
+
+// setupOne is setup for one hierarchy.
+func (c *cgroups) setupOne(h *hierarchy) error {
+	p := c.parent(h)
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		return fmt.Errorf("cgroup %s: %w", p, err)
+	}
+	if h.v2 {
+		return enableV2(filepath.Join(h.mount, h.own), p, h.ctrls)
 	}
 	return nil
 }
@@ -200,7 +206,7 @@ func (c *cgroups) create(id string, lim Limits) (dirs []string, err error) {
 	}()
 	for _, h := range c.hs {
 		d := filepath.Join(c.parent(h), id)
-		if err := os.Mkdir(d, 0o755); err != nil {
+		if err := c.mkdir(h, d); err != nil {
 			return dirs, fmt.Errorf("cgroup %s: %w", d, err)
 		}
 		dirs = append(dirs, d)
@@ -214,6 +220,23 @@ func (c *cgroups) create(id string, lim Limits) (dirs []string, err error) {
 		}
 	}
 	return dirs, nil
+}
+
+// mkdir makes a VM's cgroup directory d under h's parent. The parent is
+// shared by every airlock process of this instance (a daemon and the
+// one-shot commands run beside it on the same run directory); none of
+// them removes it on exit any more, but an operator or an older airlock
+// may have, so a missing parent is made again (controllers enabled)
+// rather than failing every create until the daemon restarts.
+func (c *cgroups) mkdir(h *hierarchy, d string) error {
+	err := os.Mkdir(d, 0o755)
+	if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := c.setupOne(h); err != nil {
+		return err
+	}
+	return os.Mkdir(d, 0o755)
 }
 
 // limitFiles are the files (name, value, required|optional) that apply

@@ -317,9 +317,14 @@ func Unjailed(reason string) Report {
 	return Report{Jailed: false, Reason: reason, Seccomp: Seccomp}
 }
 
-// Close removes this instance's (empty) cgroup parents. Jails still alive
-// keep theirs.
-func (j *Jailer) Close() error { return j.cg.removeParents() }
+// Close releases nothing shared: the instance's cgroup parents stay. They
+// are shared by every airlock process on the same run directory (a daemon
+// and a `template build` or `run` beside it), and one process cannot know
+// that no other is about to make a VM's cgroup in them: removing an empty
+// parent on exit broke every later create of a live daemon. An empty
+// directory in the cgroup tree costs nothing; RemoveInstance removes an
+// instance that is gone for good.
+func (j *Jailer) Close() error { return nil }
 
 // RemoveInstance kills whatever is left in another instance's jails and
 // removes its cgroups: for test processes that died without cleaning up.
