@@ -135,7 +135,8 @@ func declaredLength(r io.Reader) (io.Reader, int64) {
 // untrusted and is extracted with the same confinement the sandbox uses
 // (internal/tarfs): no entry outside localDir, no writes through links,
 // no links pointing outside, no device nodes or FIFOs, setuid and setgid
-// dropped, and at most tarfs.DefaultMaxBytes of files.
+// dropped, modes masked by this process's umask (as docker cp does), and
+// at most tarfs.DefaultMaxBytes of files.
 func (f *Files) DownloadDir(ctx context.Context, remotePath, localDir string) (*ArchiveResult, error) {
 	if err := os.MkdirAll(localDir, 0o755); err != nil {
 		return nil, fmt.Errorf("download into %s: %w", localDir, localError(err))
@@ -145,7 +146,7 @@ func (f *Files) DownloadDir(ctx context.Context, remotePath, localDir string) (*
 		return nil, err
 	}
 	defer res.Body.Close()
-	st, err := tarfs.Extract(transferReader{res.Body}, localDir, tarfs.Options{StripTop: path.Base(remotePath)})
+	st, err := tarfs.Extract(transferReader{res.Body}, localDir, tarfs.Options{StripTop: path.Base(remotePath), Umask: tarfs.ProcessUmask()})
 	out := &ArchiveResult{Entries: st.Entries, Bytes: st.Bytes}
 	if err != nil {
 		return out, fmt.Errorf("download %s into %s: %w", remotePath, localDir, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/airlock-dev/airlock/client"
 	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/tarfs"
 )
 
 // remoteRE recognises ID:/path operands of cp.
@@ -204,11 +205,12 @@ func (c *copier) out(remote, local string) error {
 		}
 		target = filepath.Join(dst.clean, path.Base(src.clean))
 	}
-	return c.getFile(src.clean, target)
+	return c.getFile(src.clean, target, fs.FileMode(fi.Mode)&fs.ModePerm)
 }
 
-// getFile writes the remote file to local through replaceFile.
-func (c *copier) getFile(remote, local string) error {
+// getFile writes the remote file to local through replaceFile, with the
+// guest file's permission bits less this process's umask (as docker cp).
+func (c *copier) getFile(remote, local string, mode fs.FileMode) error {
 	rc, err := c.sbx.Files().Read(c.ctx, remote)
 	if err != nil {
 		return err
@@ -220,7 +222,7 @@ func (c *copier) getFile(remote, local string) error {
 			return fmt.Errorf("copy %s: %w: %w", remote, client.ErrUnavailable, err)
 		}
 		return nil
-	}, localErr)
+	}, mode&^tarfs.ProcessUmask(), localErr)
 	if err != nil {
 		return err
 	}
@@ -229,9 +231,9 @@ func (c *copier) getFile(remote, local string) error {
 
 // replaceFile writes local through a temporary file beside it and a
 // rename, so an interrupted copy never leaves a truncated file under that
-// name. fill's error comes back as it is, the local filesystem's through
-// fsErr.
-func replaceFile(local string, fill func(io.Writer) error, fsErr func(error) error) (err error) {
+// name; the file gets mode. fill's error comes back as it is, the local
+// filesystem's through fsErr.
+func replaceFile(local string, fill func(io.Writer) error, mode fs.FileMode, fsErr func(error) error) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(local), ".airlock-get-*")
 	if err != nil {
 		return fsErr(err)
@@ -244,6 +246,9 @@ func replaceFile(local string, fill func(io.Writer) error, fsErr func(error) err
 	}()
 	if err := fill(tmp); err != nil {
 		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return fsErr(err)
 	}
 	if err := tmp.Close(); err != nil {
 		return fsErr(err)

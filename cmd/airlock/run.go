@@ -13,6 +13,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
+	"github.com/airlock-dev/airlock/internal/tarfs"
 	"github.com/airlock-dev/airlock/internal/template"
 	"github.com/airlock-dev/airlock/internal/vm"
 )
@@ -209,12 +210,13 @@ func restoreFromTemplate(ctx context.Context, hf *hostFlags, host *vm.Host, name
 	return v, t, nil
 }
 
-// getFile streams a guest file into local through replaceFile.
+// getFile streams a guest file into local through replaceFile, made as
+// any new file is (0666 less the umask).
 func getFile(ctx context.Context, v *vm.VM, remote, local string) error {
 	return replaceFile(local, func(w io.Writer) error {
 		if _, err := v.Agent.ReadFile(ctx, remote, w, 0); err != nil {
 			return fmt.Errorf("--get %s: %w", remote, err)
 		}
 		return nil
-	}, func(err error) error { return err })
+	}, 0o666&^tarfs.ProcessUmask(), func(err error) error { return err })
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/internal/tarfs"
 )
 
 // testCLI drives `airlock sandbox ...` against the daemon the way an
@@ -67,6 +69,10 @@ func testCLI(t *testing.T, d *daemon) {
 	run("sandbox", "cp", id+":/job/in.txt", back)
 	if b, err := os.ReadFile(back); err != nil || string(b) != "copied by the cli\n" {
 		t.Fatalf("file copied out: %q, %v", b, err)
+	}
+	// The guest file's mode (0644 by default) less the umask, as docker cp.
+	if fi, err := os.Stat(back); err != nil || fi.Mode().Perm() != 0o644&^tarfs.ProcessUmask() {
+		t.Errorf("file copied out has mode %v (%v), want 0644 less the umask %o", fi.Mode(), err, tarfs.ProcessUmask())
 	}
 
 	// ls by label, fork, kill, get.

@@ -55,6 +55,11 @@ type Options struct {
 	// "out" itself is the directory extracted into). Pack with a Prefix
 	// writes such a stream.
 	StripTop string
+	// Umask clears permission bits of what is written, as `docker cp` and
+	// tar without -p do on the user's machine: a guest's 0777 is not kept
+	// as world-writable there. The guest unpacks uploads with none, keeping
+	// modes exactly. ProcessUmask reads this process's own.
+	Umask fs.FileMode
 }
 
 // Stats counts what an extraction wrote (or a Pack sent: Bytes is then
@@ -73,7 +78,7 @@ func Extract(r io.Reader, dir string, opt Options) (Stats, error) {
 	}
 	defer root.Close()
 	src := &sourceReader{r: r}
-	x := &extractor{root: root, lim: opt.Limits.withDefaults(), strip: opt.StripTop,
+	x := &extractor{root: root, lim: opt.Limits.withDefaults(), strip: opt.StripTop, umask: opt.Umask & fs.ModePerm,
 		realDirs: map[string]bool{".": true}, dirIndex: map[string]int{}}
 	tr := tar.NewReader(src)
 	var seen int64
@@ -103,6 +108,7 @@ type extractor struct {
 	root     *os.Root
 	lim      Limits
 	strip    string
+	umask    fs.FileMode // permission bits cleared on what is written
 	stats    Stats
 	realDirs map[string]bool // names known to be directories, not links
 	dirs     []pendingDir    // directory entries, for their modes and times
@@ -241,9 +247,10 @@ func (x *extractor) clear(name string) error {
 	return nil
 }
 
-// mode is the permission bits to give an entry: setuid and setgid dropped.
-func mode(hdr *tar.Header) fs.FileMode {
-	return hdr.FileInfo().Mode() & (fs.ModePerm | fs.ModeSticky)
+// mode is the permission bits to give an entry: setuid and setgid
+// dropped, the umask applied.
+func (x *extractor) mode(hdr *tar.Header) fs.FileMode {
+	return hdr.FileInfo().Mode() & (fs.ModePerm | fs.ModeSticky) &^ x.umask
 }
 
 func (x *extractor) dir(name string, hdr *tar.Header) error {
@@ -267,7 +274,7 @@ func (x *extractor) dir(name string, hdr *tar.Header) error {
 	}
 	x.realDirs[name] = true
 	x.stats.Entries++
-	d := pendingDir{name: name, mode: mode(hdr), mtime: hdr.ModTime}
+	d := pendingDir{name: name, mode: x.mode(hdr), mtime: hdr.ModTime}
 	if i, ok := x.dirIndex[name]; ok {
 		x.dirs[i] = d
 		return nil
@@ -310,7 +317,7 @@ func (x *extractor) file(name string, hdr *tar.Header, r io.Reader) (err error) 
 		_ = x.root.Remove(name)
 		return err
 	}
-	if err := f.Chmod(mode(hdr)); err != nil {
+	if err := f.Chmod(x.mode(hdr)); err != nil {
 		return fsError("chmod", name, err)
 	}
 	x.stats.Entries++

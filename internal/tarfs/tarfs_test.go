@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -212,6 +213,38 @@ func TestExtractModes(t *testing.T) {
 		}
 	}
 	os.Chmod(filepath.Join(dest, "ro"), 0o755) // for TempDir's cleanup
+}
+
+// TestExtractUmask: what a guest sends as world-writable is not kept so
+// on the user's machine; the umask applies as docker cp applies it.
+func TestExtractUmask(t *testing.T) {
+	dest, _ := sandboxDirs(t)
+	_, err := Extract(bytes.NewReader(archive(t,
+		entry{name: "d/", typ: tar.TypeDir, mode: 0o777},
+		entry{name: "d/all", body: "x", mode: 0o777},
+		entry{name: "d/rw", body: "x", mode: 0o666},
+	)), dest, Options{Umask: 0o027})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]fs.FileMode{"d": fs.ModeDir | 0o750, "d/all": 0o750, "d/rw": 0o640} {
+		fi, err := os.Lstat(filepath.Join(dest, name))
+		if err != nil || fi.Mode() != want {
+			t.Errorf("%s: %v %v, want mode %v", name, fi.Mode(), err, want)
+		}
+	}
+}
+
+// TestProcessUmask reads the umask the kernel reports for this process.
+func TestProcessUmask(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc")
+	}
+	old := syscall.Umask(0o037)
+	defer syscall.Umask(old)
+	if got := ProcessUmask(); got != 0o037 {
+		t.Fatalf("ProcessUmask() = %o, want 037", got)
+	}
 }
 
 // tree builds a directory with nested dirs, modes, a link and times.
