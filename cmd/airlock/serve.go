@@ -41,6 +41,8 @@ type serveOptions struct {
 	maxUpload         int64
 	logLevel          string
 	killOnExit        bool
+	admission         api.Admission
+	maxConns          int
 }
 
 func newServeCmd(g *globalFlags) *cobra.Command {
@@ -71,6 +73,11 @@ unless --kill-on-exit is given.`,
 	f.Int64Var(&o.maxUpload, "max-upload-bytes", 512<<20, "largest single file upload")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.BoolVar(&o.killOnExit, "kill-on-exit", false, "kill all sandboxes when the daemon stops")
+	f.IntVar(&o.admission.Requests, "tenant-max-requests", api.DefaultTenantRequests, "requests one tenant may have in progress at once (then 429)")
+	f.IntVar(&o.admission.LongPolls, "tenant-max-long-polls", api.DefaultTenantLongPolls, "process waits and output long-polls one tenant may have waiting at once (then 429)")
+	f.IntVar(&o.admission.Streams, "tenant-max-streams", api.DefaultTenantStreams, "execs and file or archive transfers one tenant may have in progress at once (then 429)")
+	f.IntVar(&o.admission.GlobalRequests, "max-requests", api.DefaultGlobalRequests, "requests in progress at once over all tenants; the last 1/16 are kept for tenants with fewer than 16")
+	f.IntVar(&o.maxConns, "max-connections", 0, "client connections held at once; at the limit the longest-idle one is closed, else the new one gets 503 (0: half the descriptor limit)")
 	return cmd
 }
 
@@ -95,13 +102,14 @@ func (o *serveOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h := api.New(api.Config{Backend: mgr, Store: st, Logger: log, Metrics: m, MaxUploadBytes: o.maxUpload})
+	h := api.New(api.Config{Backend: mgr, Store: st, Logger: log, Metrics: m, MaxUploadBytes: o.maxUpload,
+		Admission: o.admission})
 	ls, err := o.listen()
 	if err != nil {
 		return err
 	}
 	log.Info("airlock serving", "socket", o.socket, "tcp", o.tcp, "accel", host.Accel.Accel, "kernel", host.Kernel.Release, "version", version)
-	return api.Serve(ctx, h, log, ls...)
+	return api.Serve(ctx, h, api.ServeOptions{Log: log, MaxConnections: o.maxConns}, ls...)
 }
 
 // openState opens the host, locks the state and run directories (one

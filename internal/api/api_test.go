@@ -40,6 +40,7 @@ type resp struct {
 	status int
 	header http.Header
 	body   []byte
+	closed bool // the server asked to close the connection
 }
 
 func (r resp) code() string {
@@ -76,7 +77,7 @@ func (h *harness) do(method, path, key string, body any) resp {
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	return resp{res.StatusCode, res.Header, b}
+	return resp{res.StatusCode, res.Header, b, res.Close}
 }
 
 func (h *harness) create(key string, md map[string]string) string {
@@ -254,7 +255,7 @@ func TestUploadLimits(t *testing.T) {
 		t.Fatalf("no answer to an oversized declared upload: %v", err)
 	}
 	b, _ := io.ReadAll(res.Body)
-	wantErr(t, resp{res.StatusCode, res.Header, b}, 413, "resource_exhausted")
+	wantErr(t, resp{res.StatusCode, res.Header, b, res.Close}, 413, "resource_exhausted")
 	if h.fake.LastWriteRead != 0 {
 		t.Errorf("backend read %d bytes of a refused upload", h.fake.LastWriteRead)
 	}

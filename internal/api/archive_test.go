@@ -76,5 +76,5 @@ func TestArchive(t *testing.T) {
 	}
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	wantErr(t, resp{res.StatusCode, res.Header, b}, 400, "invalid_argument")
+	wantErr(t, resp{res.StatusCode, res.Header, b, res.Close}, 400, "invalid_argument")
 }

@@ -87,6 +87,12 @@ func TestProcessRoutes(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d %s", c.method, c.path, r.status, r.body, c.status, c.code)
 		}
 	}
+	// The kill must come after the process wrote to stderr, which it does
+	// after cat ends: wait for that state, however slow the machine.
+	for off := int64(0); off < 5; {
+		out := decodeAs[api.ProcessOutput](t, h.do("GET", base+"/p-1/output?stream=stderr&wait_seconds=10&offset="+itoa(off), h.keyA, nil), http.StatusOK)
+		off = out.NextOffset
+	}
 	decodeAs[api.Process](t, h.do("DELETE", base+"/p-1?signal=TERM", h.keyA, nil), http.StatusOK)
 	end := decodeAs[api.Process](t, h.do("POST", base+"/p-1/wait?timeout_seconds=60", h.keyA, nil), http.StatusOK)
 	if end.State != "killed" || end.Signal != "SIGTERM" || end.ExitCode == nil || *end.ExitCode != 143 || end.EndedAt == nil || end.StdoutBytes != 3 || end.StderrBytes != 5 {

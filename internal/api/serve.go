@@ -84,16 +84,26 @@ func ListenTCP(addr string) (net.Listener, error) {
 // streams included) finish after ctx ends before cancelling them.
 const ShutdownGrace = 30 * time.Second
 
+// ServeOptions tune Serve.
+type ServeOptions struct {
+	Log *slog.Logger // nil = slog.Default()
+	// MaxConnections bounds the client connections held at once, over all
+	// listeners (see connGovernor); <= 0 = DefaultMaxConnections().
+	MaxConnections int
+}
+
 // Serve serves h on every listener until ctx ends, then shuts down
 // gracefully: no new connections, in-flight requests get ShutdownGrace,
 // then their contexts are cancelled and connections closed. It returns nil
 // after a shutdown caused by ctx, or the first listener's failure.
-func Serve(ctx context.Context, h http.Handler, log *slog.Logger, ls ...net.Listener) error {
+func Serve(ctx context.Context, h http.Handler, opts ServeOptions, ls ...net.Listener) error {
+	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
+	gov := newConnGovernor(opts.MaxConnections)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -102,7 +112,11 @@ func Serve(ctx context.Context, h http.Handler, log *slog.Logger, ls ...net.List
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: 64 << 10,
 		BaseContext:    func(net.Listener) context.Context { return base },
+		ConnState:      gov.connState,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	for i, l := range ls {
+		ls[i] = govern(l, gov)
 	}
 	errc := make(chan error, len(ls))
 	for _, l := range ls {

@@ -52,6 +52,9 @@ type Config struct {
 	// Metrics receives per-request counters and is served at /metrics;
 	// nil = a private set, so /metrics still answers.
 	Metrics *metrics.Metrics
+	// Admission bounds the requests each tenant, and all of them, hold
+	// at once; zero fields take the defaults.
+	Admission Admission
 }
 
 // server holds the handler's dependencies; immutable after New.
@@ -63,6 +66,7 @@ type server struct {
 	maxUpload int64
 	maxRead   int64 // 0 = no limit (passed to the agent as such)
 	mux       *http.ServeMux
+	adm       *admitter
 
 	execMu     sync.Mutex
 	plainExecs map[string]int // guarded by execMu; running non-streaming execs per tenant
@@ -77,7 +81,7 @@ func New(cfg Config) http.Handler {
 	s := &server{
 		be: cfg.Backend, st: cfg.Store, log: cfg.Logger, m: cfg.Metrics,
 		maxUpload: cfg.MaxUploadBytes, maxRead: cfg.MaxReadBytes,
-		mux: http.NewServeMux(), plainExecs: map[string]int{},
+		mux: http.NewServeMux(), plainExecs: map[string]int{}, adm: newAdmitter(cfg.Admission),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -197,7 +201,21 @@ func (s *server) wrap(rt route) http.Handler {
 			}
 		}()
 		if err = s.prepare(rt, r, c); err != nil {
+			if errdefs.Class(err) == errdefs.ErrPermissionDenied {
+				w.Header().Set("Connection", "close") // a bad key holds nothing open
+			}
 			return
+		}
+		if c.tenant != "" {
+			release, aerr := s.adm.admit(c.tenant, classify(rt.pattern, r))
+			if aerr != nil {
+				// Refused: nothing held, not even the connection.
+				w.Header().Set("Retry-After", refusedRetryAfter)
+				w.Header().Set("Connection", "close")
+				err = aerr
+				return
+			}
+			defer release()
 		}
 		err = rt.handle(s, w, r, c)
 	})

@@ -54,7 +54,7 @@ func Start(t testing.TB, be api.Backend, cfg api.Config) *Env {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = api.Serve(ctx, h, cfg.Logger, ul, tl)
+		_ = api.Serve(ctx, h, api.ServeOptions{Log: cfg.Logger}, ul, tl)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return &Env{Store: st, Metrics: cfg.Metrics, Handler: h, Socket: sock,

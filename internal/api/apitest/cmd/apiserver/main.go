@@ -134,5 +134,5 @@ func serve(dir string, st *store.Store, h http.Handler, log *slog.Logger) error 
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		cancel()
 	}()
-	return api.Serve(ctx, h, log, ul, tl)
+	return api.Serve(ctx, h, api.ServeOptions{Log: log}, ul, tl)
 }
