@@ -19,6 +19,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/egress"
 	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/netguard"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 )
@@ -34,6 +35,7 @@ type netFlags struct {
 	credentials string
 	egressCAs   []string
 	egressHosts string
+	egressOpen  []string
 }
 
 // proxyLinkName is the dummy interface in the host namespace that carries
@@ -52,7 +54,8 @@ func (n *netFlags) register(cmd *cobra.Command) {
 	f.StringSliceVar(&n.uplinks, "uplink", nil, "host interfaces sandbox traffic allowed by CIDR rules is masqueraded out of (repeatable)")
 	f.StringVar(&n.credentials, "credentials", "", "JSON file of credential routes per tenant: {\"tenant\": [{\"name\",\"host\",\"upstream\",\"header\",\"value\"}]}; secrets stay in the proxy")
 	f.StringArrayVar(&n.egressCAs, "egress-ca", nil, "PEM file of CA certificates the egress proxy trusts for upstreams, besides the system roots (credential routes and TLS inspection; repeatable)")
-	f.StringVar(&n.egressHosts, "egress-hosts", "", "hosts(5)-style file of names the egress proxy resolves statically, before DNS (e.g. an on-premises DMS without DNS)")
+	f.StringVar(&n.egressHosts, "egress-hosts", "", "hosts(5)-style file of names the egress proxy resolves statically, before DNS (e.g. an on-premises DMS without DNS); the operator's choice, so they may resolve to private addresses")
+	f.StringArrayVar(&n.egressOpen, "egress-open", nil, "a private (special-purpose) IPv4 or IPv6 prefix sandboxes' rules may reach, e.g. the DMS's 10.20.0.0/16 (repeatable); without it no CIDR or domain rule reaches private networks, CGNAT, documentation or benchmarking space")
 }
 
 // hostNet is what --net sets up; close undoes it in reverse order.
@@ -62,6 +65,7 @@ type hostNet struct {
 	proxyAddr   netip.Addr              // invalid without a proxy
 	upstreamTLS *tls.Config             // nil: system roots
 	hosts       map[string][]netip.Addr // --egress-hosts; nil: DNS only
+	guard       netguard.Guard          // --egress-open
 	undo        []func() error
 }
 
@@ -81,8 +85,8 @@ func (h *hostNet) close(log *slog.Logger) {
 // The proxy itself starts once the sandbox manager exists (startProxy).
 func (n *netFlags) setup(log *slog.Logger, stateDir string) (_ *hostNet, err error) {
 	if !n.enabled {
-		if n.credentials != "" || len(n.egressCAs) > 0 || n.egressHosts != "" {
-			return nil, errdefs.InvalidArgument("--credentials, --egress-ca and --egress-hosts configure the egress proxy: they need --net")
+		if n.credentials != "" || len(n.egressCAs) > 0 || n.egressHosts != "" || len(n.egressOpen) > 0 {
+			return nil, errdefs.InvalidArgument("--credentials, --egress-ca, --egress-hosts and --egress-open configure sandbox networking: they need --net")
 		}
 		return nil, nil
 	}
@@ -119,6 +123,9 @@ func (n *netFlags) setup(log *slog.Logger, stateDir string) (_ *hostNet, err err
 			return nil, err
 		}
 	}
+	if h.guard.Open, err = parseOpen(n.egressOpen, n.baseCIDR); err != nil {
+		return nil, err
+	}
 	if n.proxyAddr != "" {
 		a, err := netip.ParseAddr(n.proxyAddr)
 		if err != nil || !a.Is4() {
@@ -132,7 +139,7 @@ func (n *netFlags) setup(log *slog.Logger, stateDir string) (_ *hostNet, err err
 		h.undo = append(h.undo, undo)
 	}
 	h.pool, err = netpool.New(netpool.Config{BaseCIDR: n.baseCIDR, ProxyAddr: n.proxyAddr, Prewarm: n.prewarm,
-		Uplinks: n.uplinks, Instance: n.instance, Logger: log})
+		Uplinks: n.uplinks, Instance: n.instance, Guard: h.guard, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -150,16 +157,7 @@ func (h *hostNet) startProxy(ctx context.Context, log *slog.Logger, mgr *sandbox
 		return nil
 	}
 	cfg := egress.Config{ListenAddr: h.proxyAddr, Lookup: mgr.EgressLookup, Audit: mgr.AuditEgress, Logger: log,
-		Internal: []netip.Prefix{h.pool.BaseCIDR()}, UpstreamTLS: h.upstreamTLS}
-	if h.hosts != nil {
-		hosts := h.hosts
-		cfg.Resolve = func(ctx context.Context, name string) ([]netip.Addr, error) {
-			if as, ok := hosts[name]; ok {
-				return as, nil
-			}
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", name)
-		}
-	}
+		Internal: []netip.Prefix{h.pool.BaseCIDR()}, UpstreamTLS: h.upstreamTLS, Hosts: h.hosts, Guard: h.guard}
 	p, err := egress.New(cfg)
 	if err != nil {
 		return err
@@ -170,6 +168,36 @@ func (h *hostNet) startProxy(ctx context.Context, log *slog.Logger, mgr *sandbox
 	mgr.SetEgressEnforcer(p)
 	h.undo = append(h.undo, func() error { p.Close(); return nil })
 	return nil
+}
+
+// parseOpen reads --egress-open: prefixes inside special-purpose ranges
+// that may be opened (not loopback, link-local, multicast, ...), never
+// overlapping the sandbox range.
+func parseOpen(vals []string, baseCIDR string) ([]netip.Prefix, error) {
+	base, _ := netip.ParsePrefix(baseCIDR)
+	var out []netip.Prefix
+	for _, v := range vals {
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			a, aerr := netip.ParseAddr(v)
+			if aerr != nil {
+				return nil, errdefs.InvalidArgument("--egress-open %q: not a prefix or an address", v)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		p = p.Masked()
+		rg, special := netguard.Lookup(p.Addr())
+		switch {
+		case !special || p.Bits() < rg.Prefix.Bits():
+			return nil, errdefs.InvalidArgument("--egress-open %s: not inside one special-purpose range (public addresses need no opening)", p)
+		case rg.Never:
+			return nil, errdefs.InvalidArgument("--egress-open %s: %s (%s) is never reachable from a sandbox", p, rg.Prefix, rg.Name)
+		case base.IsValid() && base.Overlaps(p):
+			return nil, errdefs.InvalidArgument("--egress-open %s: overlaps the sandbox range %s (--net-base-cidr)", p, base)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // loadUpstreamRoots is the system roots plus every certificate in files.

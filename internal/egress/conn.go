@@ -68,7 +68,7 @@ func (s *session) checkIdle() {
 type grant struct {
 	host      string     // normalized name: SNI, Host header or route host
 	route     *route     // the credential route used, or nil for a domain rule
-	exact     bool       // matched by an exact rule: may reach private addresses
+	operator  bool       // the operator chose the address (credential route, static host): see upstreamAllowed
 	inspected bool       // TLS terminated by the proxy (TLSInspect)
 	addr      netip.Addr // the upstream address dialled, once pinned
 }
@@ -87,8 +87,8 @@ func (s *session) authorize(decide func(*policy) (grant, bool)) (*policy, bool) 
 }
 
 // pin records the upstream address the session connected to, and reports
-// whether the grant (which a concurrent Recheck may have narrowed from an
-// exact match to a wildcard) still allows it.
+// whether the grant (which a concurrent Recheck may have withdrawn) still
+// allows it.
 func (s *session) pin(a netip.Addr) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -96,7 +96,7 @@ func (s *session) pin(a netip.Addr) bool {
 		return false
 	}
 	s.grant.addr = a
-	return s.p.upstreamAllowed(a, s.grant.exact)
+	return s.p.upstreamAllowed(a, s.grant.operator)
 }
 
 // revalidate replaces the session's policy and reports whether what it
@@ -116,8 +116,7 @@ func (s *session) revalidate(pol *policy) bool {
 		return rt != nil && rt.name == g.route.name && rt.upstream.String() == g.route.upstream.String() &&
 			rt.header == g.route.header && rt.value == g.route.value
 	}
-	m, ok := pol.matchDomain(g.host)
-	if !ok {
+	if _, ok := pol.matchDomain(g.host); !ok {
 		return false
 	}
 	// A TLS session lives in the mode it was admitted under: a spliced one
@@ -126,8 +125,7 @@ func (s *session) revalidate(pol *policy) bool {
 	if s.kind == KindTLS && g.inspected != pol.inspect {
 		return false
 	}
-	g.exact = g.exact && m.exact
-	return !g.addr.IsValid() || s.p.upstreamAllowed(g.addr, g.exact)
+	return !g.addr.IsValid() || s.p.upstreamAllowed(g.addr, g.operator)
 }
 
 // hold registers an upstream connection to be closed with the session. If

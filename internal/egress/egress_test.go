@@ -2,8 +2,10 @@ package egress
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/netguard"
 	"github.com/miekg/dns"
 )
 
@@ -138,17 +141,29 @@ func TestMatchDomain(t *testing.T) {
 	}
 }
 
+// TestUpstreamAddressPolicy: what a tenant's domain rule may resolve to.
+// Tenants control their own DNS, so exact and wildcard rules are alike:
+// never the host's own addresses (a proxy on the host connecting to one
+// reaches every service the host runs) or loopback, link-local, metadata
+// and the like; private and other special-purpose ranges only where the
+// operator opened them or resolved the name itself (static hosts,
+// credential routes).
 func TestUpstreamAddressPolicy(t *testing.T) {
-	p, err := New(Config{ListenAddr: netip.MustParseAddr("10.99.0.1"), Lookup: func(netip.Addr) (Sandbox, bool) { return Sandbox{}, false }})
+	hostPublic := netip.MustParseAddr("198.51.99.7") // a public address on one of the host's interfaces
+	p, err := New(Config{ListenAddr: netip.MustParseAddr("10.99.0.1"), Lookup: func(netip.Addr) (Sandbox, bool) { return Sandbox{}, false },
+		Guard: netguard.Guard{Open: []netip.Prefix{netip.MustParsePrefix("10.20.0.0/16")},
+			HostAddrs: func() []netip.Addr { return []netip.Addr{hostPublic, netip.MustParseAddr("10.0.2.15")} }}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		addr            string
-		wildcard, exact bool
+		addr             string
+		tenant, operator bool // a tenant's rule; a name the operator resolved
 	}{
 		{"93.184.215.14", true, true},
 		{"2606:4700::1111", true, true},
+		{"198.51.99.7", false, false}, // the host's own public address
+		{"10.0.2.15", false, false},   // the host's own private address
 		{"127.0.0.1", false, false},
 		{"127.77.1.20", false, false},
 		{"::1", false, false},
@@ -158,25 +173,26 @@ func TestUpstreamAddressPolicy(t *testing.T) {
 		{"fe80::1", false, false},
 		{"224.0.0.1", false, false},
 		{"255.255.255.255", false, false},
-		{"64:ff9b::7f00:1", false, false}, // NAT64 of 127.0.0.1
-		{"10.1.2.3", false, true},         // private: exact rules only
+		{"64:ff9b::7f00:1", false, false},     // NAT64 of 127.0.0.1
+		{"2001:0:4136:e378::1", false, false}, // Teredo
+		{"10.1.2.3", false, true},             // private: the operator's choice only
+		{"10.20.9.9", true, true},             // inside --egress-open
 		{"172.16.5.5", false, true},
 		{"192.168.1.1", false, true},
 		{"100.64.0.1", false, true},
+		{"198.18.0.1", false, true},
+		{"203.0.113.5", false, true},
 		{"fd00::1", false, true},
 		{"10.200.0.6", false, false}, // netpool's slot range (Config.Internal default)
 		{"10.99.0.1", false, false},  // the proxy itself
 	}
 	for _, tc := range tests {
 		a := netip.MustParseAddr(tc.addr)
-		if got := p.upstreamAllowed(a, false); got != tc.wildcard {
-			t.Errorf("upstreamAllowed(%s, wildcard) = %v, want %v", a, got, tc.wildcard)
+		if got := p.upstreamAllowed(a, false); got != tc.tenant {
+			t.Errorf("upstreamAllowed(%s) for a tenant's rule = %v, want %v", a, got, tc.tenant)
 		}
-		if got := p.upstreamAllowed(a, true); got != tc.exact {
-			t.Errorf("upstreamAllowed(%s, exact) = %v, want %v", a, got, tc.exact)
-		}
-		if got := PublicAddr(a); got != tc.wildcard {
-			t.Errorf("PublicAddr(%s) = %v, want %v", a, got, tc.wildcard)
+		if got := p.upstreamAllowed(a, true); got != tc.operator {
+			t.Errorf("upstreamAllowed(%s) for an operator's name = %v, want %v", a, got, tc.operator)
 		}
 	}
 }
@@ -404,6 +420,56 @@ func TestDefaultRefusesLoopback(t *testing.T) {
 	}
 	if tlsAccepts.Load() != 0 || httpAccepts.Load() != 0 {
 		t.Errorf("upstream reached despite loopback refusal")
+	}
+}
+
+// TestTenantDNSReachesNoPrivateNetwork: the attack where a tenant's
+// domain rule names a host whose DNS it controls and points it at a
+// private address. Refused (403, refused_address, nothing dialled) unless
+// the operator opened that range or resolved the name itself.
+func TestTenantDNSReachesNoPrivateNetwork(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.AllowUpstream = nil // the production guard
+	e.cfg.Guard = netguard.Guard{Open: []netip.Prefix{netip.MustParsePrefix("10.20.0.0/16")}}
+	e.cfg.Hosts = map[string][]netip.Addr{"dms.test": {netip.MustParseAddr("10.1.2.3")}}
+	var dialled []string
+	e.cfg.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		e.mu.Lock()
+		dialled = append(dialled, addr)
+		e.mu.Unlock()
+		return nil, fmt.Errorf("test dial: nothing listens at %s", addr)
+	}
+	sb := sandboxA()
+	sb.Domains = append(sb.Domains, DomainRule{Name: "evil", Pattern: "evil.test"}, DomainRule{Name: "opened", Pattern: "opened.test"})
+	e.setSandbox(e.guestA, sb)
+	e.resolveTo("evil.test", netip.MustParseAddr("10.1.2.3"))    // the tenant's DNS
+	e.resolveTo("opened.test", netip.MustParseAddr("10.20.0.9")) // inside --egress-open
+	e.resolveTo("meta.example.test", netip.MustParseAddr("169.254.169.254"))
+	e.start()
+	client := e.guestClient(e.guestA, nil)
+	for _, c := range []struct {
+		url    string
+		status int
+		reason string
+	}{
+		{"http://evil.test/", http.StatusForbidden, "refused_address"},
+		{"http://meta.example.test/latest/meta-data/", http.StatusForbidden, "refused_address"},
+		{"http://opened.test/", http.StatusBadGateway, "dial_failed"}, // allowed, then nothing listens
+		{"http://dms.test/", http.StatusBadGateway, "dial_failed"},    // the operator's static host
+	} {
+		resp, err := client.Get(c.url)
+		if err != nil {
+			t.Fatalf("%s: %v", c.url, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: status %d, want %d", c.url, resp.StatusCode, c.status)
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(dialled) != 2 || dialled[0] != "10.20.0.9:80" || dialled[1] != "10.1.2.3:80" {
+		t.Errorf("dialled %v, want only the opened and the operator's addresses", dialled)
 	}
 }
 

@@ -91,7 +91,7 @@ func (p *Proxy) serveRequest(s *session, c net.Conn, tlsName string, ev Event) {
 	if target.Path == "" {
 		target.Path = "/"
 	}
-	p.forward(s, c, &ev, req, target, m.exact, nil)
+	p.forward(s, c, &ev, req, target, p.operatorNamed(host), nil)
 }
 
 // replyFunc answers the guest with a status and completes the event.
@@ -172,7 +172,7 @@ func authorizeHost(s *session, host, tlsName string) (m match, rt *route, ok boo
 	_, ok = s.authorize(func(pol *policy) (grant, bool) {
 		if tlsName == "" {
 			if rt = pol.routes[host]; rt != nil {
-				return grant{host: host, route: rt, exact: true}, true
+				return grant{host: host, route: rt, operator: true}, true
 			}
 		}
 		var ok bool
@@ -180,7 +180,7 @@ func authorizeHost(s *session, host, tlsName string) (m match, rt *route, ok boo
 		if tlsName != "" && !pol.inspect {
 			ok = false // the policy changed to passthrough under this connection
 		}
-		return grant{host: host, exact: m.exact, inspected: tlsName != ""}, ok
+		return grant{host: host, operator: s.p.operatorNamed(host), inspected: tlsName != ""}, ok
 	})
 	return m, rt, ok
 }
@@ -320,13 +320,13 @@ func joinUpstream(up *url.URL, in *url.URL) (*url.URL, bool) {
 // forward sends req to target over a connection to a checked, pinned
 // address, and streams the response back to the guest. inject, when set,
 // adds the route's credential.
-func (p *Proxy) forward(s *session, c net.Conn, ev *Event, req *http.Request, target *url.URL, exact bool, inject func(http.Header)) {
+func (p *Proxy) forward(s *session, c net.Conn, ev *Event, req *http.Request, target *url.URL, operator bool, inject func(http.Header)) {
 	reply := func(code int, outcome, reason, msg string) {
 		writeStatus(c, code, msg)
 		ev.Status, ev.Outcome, ev.Reason = code, outcome, reason
 		s.emit(*ev)
 	}
-	upc, ok := p.connectUpstream(s, ev, target, exact, reply)
+	upc, ok := p.connectUpstream(s, ev, target, operator, reply)
 	if !ok {
 		return
 	}
@@ -371,10 +371,11 @@ func (p *Proxy) forward(s *session, c net.Conn, ev *Event, req *http.Request, ta
 }
 
 // connectUpstream dials target's host at an address the proxy checked
-// (exact rules may reach private addresses), holds the connection in the
+// (see upstreamAllowed; operator: the operator chose target's address),
+// holds the connection in the
 // session and pins its address to the session's grant. On failure the
 // guest has been answered and ok is false.
-func (p *Proxy) connectUpstream(s *session, ev *Event, target *url.URL, exact bool, reply replyFunc) (_ net.Conn, ok bool) {
+func (p *Proxy) connectUpstream(s *session, ev *Event, target *url.URL, operator bool, reply replyFunc) (_ net.Conn, ok bool) {
 	port := uint16(80)
 	if target.Scheme == "https" {
 		port = 443
@@ -382,7 +383,7 @@ func (p *Proxy) connectUpstream(s *session, ev *Event, target *url.URL, exact bo
 	if ps := target.Port(); ps != "" {
 		port, _ = parsePort(ps) // validated by compile
 	}
-	up, ap, reason, err := p.dialUpstream(s.ctx, normalizeHost(target.Hostname()), port, exact)
+	up, ap, reason, err := p.dialUpstream(s.ctx, normalizeHost(target.Hostname()), port, operator)
 	if err != nil {
 		p.log.Info("egress http upstream failed", "sandbox", s.sb.ID, "rule", ev.Rule, "reason", reason, "err", err)
 		if reason == "refused_address" {

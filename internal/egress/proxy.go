@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/netguard"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/miekg/dns"
 )
@@ -36,13 +37,21 @@ type Config struct {
 	// It is the only resolver the proxy uses, and the proxy connects to the
 	// addresses it returns, never re-resolving.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Hosts are names the operator resolved (`--egress-hosts`, hosts(5)):
+	// looked up here before Resolve, and, being the operator's choice,
+	// allowed to reach special-purpose ranges it has not opened (never the
+	// host's own addresses or a Never range).
+	Hosts map[string][]netip.Addr
+	// Guard decides resolved addresses (see upstreamAllowed). Its
+	// HostAddrs default to this host's interface addresses, read at each
+	// dial.
+	Guard netguard.Guard
 	// Dial opens upstream connections (default net.Dialer). It is handed a
 	// literal "ip:port", never a name.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// AllowUpstream reports whether the proxy may connect to a resolved
-	// address (default PublicAddr). Exact names may in addition reach
-	// private ranges; Internal and ListenAddr are refused regardless (see
-	// upstreamAllowed). Tests that run upstreams on loopback set this.
+	// AllowUpstream, for tests that run upstreams on loopback, replaces
+	// Guard: it alone decides resolved addresses (Internal and ListenAddr
+	// stay refused). nil in production.
 	AllowUpstream func(netip.Addr) bool
 	// Internal lists ranges that are never dialled, not even for an exact
 	// rule (default netpool's DefaultBaseCIDR; set it to the pool's
@@ -177,8 +186,8 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Dial == nil {
 		cfg.Dial = (&net.Dialer{}).DialContext
 	}
-	if cfg.AllowUpstream == nil {
-		cfg.AllowUpstream = PublicAddr
+	if cfg.Guard.HostAddrs == nil {
+		cfg.Guard.HostAddrs = interfaceAddrs
 	}
 	if cfg.Internal == nil {
 		cfg.Internal = []netip.Prefix{netip.MustParsePrefix(netpool.DefaultBaseCIDR)}
@@ -515,12 +524,14 @@ func addrOf(a net.Addr) netip.Addr {
 // Pinning: the returned connection goes to an address that was checked;
 // nothing downstream resolves the name again, so a DNS answer that changes
 // between the check and the connect (rebinding) cannot redirect it.
-func (p *Proxy) dialUpstream(ctx context.Context, host string, port uint16, exact bool) (net.Conn, netip.AddrPort, string, error) {
+func (p *Proxy) dialUpstream(ctx context.Context, host string, port uint16, operator bool) (net.Conn, netip.AddrPort, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
 	defer cancel()
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(host); err == nil {
 		addrs = []netip.Addr{a}
+	} else if as, ok := p.cfg.Hosts[host]; ok {
+		addrs, operator = as, true
 	} else {
 		addrs, err = p.cfg.Resolve(ctx, host)
 		if err != nil {
@@ -535,7 +546,7 @@ func (p *Proxy) dialUpstream(ctx context.Context, host string, port uint16, exac
 		addrs = addrs[:maxTries]
 	}
 	for _, a := range addrs {
-		if !p.upstreamAllowed(a, exact) {
+		if !p.upstreamAllowed(a, operator) {
 			return nil, netip.AddrPort{}, "refused_address", fmt.Errorf("resolves to a refused address")
 		}
 	}

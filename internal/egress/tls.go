@@ -120,7 +120,7 @@ func (p *Proxy) serveTLS(s *session) {
 	pol, ok := s.authorize(func(pol *policy) (grant, bool) {
 		var ok bool
 		m, ok = pol.matchDomain(name)
-		return grant{host: name, exact: m.exact, inspected: pol.inspect}, ok
+		return grant{host: name, operator: p.operatorNamed(name), inspected: pol.inspect}, ok
 	})
 	if !ok {
 		deny("not_allowed")
@@ -132,7 +132,7 @@ func (p *Proxy) serveTLS(s *session) {
 		return
 	}
 
-	up, ap, reason, err := p.dialUpstream(s.ctx, name, 443, m.exact)
+	up, ap, reason, err := p.dialUpstream(s.ctx, name, 443, p.operatorNamed(name))
 	if err != nil {
 		ev.Outcome, ev.Reason = OutcomeError, reason
 		if reason == "refused_address" {

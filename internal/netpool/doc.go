@@ -35,12 +35,17 @@
 // (one nftables transaction) by Slot.SetPolicy: forward and input hooks with
 // policy drop; link-local 169.254.0.0/16 (cloud metadata) dropped before
 // anything else and never allowable; replies to allowed flows accepted; then
-// the policy's explicit rules. The whole BaseCIDR (the host's veth addresses
-// and every other slot) is dropped after rules that name addresses inside it
-// and before all other rules, so "0.0.0.0/0" or Default "allow" never open
-// the host or a neighbour; only a rule naming a host veth address does.
-// Domain rules become "tcp 53/80/443 + udp 53 to Config.ProxyAddr"; the
-// proxy decides per domain. A new slot's table is deny-all before any link
+// the whole BaseCIDR (the host's veth addresses and every other slot), so
+// "0.0.0.0/0" or Default "allow" never open the host or a neighbour (a rule
+// naming an address inside it is refused). Domain rules become "tcp
+// 53/80/443 + udp 53 to Config.ProxyAddr"; the proxy decides per domain.
+// Then every special-purpose range (internal/netguard: private networks,
+// CGNAT, loopback, documentation space, ...) is dropped, except prefixes
+// the operator opened (Config.Guard), and only then are the tenant's CIDR
+// rules and a default "allow" consulted: a tenant reaches a private
+// network behind the host only where the operator said so. A CIDR rule
+// wholly inside a range that is not opened is refused with the range's
+// name. A new slot's table is deny-all before any link
 // exists, and conntrack is flushed on every SetPolicy so revoking an allow
 // cuts flows that are already open.
 //
@@ -48,8 +53,7 @@
 // by Close; no other table is touched) as defence in depth: from this
 // instance's veths it
 // drops IPv6, spoofed sources, link-local, slot-to-slot forwarding, and any
-// packet addressed to the host other than at a slot veth address or the
-// proxy. New enables net.ipv4.ip_forward and never disables it. A drop in
+// packet addressed to the host other than at the proxy. New enables net.ipv4.ip_forward and never disables it. A drop in
 // some other table (e.g. a FORWARD policy drop set by Docker) still applies:
 // nftables accepts are per table.
 //

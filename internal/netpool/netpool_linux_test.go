@@ -39,6 +39,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/cleanup"
 	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/netguard"
 	"github.com/airlock-dev/airlock/internal/netpool/netpooltest"
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
@@ -52,8 +53,11 @@ const (
 	dmsIP      = "10.250.0.2"
 	dmsHostIP  = "10.250.0.1"
 	metadataIP = "169.254.169.254"
-	hostPort   = 7070 // listener on the fake host, all addresses
-	probeWait  = 2 * time.Second
+	// closedIP is a private address in dms that no test opens
+	// (Config.Guard); dmsIP's /30 is opened by newEnv.
+	closedIP  = "192.168.77.2"
+	hostPort  = 7070 // listener on the fake host, all addresses
+	probeWait = 2 * time.Second
 )
 
 func requireRoot(t *testing.T) {
@@ -121,6 +125,9 @@ type env struct {
 
 // newEnv builds the fake host, the dms server namespace with its listeners,
 // and a pool living in the fake host.
+// dmsOpen is the operator opening the DMS network to sandboxes' rules.
+var dmsOpen = netguard.Guard{Open: []netip.Prefix{netip.MustParsePrefix(dmsIP + "/30")}}
+
 func newEnv(t *testing.T, cfg Config) *env {
 	t.Helper()
 	e := &env{host: testNetns(t, "host"), dms: testNetns(t, "dms")}
@@ -137,11 +144,13 @@ func newEnv(t *testing.T, cfg Config) *env {
 	linkUp(t, hh, "dmsh0", dmsHostIP+"/30")
 	// A fake cloud-metadata service lives in dms; the fake host routes to it.
 	must(t, hh.RouteAdd(&netlink.Route{Dst: ipnet(netip.MustParsePrefix(metadataIP + "/32")), Gw: net.ParseIP(dmsIP)}), "metadata route")
+	must(t, hh.RouteAdd(&netlink.Route{Dst: ipnet(netip.MustParsePrefix(closedIP + "/32")), Gw: net.ParseIP(dmsIP)}), "closed route")
 	dh := handleAt(t, e.dms)
 	linkUp(t, dh, "lo", "")
 	linkUp(t, dh, "eth0", dmsIP+"/30")
 	l, _ := dh.LinkByName("eth0")
 	must(t, dh.AddrAdd(l, &netlink.Addr{IPNet: ipnet(netip.MustParsePrefix(metadataIP + "/32"))}), "metadata address")
+	must(t, dh.AddrAdd(l, &netlink.Addr{IPNet: ipnet(netip.MustParsePrefix(closedIP + "/32"))}), "closed address")
 	must(t, dh.RouteAdd(&netlink.Route{Gw: net.ParseIP(dmsHostIP)}), "dms default route")
 
 	// Listeners are created on a thread inside their namespace; the sockets
@@ -183,6 +192,9 @@ func newEnv(t *testing.T, cfg Config) *env {
 
 	cfg.GuestLink = GuestLinkVethForTests
 	cfg.Instance = netpooltest.Instance()
+	if cfg.Guard.Open == nil {
+		cfg.Guard = dmsOpen
+	}
 	must(t, inNetns(e.host, func() (err error) {
 		e.pool, err = New(cfg)
 		return err
@@ -431,10 +443,22 @@ func TestEgressPolicy(t *testing.T) {
 		reach(t, "new conn after re-allow", tcpEcho(g, dmsAddr(9090)))
 	})
 
-	t.Run("explicit rule opens a host veth address", func(t *testing.T) {
-		setPolicy(t, s, Policy{Default: DefaultDeny, Allow: []Rule{
-			{Name: "host-svc", CIDR: s.HostIP.String(), Protocol: ProtoTCP, Ports: []uint16{hostPort}}}})
-		reach(t, "host veth IP named by rule", tcpEcho(g, hostAddr))
+	t.Run("no rule opens the host or a closed private range", func(t *testing.T) {
+		for _, r := range []Rule{
+			{Name: "host-svc", CIDR: s.HostIP.String(), Protocol: ProtoTCP, Ports: []uint16{hostPort}},
+			{Name: "lan", CIDR: closedIP + "/32", Protocol: ProtoTCP, Ports: []uint16{9090}},
+			{Name: "loopback", CIDR: "127.0.0.1"},
+		} {
+			err := s.SetPolicy(Policy{Default: DefaultDeny, Allow: []Rule{r}})
+			if errdefs.Class(err) != errdefs.ErrInvalidArgument {
+				t.Errorf("rule %s (%s): %v, want invalid_argument", r.Name, r.CIDR, err)
+			}
+		}
+		blocked(t, "host veth IP", tcpEcho(g, hostAddr))
+		// A wide rule reaches the opened DMS network, never the closed one.
+		setPolicy(t, s, Policy{Default: DefaultDeny, Allow: []Rule{{Name: "any-9090", CIDR: "0.0.0.0/0", Protocol: ProtoTCP, Ports: []uint16{9090}}}})
+		reach(t, "opened dms under a wide rule", tcpEcho(g, dmsAddr(9090)))
+		blocked(t, "closed private address under a wide rule", tcpEcho(g, closedIP+":9090"))
 	})
 
 	t.Run("default allow keeps protected destinations closed", func(t *testing.T) {
@@ -444,6 +468,10 @@ func TestEgressPolicy(t *testing.T) {
 		blocked(t, "metadata", tcpEcho(g, metadataIP+":9090"))
 		blocked(t, "host veth IP", tcpEcho(g, hostAddr))
 		blocked(t, "host other address", tcpEcho(g, fmt.Sprintf("%s:%d", dmsHostIP, hostPort)))
+		blocked(t, "closed private address", tcpEcho(g, closedIP+":9090"))
+		if n := counterValue(t, s.NetnsPath, "special-192.168.0.0/16"); n == 0 {
+			t.Errorf("the private-use drop counter = 0, want > 0")
+		}
 		// The namespace's metadata drop counted the attempt (proves which layer stopped it).
 		if n := counterValue(t, s.NetnsPath, "deny-metadata"); n == 0 {
 			t.Errorf("deny-metadata counter = 0, want > 0")
@@ -461,12 +489,11 @@ func TestEgressPolicy(t *testing.T) {
 		setPolicy(t, s, Policy{Default: DefaultAllow})
 		blocked(t, "other slot HostIP", tcpEcho(g, fmt.Sprintf("%s:%d", other.HostIP, hostPort)))
 		blocked(t, "other slot NsIP icmp", ping(g, other.NsIP.String()))
-		// Even a rule naming the other slot's /30 only gets as far as the
-		// host, which drops slot-to-slot forwarding and has nothing to serve
-		// at the other slot's namespace address.
-		setPolicy(t, s, Policy{Default: DefaultDeny, Allow: []Rule{{Name: "neighbour", CIDR: other.Subnet.String()}}})
-		blocked(t, "other slot NsIP named by rule", ping(g, other.NsIP.String()))
-		blocked(t, "other slot NsIP tcp named by rule", tcpEcho(g, fmt.Sprintf("%s:%d", other.NsIP, hostPort)))
+		// A rule naming the other slot's /30 is refused outright.
+		if err := s.SetPolicy(Policy{Default: DefaultDeny, Allow: []Rule{{Name: "neighbour", CIDR: other.Subnet.String()}}}); errdefs.Class(err) != errdefs.ErrInvalidArgument {
+			t.Errorf("a rule naming another slot: %v, want invalid_argument", err)
+		}
+		blocked(t, "other slot NsIP icmp", ping(g, other.NsIP.String()))
 	})
 }
 
@@ -608,7 +635,7 @@ func TestRecover(t *testing.T) {
 
 	var p *Pool
 	must(t, inNetns(e.host, func() (err error) {
-		p, err = New(Config{BaseCIDR: "10.200.0.0/24", GuestLink: GuestLinkVethForTests, Instance: netpooltest.Instance()})
+		p, err = New(Config{BaseCIDR: "10.200.0.0/24", GuestLink: GuestLinkVethForTests, Instance: netpooltest.Instance(), Guard: dmsOpen})
 		return err
 	}), "New after crash")
 	defer func() { must(t, p.Close(), "Close") }()
@@ -812,7 +839,7 @@ func TestRecoverNeverReusesAdopted(t *testing.T) {
 
 	var p *Pool
 	must(t, inNetns(e.host, func() (err error) {
-		p, err = New(Config{BaseCIDR: "10.200.0.0/24", GuestLink: GuestLinkVethForTests, Instance: netpooltest.Instance()})
+		p, err = New(Config{BaseCIDR: "10.200.0.0/24", GuestLink: GuestLinkVethForTests, Instance: netpooltest.Instance(), Guard: dmsOpen})
 		return err
 	}), "New after crash")
 	defer func() { must(t, p.Close(), "Close") }()

@@ -5,7 +5,9 @@ package netpool
 import (
 	"encoding/binary"
 	"net/netip"
+	"slices"
 
+	"github.com/airlock-dev/airlock/internal/netguard"
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
 	"github.com/google/nftables/userdata"
@@ -22,6 +24,14 @@ var (
 	policyAccept = nftables.ChainPolicyAccept
 )
 
+// slotNet is what a slot's table is built from besides its rules.
+type slotNet struct {
+	base   netip.Prefix     // the pool's range: host veth ends and every slot
+	proxy  netip.Prefix     // the egress proxy's /32; invalid without one
+	open   []netip.Prefix   // special-purpose destinations the operator opened
+	closed []netguard.Range // special-purpose ranges dropped before any tenant rule
+}
+
 // slotRuleset builds the namespace's table. Layout (inet "airlock"):
 //
 //	chain input   { hook input,  policy drop;  iif lo accept; ct established,related accept }
@@ -29,17 +39,23 @@ var (
 //	    ip daddr 169.254.0.0/16 drop            # metadata: first, never overridable
 //	    ct state invalid drop
 //	    ct state established,related accept    # replies (conntrack is flushed on SetPolicy)
-//	    tap0->veth0 <rules whose CIDR lies inside base> accept   # explicit host-address exceptions
 //	    ip daddr <base> drop                   # host veth addresses + every other slot
-//	    tap0->veth0 <other rules, proxy rules> accept
-//	    [tap0->veth0 accept]                   # only for Default "allow"
+//	    tap0->veth0 <proxy 53/80/443> accept   # with a domain rule
+//	    ip daddr <each operator-opened prefix> goto tenant
+//	    ip daddr <each special-purpose range> drop   # private, CGNAT, loopback, ...
+//	    goto tenant
 //	}
+//	chain tenant  { tap0->veth0 <other rules> accept; [tap0->veth0 accept] }  # the latter only for Default "allow"
 //	chain postrouting { nat hook postrouting; oif veth0 ip masquerade }
 //	chain prerouting  { nat hook prerouting;  iif tap0 ip daddr <gateway> tcp/udp dport 53 dnat to <proxy> }  # with a proxy
 //
 // The input chain drops everything the guest sends to the namespace itself
 // (gateway, veth address): nothing in the namespace serves the guest.
-func slotRuleset(c *nftables.Conn, base, proxy netip.Prefix, rules []compiledRule, defaultAllow bool) {
+// Tenant rules (and a default "allow") are consulted only after the
+// special-purpose drops, so a rule for 0.0.0.0/0 reaches public addresses
+// and the operator's opened prefixes, never a private network behind the
+// host.
+func slotRuleset(c *nftables.Conn, n slotNet, rules []compiledRule, defaultAllow bool) {
 	t := replaceTable(c, tableName)
 
 	in := c.AddChain(&nftables.Chain{Name: "input", Table: t, Type: nftables.ChainTypeFilter,
@@ -47,42 +63,43 @@ func slotRuleset(c *nftables.Conn, base, proxy netip.Prefix, rules []compiledRul
 	add(c, t, in, "loopback", iifname("lo"), accept())
 	add(c, t, in, "replies", ctState(expr.CtStateBitESTABLISHED|expr.CtStateBitRELATED), accept())
 
+	tenant := c.AddChain(&nftables.Chain{Name: "tenant", Table: t})
 	fw := c.AddChain(&nftables.Chain{Name: "forward", Table: t, Type: nftables.ChainTypeFilter,
 		Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter, Policy: &policyDrop})
 	add(c, t, fw, "deny-metadata", ip4(), daddr(metadataCIDR), counter(), drop())
 	add(c, t, fw, "invalid", ctState(expr.CtStateBitINVALID), drop())
 	add(c, t, fw, "replies", ctState(expr.CtStateBitESTABLISHED|expr.CtStateBitRELATED), accept())
-	for _, r := range rules {
-		if r.dst.IsValid() && base.Contains(r.dst.Addr()) && r.dst.Bits() >= base.Bits() {
-			allowRule(c, t, fw, r.name, r.dst, r.proto, r.ports)
-		}
-	}
-	add(c, t, fw, "deny-host-and-slots", ip4(), daddr(base), counter(), drop())
-	proxied := false
-	for _, r := range rules {
-		switch {
-		case r.domain != "":
-			proxied = true
-		case !(base.Contains(r.dst.Addr()) && r.dst.Bits() >= base.Bits()):
-			allowRule(c, t, fw, r.name, r.dst, r.proto, r.ports)
-		}
-	}
-	if proxied {
+	add(c, t, fw, "deny-host-and-slots", ip4(), daddr(n.base), counter(), drop())
+	if slices.ContainsFunc(rules, func(r compiledRule) bool { return r.domain != "" }) {
 		// One set of proxy rules for all domain rules: which domain is
 		// allowed is the proxy's decision, the namespace only lets the
 		// guest talk to the proxy.
-		allowRule(c, t, fw, "egress-proxy", proxy, ProtoTCP, []uint16{53, 80, 443})
-		allowRule(c, t, fw, "egress-proxy-dns", proxy, ProtoUDP, []uint16{53})
+		allowRule(c, t, fw, "egress-proxy", n.proxy, ProtoTCP, []uint16{53, 80, 443})
+		allowRule(c, t, fw, "egress-proxy-dns", n.proxy, ProtoUDP, []uint16{53})
+	}
+	for _, o := range n.open {
+		if o.Addr().Is4() {
+			add(c, t, fw, "operator-open", ip4(), daddr(o), gotoChain(tenant.Name))
+		}
+	}
+	for _, rg := range n.closed {
+		add(c, t, fw, "special-"+rg.Prefix.String(), ip4(), daddr(rg.Prefix), counter(), drop())
+	}
+	add(c, t, fw, "tenant-rules", gotoChain(tenant.Name))
+	for _, r := range rules {
+		if r.domain == "" {
+			allowRule(c, t, tenant, r.name, r.dst, r.proto, r.ports)
+		}
 	}
 	if defaultAllow {
-		add(c, t, fw, "default-allow", iifname(tapName), oifname(nsVethName), accept())
+		add(c, t, tenant, "default-allow", iifname(tapName), oifname(nsVethName), accept())
 	}
 
 	nat := c.AddChain(&nftables.Chain{Name: "postrouting", Table: t, Type: nftables.ChainTypeNAT,
 		Hooknum: nftables.ChainHookPostrouting, Priority: nftables.ChainPriorityNATSource, Policy: &policyAccept})
 	add(c, t, nat, "masquerade", oifname(nsVethName), ip4(), []expr.Any{&expr.Masq{}})
 
-	if proxy.IsValid() {
+	if n.proxy.IsValid() {
 		// Guests are baked with the gateway as their resolver (Guest()), so
 		// no host's proxy address is ever inside a template. DNS sent there
 		// is rewritten to the proxy here, before routing; the forward chain
@@ -93,7 +110,7 @@ func slotRuleset(c *nftables.Conn, base, proxy netip.Prefix, rules []compiledRul
 			Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityNATDest, Policy: &policyAccept})
 		gw := netip.PrefixFrom(gatewayAddr, 32)
 		for _, proto := range []string{ProtoUDP, ProtoTCP} {
-			add(c, t, pre, "dns-to-proxy-"+proto, iifname(tapName), ip4(), daddr(gw), l4proto(proto), dport(53), dnatTo(proxy.Addr()))
+			add(c, t, pre, "dns-to-proxy-"+proto, iifname(tapName), ip4(), daddr(gw), l4proto(proto), dport(53), dnatTo(n.proxy.Addr()))
 		}
 	}
 }
@@ -130,13 +147,13 @@ func allowRule(c *nftables.Conn, t *nftables.Table, ch *nftables.Chain, name str
 //
 //	chain forward { iif al<i>-* ip6 drop; iif al<i>-* ip saddr != base drop (anti-spoof);
 //	                iif al<i>-* ip daddr 169.254.0.0/16 drop; iif al<i>-* oif al<i>-* drop (slot to slot) }
-//	chain input   { iif al<i>-* ip6 drop; iif al<i>-* ip daddr != base [and != proxy] drop }
+//	chain input   { iif al<i>-* ip6 drop; iif al<i>-* ip daddr != proxy drop }
 //	chain postrouting (nat, only with Uplinks) { ip saddr base oif <uplink> masquerade }
 //
 // The input rule means a guest allowed "0.0.0.0/0" still cannot reach host
-// services on the host's other addresses (sshd on eth0, the API): the host is
-// reachable only at slot veth addresses, which the namespace policy governs
-// by explicit rule, and at the proxy.
+// services at any of the host's addresses (sshd on eth0, the API, a slot's
+// veth end): the host is reachable only at the proxy, and only where a
+// namespace policy opened it.
 func hostRuleset(c *nftables.Conn, n names, base netip.Prefix, proxy netip.Prefix, uplinks []string) {
 	t := replaceTable(c, n.hostTable)
 	hostVethPref := n.vethPrefix
@@ -150,7 +167,7 @@ func hostRuleset(c *nftables.Conn, n names, base netip.Prefix, proxy netip.Prefi
 	in := c.AddChain(&nftables.Chain{Name: "input", Table: t, Type: nftables.ChainTypeFilter,
 		Hooknum: nftables.ChainHookInput, Priority: nftables.ChainPriorityFilter, Policy: &policyAccept})
 	add(c, t, in, "slot-ipv6", iifPrefix(hostVethPref), nfproto(unix.NFPROTO_IPV6), counter(), drop())
-	ex := [][]expr.Any{iifPrefix(hostVethPref), ip4(), daddrNot(base)}
+	ex := [][]expr.Any{iifPrefix(hostVethPref), ip4()}
 	if proxy.IsValid() {
 		ex = append(ex, daddrNot(proxy))
 	}
@@ -185,8 +202,13 @@ func add(c *nftables.Conn, t *nftables.Table, ch *nftables.Chain, comment string
 
 // Expression fragments. All use register 1.
 
-func accept() []expr.Any  { return []expr.Any{&expr.Verdict{Kind: expr.VerdictAccept}} }
-func drop() []expr.Any    { return []expr.Any{&expr.Verdict{Kind: expr.VerdictDrop}} }
+func accept() []expr.Any { return []expr.Any{&expr.Verdict{Kind: expr.VerdictAccept}} }
+func drop() []expr.Any   { return []expr.Any{&expr.Verdict{Kind: expr.VerdictDrop}} }
+
+// gotoChain continues in chain name, never coming back here.
+func gotoChain(name string) []expr.Any {
+	return []expr.Any{&expr.Verdict{Kind: expr.VerdictGoto, Chain: name}}
+}
 func counter() []expr.Any { return []expr.Any{&expr.Counter{}} }
 
 func ifname(s string) []byte {

@@ -69,8 +69,9 @@ type Rule struct {
 	Name string `json:"name"`
 	// CIDR is an IPv4 prefix or address (a bare address means /32).
 	// Rules inside link-local 169.254.0.0/16 are refused: cloud metadata is
-	// never reachable. Rules inside the pool's base range can only reach the
-	// host's own veth addresses: slot-to-slot traffic is dropped on the host.
+	// never reachable. A pool also refuses rules inside its base range (the
+	// host's slot addresses, other sandboxes) and inside special-purpose
+	// ranges its operator has not opened (Pool.CheckPolicy).
 	CIDR string `json:"cidr,omitempty"`
 	// Ports are destination ports; empty means all. Only with tcp or udp.
 	Ports []uint16 `json:"ports,omitempty"`

@@ -17,6 +17,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/cleanup"
 	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/netguard"
 	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -64,6 +65,12 @@ type Config struct {
 	// TapUID and TapGID may attach to the tap (default 0: root only). Set
 	// them to the jailer's uid/gid when QEMU runs unprivileged.
 	TapUID, TapGID uint32
+	// Guard is the operator's opening of special-purpose destinations
+	// (netguard): CIDR rules into a range it has not opened are refused,
+	// and every slot drops traffic to special-purpose ranges before any
+	// tenant rule or a default "allow" is consulted. The zero Guard opens
+	// nothing.
+	Guard netguard.Guard
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 }

@@ -11,10 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/airlock-dev/airlock/internal/cleanup"
 	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/netguard"
 	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -126,12 +128,48 @@ func inNetnsHandle(target netns.NsHandle, fn func() error) error {
 	return <-errc
 }
 
+// CheckPolicy is Validate plus what the operator's guard decides: a CIDR
+// rule into a special-purpose range the operator has not opened (or one
+// no rule may reach) is refused with the range's name.
+func (p *Pool) CheckPolicy(pol Policy) error {
+	_, err := p.compile(pol)
+	return err
+}
+
+// compile is Policy.compile under the pool's guard.
+func (p *Pool) compile(pol Policy) ([]compiledRule, error) {
+	rules, err := pol.compile()
+	if err != nil {
+		return nil, err
+	}
+	var pr problems
+	for i, r := range rules {
+		if !r.dst.IsValid() {
+			continue
+		}
+		if p.addr.base.Overlaps(r.dst) && r.dst.Bits() >= p.addr.base.Bits() {
+			pr.add("allow[%d].cidr: %s is inside this host's sandbox range %s (serve --net-base-cidr): the host's slot addresses and other sandboxes are never reachable", i, r.dst, p.addr.base)
+			continue
+		}
+		switch why, rg := p.cfg.Guard.CheckPrefix(r.dst); why {
+		case netguard.RefusedNever:
+			pr.add("allow[%d].cidr: %s is in %s (%s), which no rule may reach", i, r.dst, rg.Prefix, rg.Name)
+		case netguard.RefusedClosed:
+			pr.add("allow[%d].cidr: %s is in %s (%s), which the operator has not opened to sandboxes (airlock serve --egress-open)", i, r.dst, rg.Prefix, rg.Name)
+		}
+	}
+	if len(pr) > 0 {
+		return nil, errdefs.InvalidArgument("egress policy: %s", strings.Join(pr, "; "))
+	}
+	return rules, nil
+}
+
 // SetPolicy replaces the slot's egress policy. The namespace's nftables
 // table is rebuilt in one transaction, then the namespace's conntrack table
 // is flushed so flows opened under the old policy are judged again by the
 // new one (a revoked allow cuts live connections, not just new ones).
 func (s *Slot) SetPolicy(pol Policy) error {
-	rules, err := pol.compile()
+	rules, err := s.pool.compile(pol)
 	if err != nil {
 		return err
 	}
@@ -166,7 +204,7 @@ func (p *Pool) applyPolicy(nsPath string, rules []compiledRule, defaultAllow, fl
 	if p.proxy.IsValid() {
 		proxy = netip.PrefixFrom(p.proxy, 32)
 	}
-	slotRuleset(c, p.addr.base, proxy, rules, defaultAllow)
+	slotRuleset(c, slotNet{base: p.addr.base, proxy: proxy, open: p.cfg.Guard.Open, closed: p.cfg.Guard.Closed()}, rules, defaultAllow)
 	if err := c.Flush(); err != nil {
 		return fmt.Errorf("nftables transaction: %w", err)
 	}

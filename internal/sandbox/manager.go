@@ -367,6 +367,9 @@ func (m *Manager) checkEgress(tenant string, p *netpool.Policy) (netpool.Policy,
 			return netpool.Policy{}, errdefs.FailedPrecondition("egress rule %q: domain rules need the egress proxy, which is not enabled on this host", r.Name)
 		}
 	}
+	if err := m.cfg.Net.CheckPolicy(*p); err != nil {
+		return netpool.Policy{}, err
+	}
 	check := *p
 	check.TLS = "" // the CA is made per sandbox, later
 	if _, err := m.proxySandbox("check", tenant, check, nil); err != nil {

@@ -47,6 +47,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/egress"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
+	"github.com/airlock-dev/airlock/internal/netguard"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/netpool/netpooltest"
 	"github.com/airlock-dev/airlock/internal/sandbox"
@@ -55,17 +56,19 @@ import (
 )
 
 const (
-	ntBase      = "10.253.0.0/24"
-	ntProxy     = "10.252.0.1"
-	ntDMS       = "10.251.0.2"
-	ntDMSHost   = "10.251.0.1"
-	ntMetadata  = "169.254.169.254"
-	ntDMSName   = "dms.test"
-	ntLLMHost   = "llm.internal"
-	ntLLMPort   = 8443
-	ntSecret    = "sk-airlock-test-7d41c0ffee" // must reach the upstream and nothing else
-	ntTenant    = "acme"
-	netnsRunDir = "/run/netns"
+	ntBase    = "10.253.0.0/24"
+	ntProxy   = "10.252.0.1"
+	ntDMS     = "10.251.0.2"
+	ntDMSHost = "10.251.0.1"
+	// ntPublicProbe is the self-check's public address (probeSpecs).
+	ntPublicProbe = "1.1.1.1"
+	ntMetadata    = "169.254.169.254"
+	ntDMSName     = "dms.test"
+	ntLLMHost     = "llm.internal"
+	ntLLMPort     = 8443
+	ntSecret      = "sk-airlock-test-7d41c0ffee" // must reach the upstream and nothing else
+	ntTenant      = "acme"
+	netnsRunDir   = "/run/netns"
 )
 
 // inNS runs fn on a thread inside the named namespace at path.
@@ -206,9 +209,12 @@ func newNetEnv(t testing.TB, warmPool int) *netEnv {
 	ok(t, hh.LinkAdd(&netlink.Veth{LinkAttrs: la, PeerName: "eth0", PeerNamespace: netlink.NsFd(int(dmsNS))}), "dms veth")
 	up(t, hh, "dmsh0", ntDMSHost+"/30")
 	ok(t, hh.RouteAdd(&netlink.Route{Dst: ipn(ntMetadata + "/32"), Gw: net.ParseIP(ntDMS)}), "metadata route")
+	// The self-check's public target lives in dms too (nothing listens on
+	// it: a refusal proves the path is open).
+	ok(t, hh.RouteAdd(&netlink.Route{Dst: ipn(ntPublicProbe + "/32"), Gw: net.ParseIP(ntDMS)}), "public probe route")
 	dh := nsHandle(t, e.dms)
 	up(t, dh, "lo")
-	up(t, dh, "eth0", ntDMS+"/30", ntMetadata+"/32")
+	up(t, dh, "eth0", ntDMS+"/30", ntMetadata+"/32", ntPublicProbe+"/32")
 	ok(t, dh.RouteAdd(&netlink.Route{Gw: net.ParseIP(ntDMSHost)}), "dms default route")
 
 	// The DMS: HTTP on 80 (answers "dms-ok <source address>"), UDP echo on
@@ -274,7 +280,8 @@ func newNetEnv(t testing.TB, warmPool int) *netEnv {
 	// The pool lives in the fake host: New runs on a thread inside it.
 	ok(t, inNS(e.host, func() (err error) {
 		e.pool, err = netpool.New(netpool.Config{BaseCIDR: ntBase, ProxyAddr: ntProxy, Instance: netpooltest.Instance(),
-			Prewarm: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			Prewarm: 1, Guard: netguard.Guard{Open: []netip.Prefix{netip.MustParsePrefix(ntDMS + "/30")}},
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		return err
 	}), "netpool.New")
 	t.Cleanup(func() {
@@ -587,12 +594,18 @@ k="%s""%s"; for p in "$m" "$k"; do grep -r -l -s -D skip -F "$p" / --exclude-dir
 		if len(rs) < 5 {
 			t.Errorf("probe results: %+v", rs)
 		}
+		// No rule may open the host any more; a public address can be.
 		_, err = e.m.SetEgress(ctx, ntTenant, b.ID, netpool.Policy{Default: netpool.DefaultDeny,
 			Allow: []netpool.Rule{{Name: "host-ssh", CIDR: hostIPOf(t, b) + "/32"}}})
-		ok(t, err, "allow host")
+		if !errors.Is(err, errdefs.ErrInvalidArgument) {
+			t.Errorf("a rule naming the host's slot address: %v, want invalid_argument", err)
+		}
+		_, err = e.m.SetEgress(ctx, ntTenant, b.ID, netpool.Policy{Default: netpool.DefaultDeny,
+			Allow: []netpool.Rule{{Name: "public", CIDR: ntPublicProbe + "/32"}}})
+		ok(t, err, "allow the public probe address")
 		rs, err = e.m.Probe(ctx, ntTenant, b.ID)
-		if !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "tcp-host") {
-			t.Errorf("probe with the host allowed: %v (%+v), want failed_precondition naming tcp-host", err, rs)
+		if !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "tcp-public") {
+			t.Errorf("probe with a public address allowed: %v (%+v), want failed_precondition naming tcp-public", err, rs)
 		}
 		// With a domain rule the guest's resolver is the egress proxy, whose
 		// "no such name" for the probe's name is the expected answer.
@@ -615,9 +628,9 @@ k="%s""%s"; for p in "$m" "$k"; do grep -r -l -s -D skip -F "$p" / --exclude-dir
 		ok(t, err, "create with probe")
 		ok(t, e.m.Kill(ctx, ntTenant, info.ID), "kill")
 		_, err = e.m.Create(ctx, sandbox.CreateRequest{Tenant: ntTenant, Template: vmtest.TemplateName, Probe: true,
-			Egress: &netpool.Policy{Default: netpool.DefaultDeny, Allow: []netpool.Rule{{Name: "slots", CIDR: ntBase}}}})
+			Egress: &netpool.Policy{Default: netpool.DefaultDeny, Allow: []netpool.Rule{{Name: "public", CIDR: ntPublicProbe + "/32"}}}})
 		if !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "egress self-check failed") {
-			t.Fatalf("create with probe and an open host: %v, want failed_precondition", err)
+			t.Fatalf("create with probe and an open public address: %v, want failed_precondition", err)
 		}
 		list, err := e.m.List(ctx, sandbox.ListFilter{Tenant: ntTenant})
 		ok(t, err, "list")
