@@ -137,6 +137,12 @@ func (o *serveOptions) openState(ctx context.Context, log *slog.Logger, cu *clea
 		return nil, nil, err
 	}
 	cu.AddFunc(func() { st.Close() })
+	if err := st.AuditIntegrity(); err != nil {
+		// Every sandbox operation is audited; a daemon that went on would
+		// bury the evidence under new records, so it does not start.
+		log.Error("AUDIT LOG TAMPERED WITH: the daemon will not start", "err", err, "state_dir", o.hf.stateDir)
+		return nil, nil, fmt.Errorf("audit log: %w", err)
+	}
 	if !st.SealAuditAnchor() {
 		log.Warn("audit anchor cannot be made append-only on this filesystem; truncation is still detected unless the anchor is cut too")
 	}

@@ -24,6 +24,15 @@ func setAppendOnly(f *os.File) bool {
 	return unix.IoctlSetPointerInt(int(f.Fd()), unix.FS_IOC_SETFLAGS, int(flags|fsAppendFL)) == nil
 }
 
+// lockFile takes an exclusive lock on f shared with every other process
+// that locks the same file, and returns its release.
+func lockFile(f *os.File) (func(), error) {
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		return nil, err
+	}
+	return func() { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }, nil
+}
+
 // isAppendOnly reports whether f carries FS_APPEND_FL.
 func isAppendOnly(f *os.File) bool {
 	flags, err := unix.IoctlGetUint32(int(f.Fd()), unix.FS_IOC_GETFLAGS)

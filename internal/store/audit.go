@@ -268,6 +268,14 @@ func (s *Store) AppendAudit(ctx context.Context, r AuditRecord) (AuditRecord, er
 	r.Metadata, _ = decodeMap(md)
 	r.Detail, _ = decodeMap(detail)
 
+	if s.auditRefused != nil {
+		return AuditRecord{}, fmt.Errorf("store: append audit %s: %w", r.Event, s.auditRefused)
+	}
+	unlock, err := s.anchor.lock()
+	if err != nil {
+		return AuditRecord{}, fmt.Errorf("store: append audit %s: %w", r.Event, err)
+	}
+	defer unlock()
 	var out AuditRecord
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		var headSeq int64
@@ -278,6 +286,9 @@ func (s *Store) AppendAudit(ctx context.Context, r AuditRecord) (AuditRecord, er
 		}
 		if err != nil {
 			return mapErr(err)
+		}
+		if err := behindAnchor(s.anchor, headSeq, headHash); err != nil {
+			return err
 		}
 		now := toMS(s.now())
 		if headSeq > 0 {
@@ -327,6 +338,22 @@ func (s *Store) AppendAudit(ctx context.Context, r AuditRecord) (AuditRecord, er
 		return out, fmt.Errorf("store: audit record %d appended but not anchored: %w", out.Seq, err)
 	}
 	return out, nil
+}
+
+// behindAnchor refuses to extend a chain whose head is behind what the
+// anchor saw (records deleted) or differs from it at the same record (the
+// chain rewritten): appending would bury the evidence under new records.
+func behindAnchor(a *anchor, headSeq int64, headHash string) error {
+	last := a.newest()
+	switch {
+	case headSeq < last.seq:
+		return errdefs.FailedPrecondition("the audit log ends at record %d but its anchor %s saw record %d: records were deleted; "+
+			"the log is not written to until an operator investigates (airlock audit verify)", headSeq, a.path, last.seq)
+	case headSeq == last.seq && headHash != last.hash:
+		return errdefs.FailedPrecondition("audit record %d is not the one its anchor %s saw: the log was rewritten; "+
+			"it is not written to until an operator investigates (airlock audit verify)", headSeq, a.path)
+	}
+	return nil
 }
 
 // QueryAudit returns the records matching f in seq order.
@@ -418,9 +445,9 @@ func (s *Store) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRecord, e
 // who rewrites every record from some point on and the head to match. Compare
 // LastHash with a copy kept elsewhere for that.
 func (s *Store) VerifyAudit(ctx context.Context) (VerifyReport, error) {
-	// The anchor first: it is written after each commit, so what it holds
-	// now is at most what the snapshot read below will hold.
-	aseq, ahash, anchorErr := readAnchor(s.anchor.path)
+	// The anchor's length first: it is written after each commit, so what
+	// it held then is at most what the snapshot read below will hold.
+	anchorLen := anchorSize(s.anchor.path)
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return VerifyReport{}, fmt.Errorf("store: verify audit: %w", mapErr(err))
@@ -462,26 +489,60 @@ func (s *Store) VerifyAudit(ctx context.Context) (VerifyReport, error) {
 	case headHash != rep.LastHash:
 		return bad(max(headSeq, 1), "head hash does not match record %d", headSeq)
 	}
-	// The anchor outside the database: a tail deleted together with a
-	// rewritten head, or a chain recomputed from some record on.
+	// The anchor outside the database: every line of it must name a
+	// record that is still there with the same hash. That catches a tail
+	// deleted together with a rewritten head, a chain recomputed from some
+	// record on, and either of them followed by new appends.
 	rep.Anchor = s.anchor.path
 	rep.AnchorAppendOnly = s.anchor.appendOnly
-	if anchorErr != nil {
-		return bad(last+1, "audit anchor unreadable: %v", anchorErr)
+	return checkAnchor(ctx, tx, s.anchor.path, anchorLen, rep, last)
+}
+
+// checkAnchor compares every anchor line with the record of its seq in
+// the chain walked to last (contiguous, verified), completing rep.
+func checkAnchor(ctx context.Context, tx *sql.Tx, path string, anchorLen int64, rep VerifyReport, last int64) (VerifyReport, error) {
+	bad := func(seq int64, format string, args ...any) (VerifyReport, error) {
+		rep.OK, rep.FirstBadSeq, rep.Problem = false, seq, fmt.Sprintf(format, args...)
+		return rep, nil
 	}
-	rep.AnchorSeq = aseq
+	cur, err := openAnchorCursor(path, anchorLen)
+	if err != nil {
+		return bad(last+1, "audit anchor unreadable: %v", err)
+	}
+	defer cur.close()
+	rows, err := tx.QueryContext(ctx, `SELECT seq, hash FROM audit ORDER BY seq`)
+	if err != nil {
+		return VerifyReport{}, fmt.Errorf("store: verify audit: %w", mapErr(err))
+	}
+	defer rows.Close()
+	for rows.Next() && cur.ok {
+		var seq int64
+		var hash string
+		if err := rows.Scan(&seq, &hash); err != nil {
+			return VerifyReport{}, fmt.Errorf("store: verify audit: %w", mapErr(err))
+		}
+		if seq < cur.cur.seq {
+			continue
+		}
+		rep.AnchorSeq = cur.cur.seq
+		if hash != cur.cur.hash {
+			return bad(seq, "record %d is not the one the anchor saw (the chain was rewritten from there or before)", seq)
+		}
+		cur.next()
+	}
+	if err := rows.Err(); err != nil {
+		return VerifyReport{}, fmt.Errorf("store: verify audit: %w", mapErr(err))
+	}
+	for cur.ok {
+		rep.AnchorSeq = cur.cur.seq
+		cur.next()
+	}
 	switch {
-	case aseq > last:
+	case cur.err != nil:
+		return bad(last+1, "audit anchor: %v", cur.err)
+	case rep.AnchorSeq > last:
 		return bad(last+1, "records %d..%d are missing: the anchor outside the database saw record %d, the log ends at %d (tail deleted and head rewritten)",
-			last+1, aseq, aseq, last)
-	case aseq > 0:
-		var h string
-		if err := tx.QueryRowContext(ctx, `SELECT hash FROM audit WHERE seq = ?`, aseq).Scan(&h); err != nil {
-			return VerifyReport{}, fmt.Errorf("store: verify audit: read record %d: %w", aseq, mapErr(err))
-		}
-		if h != ahash {
-			return bad(aseq, "record %d is not the one the anchor saw (the chain was rewritten from there or before)", aseq)
-		}
+			last+1, rep.AnchorSeq, rep.AnchorSeq, last)
 	}
 	return rep, nil
 }

@@ -44,6 +44,10 @@ type Store struct {
 	// anchor records the audit head outside the database; immutable after
 	// Open.
 	anchor *anchor
+	// auditRefused is why the audit log must not be extended (it was found
+	// behind, or different from, its anchor at Open), nil when it may be;
+	// immutable after Open.
+	auditRefused error
 }
 
 // Open opens (creating if needed) the SQLite database at path and brings its
@@ -118,19 +122,52 @@ func openWith(ctx context.Context, path string, migs []migration) (_ *Store, err
 	if s.anchor, err = openAnchor(path); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if s.anchor.empty() {
-		// A log from before the anchor existed: anchor what is there now.
-		var seq int64
-		var hash string
-		if err := db.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`).Scan(&seq, &hash); err == nil && seq > 0 {
-			if err := s.anchor.record(seq, hash); err != nil {
-				s.anchor.close()
-				return nil, fmt.Errorf("store: open %s: %w", path, err)
-			}
-		}
+	if err := s.checkAnchor(ctx); err != nil {
+		s.anchor.close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	return s, nil
 }
+
+// checkAnchor compares the audit head with the anchor at Open: a log
+// behind or unlike its anchor is not extended (auditRefused). A log from
+// before the anchor existed gets its head anchored now.
+func (s *Store) checkAnchor(ctx context.Context) error {
+	unlock, err := s.anchor.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	var tables int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'audit_head'`).Scan(&tables); err != nil {
+		return mapErr(err)
+	}
+	if tables == 0 {
+		return nil // a schema from before the audit log (tests open such)
+	}
+	var seq int64
+	var hash string
+	err = s.db.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`).Scan(&seq, &hash)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		s.auditRefused = errdefs.FailedPrecondition("audit head is missing; the log has been tampered with")
+		return nil
+	case err != nil:
+		return mapErr(err)
+	case s.anchor.broken != nil:
+		s.auditRefused = errdefs.FailedPrecondition("audit anchor: %v; the log is not written to until an operator investigates (airlock audit verify)", s.anchor.broken)
+		return nil
+	case s.anchor.empty() && seq > 0:
+		return s.anchor.record(seq, hash)
+	}
+	s.auditRefused = behindAnchor(s.anchor, seq, hash)
+	return nil
+}
+
+// AuditIntegrity is nil when the audit log may be extended, else why it
+// may not (found behind or unlike its anchor at Open). A daemon refuses
+// to start on it: every sandbox operation is audited.
+func (s *Store) AuditIntegrity() error { return s.auditRefused }
 
 // dsn builds the driver DSN. Every pooled connection runs these on creation:
 // WAL so readers never block the writer, a busy timeout so concurrent writers
