@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync/atomic"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -46,10 +47,12 @@ func extractImage(ctx context.Context, si *sourceImage, root string, st *steps) 
 	case len(layers) > maxImageLayers:
 		return errdefs.InvalidArgument("image %s: %d layers (at most %d)", si.ref, len(layers), maxImageLayers)
 	}
-	budget := &readBudget{left: maxImageContentBytes}
+	budget := &readBudget{}
+	names := &nameBudget{}
 	checked := &checkedImage{Image: si.img}
 	for i, l := range layers {
-		checked.layers = append(checked.layers, &checkedLayer{Layer: l, want: diffIDs[i], n: i + 1, of: len(layers), budget: budget, st: st})
+		checked.layers = append(checked.layers, &checkedLayer{Layer: l, want: diffIDs[i], n: i + 1, of: len(layers),
+			budget: budget, names: names, st: st})
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err
@@ -61,7 +64,7 @@ func extractImage(ctx context.Context, si *sourceImage, root string, st *steps) 
 	defer r.Close()
 	flat := mutate.Extract(checked)
 	defer flat.Close()
-	return writeTree(ctx, r, &imageStream{r: flat}, si.ref)
+	return writeTree(ctx, r, &imageStream{r: flat}, si.ref, budget)
 }
 
 // imageStream marks errors reading the flattened image (a bad layer, a
@@ -78,9 +81,11 @@ func (s *imageStream) Read(p []byte) (int, error) {
 
 // writeTree writes every entry of the flattened tar stream into r, hard
 // links last: the stream lists the top layer first, so a link's target
-// may come after it.
-func writeTree(ctx context.Context, r *os.Root, flat io.Reader, ref ImageRef) error {
-	tr := tar.NewReader(flat)
+// may come after it. File bytes written may not pass the layer bytes read
+// (read): only a sparse entry, refused by the layer scanner, could make
+// them.
+func writeTree(ctx context.Context, r *os.Root, flat io.Reader, ref ImageRef, read *readBudget) error {
+	tr := tar.NewReader(&writtenBound{r: flat, read: read})
 	var links []*tar.Header
 	for n := 0; ; n++ {
 		hdr, err := tr.Next()
@@ -256,6 +261,7 @@ type checkedLayer struct {
 	want   v1.Hash
 	n, of  int
 	budget *readBudget
+	names  *nameBudget
 	st     *steps
 }
 
@@ -270,13 +276,16 @@ func (l *checkedLayer) Uncompressed() (io.ReadCloser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("layer %d: %w", l.n, err)
 	}
-	return &verifyingReader{rc: rc, h: sha256.New(), l: l}, nil
+	return &verifyingReader{rc: rc, h: sha256.New(), l: l, scan: newLayerScanner(l.names)}, nil
 }
 
+// verifyingReader is one layer's uncompressed stream, hashed, counted and
+// scanned (layerScanner) as mutate.Extract reads it.
 type verifyingReader struct {
-	rc io.ReadCloser
-	h  hash.Hash
-	l  *checkedLayer
+	rc   io.ReadCloser
+	h    hash.Hash
+	l    *checkedLayer
+	scan *layerScanner
 }
 
 func (v *verifyingReader) Read(p []byte) (int, error) {
@@ -285,7 +294,13 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	if !v.l.budget.take(int64(n)) {
 		return n, fmt.Errorf("the image's layers hold more than %d bytes uncompressed", maxImageContentBytes)
 	}
+	if serr := v.scan.feed(p[:n]); serr != nil {
+		return 0, fmt.Errorf("layer %d: %w", v.l.n, serr)
+	}
 	if errors.Is(err, io.EOF) {
+		if serr := v.scan.finish(); serr != nil {
+			return 0, fmt.Errorf("layer %d: %w", v.l.n, serr)
+		}
 		if got := fmt.Sprintf("%x", v.h.Sum(nil)); got != v.l.want.Hex {
 			return n, fmt.Errorf("layer %d: content sha256:%s does not match the config's %s", v.l.n, got, v.l.want)
 		}
@@ -293,12 +308,36 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (v *verifyingReader) Close() error { return v.rc.Close() }
-
-// readBudget counts bytes against a limit; layers are read one at a time.
-type readBudget struct{ left int64 }
-
-func (b *readBudget) take(n int64) bool {
-	b.left -= n
-	return b.left >= 0
+func (v *verifyingReader) Close() error {
+	v.scan.finish()
+	return v.rc.Close()
 }
+
+// readBudget counts the layer bytes read, against maxImageContentBytes.
+// Layers are read one at a time by mutate.Extract's goroutine; writeTree
+// reads the count from its own.
+type readBudget struct{ read atomic.Int64 }
+
+func (b *readBudget) take(n int64) bool { return b.read.Add(n) <= maxImageContentBytes }
+
+// writtenBound reads the flattened stream, failing once it has delivered
+// more than the layers' bytes read so far plus a little slack (the tar
+// headers mutate.Extract writes anew): content can only come from layer
+// bytes, so more means something expanded on the way.
+type writtenBound struct {
+	r    io.Reader
+	read *readBudget
+	n    int64
+}
+
+func (w *writtenBound) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	w.n += int64(n)
+	if w.n > w.read.read.Load()+writtenSlack {
+		return n, &entryError{msg: fmt.Sprintf("an entry expands: flattening wrote %d bytes from %d bytes of layers (sparse files are refused)", w.n, w.read.read.Load())}
+	}
+	return n, err
+}
+
+// writtenSlack allows the flattened stream's own headers and padding.
+const writtenSlack = 1 << 20
