@@ -85,3 +85,50 @@ func TestLifecycleArchive(t *testing.T) {
 		}
 	}
 }
+
+// blockingWriter holds the first Write until release is closed.
+type blockingWriter struct{ release chan struct{} }
+
+func (w blockingWriter) Write(p []byte) (int, error) { <-w.release; return len(p), nil }
+
+// A sandbox serves at most four archive transfers at once (60 concurrent
+// downloads ran a guest out of memory); the fifth is refused with
+// resource_exhausted, and slots come back as transfers end.
+func TestArchiveTransfersPerSandboxAreBounded(t *testing.T) {
+	e := newLCEnv(t)
+	m := e.manager(t, sandbox.Config{})
+	ctx := context.Background()
+	info := lcCreate(t, m, sandbox.CreateRequest{})
+	other := lcCreate(t, m, sandbox.CreateRequest{})
+	lcSh(t, m, info.ID, "mkdir -p job/d && echo x > job/d/f")
+	release := make(chan struct{})
+	done := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		go func() {
+			_, err := m.ReadArchive(ctx, lcTenant, info.ID, "/job/d", blockingWriter{release}, 0)
+			done <- err
+		}()
+	}
+	for {
+		_, err := m.ReadArchive(ctx, lcTenant, info.ID, "/job/d", io.Discard, 0)
+		if errors.Is(err, errdefs.ErrResourceExhausted) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("a transfer while four run: %v", err)
+		}
+	}
+	lcSh(t, m, other.ID, "mkdir -p job")
+	if _, err := m.ReadArchive(ctx, lcTenant, other.ID, "/job", io.Discard, 0); err != nil {
+		t.Errorf("another sandbox's transfer: %v", err)
+	}
+	close(release)
+	for i := 0; i < 4; i++ {
+		if err := <-done; err != nil {
+			t.Errorf("held transfer: %v", err)
+		}
+	}
+	if _, err := m.ReadArchive(ctx, lcTenant, info.ID, "/job/d", io.Discard, 0); err != nil {
+		t.Errorf("a transfer after the others ended: %v", err)
+	}
+}

@@ -159,6 +159,24 @@ type live struct {
 	slot      *netpool.Slot // set at registration or by recovery before the API serves; nil without networking; released by end
 	exec      execDefaults  // immutable
 	procs     processTable  // background processes (process.go)
+	// archives counts the archive transfers in progress (see
+	// takeArchiveSlot).
+	archives atomic.Int32
+}
+
+// maxArchivesPerSandbox bounds one sandbox's archive transfers at once:
+// each packs or unpacks a tree in the guest with its own buffers, and 60
+// concurrent downloads of one sandbox took its guest's memory in seconds
+// ("System is deadlocked on memory").
+const maxArchivesPerSandbox = 4
+
+// takeArchiveSlot counts one archive transfer of l, or refuses it.
+func (l *live) takeArchiveSlot() (release func(), err error) {
+	if l.archives.Add(1) > maxArchivesPerSandbox {
+		l.archives.Add(-1)
+		return nil, errdefs.ResourceExhausted("sandbox %s already has %d archive transfers in progress; wait for one to end", l.id, maxArchivesPerSandbox)
+	}
+	return func() { l.archives.Add(-1) }, nil
 }
 
 // newLive returns a sandbox whose VM is attached already.
@@ -741,7 +759,11 @@ func (m *Manager) WriteArchive(ctx context.Context, tenant, id, dir string, r io
 	var st guest.ArchiveStats
 	detail := map[string]string{}
 	_, err := m.fileOpDetail(ctx, tenant, id, store.EventArchiveWrite, dir, detail, func(l *live) (int64, error) {
-		var err error
+		release, err := l.takeArchiveSlot()
+		if err != nil {
+			return 0, err
+		}
+		defer release()
 		st, err = l.machine.WriteArchive(ctx, dir, r, maxBytes)
 		detail["entries"] = strconv.FormatInt(st.Entries, 10)
 		return st.Bytes, err
@@ -754,6 +776,11 @@ func (m *Manager) WriteArchive(ctx context.Context, tenant, id, dir string, r io
 // Audited as archive_read with the stream's size.
 func (m *Manager) ReadArchive(ctx context.Context, tenant, id, path string, w io.Writer, maxBytes int64) (int64, error) {
 	return m.fileOp(ctx, tenant, id, store.EventArchiveRead, path, func(l *live) (int64, error) {
+		release, err := l.takeArchiveSlot()
+		if err != nil {
+			return 0, err
+		}
+		defer release()
 		return l.machine.ReadArchive(ctx, path, w, maxBytes)
 	})
 }
