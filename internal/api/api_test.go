@@ -666,3 +666,32 @@ func TestListKeys(t *testing.T) {
 	}
 	wantErr(t, h.do("GET", "/v1/keys", h.keyA, nil), 401, "permission_denied") // revoked
 }
+
+// A tenant's audit records are numbered among its own records: its first
+// is seq 1 however much other tenants did, and after_seq pages in that
+// numbering. The global seq would tell one tenant the others' volume.
+func TestAuditSeqIsPerTenant(t *testing.T) {
+	h := newHarness(t, api.Config{})
+	ctx := context.Background()
+	for i := 0; i < 20; i++ { // another tenant's busy morning
+		if _, err := h.env.Store.AppendAudit(ctx, store.AuditRecord{Tenant: "tenant-a", Event: "exec", Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := h.env.Store.AppendAudit(ctx, store.AuditRecord{Tenant: "tenant-b", Event: "exec", Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var page api.AuditList
+	r := h.do("GET", "/v1/audit?limit=2", h.keyB, nil)
+	if err := json.Unmarshal(r.body, &page); err != nil || r.status != 200 || len(page.Records) != 2 ||
+		page.Records[0].Seq != 1 || page.Records[1].Seq != 2 || page.NextAfterSeq != 2 {
+		t.Fatalf("tenant B's first page: %d %s", r.status, r.body)
+	}
+	page = api.AuditList{}
+	r = h.do("GET", "/v1/audit?limit=2&after_seq=2", h.keyB, nil)
+	if err := json.Unmarshal(r.body, &page); err != nil || len(page.Records) != 1 || page.Records[0].Seq != 3 || page.NextAfterSeq != 0 {
+		t.Fatalf("tenant B's second page: %d %s", r.status, r.body)
+	}
+}

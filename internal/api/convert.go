@@ -21,6 +21,15 @@ func AuditRecordFromStore(r store.AuditRecord) AuditRecord {
 	}
 }
 
+// auditRecordForTenant is AuditRecordFromStore as a tenant sees it: seq is
+// the record's number among that tenant's records, never the global one
+// (which would tell one tenant how much the others did).
+func auditRecordForTenant(r store.AuditRecord) AuditRecord {
+	out := AuditRecordFromStore(r)
+	out.Seq = r.TenantSeq
+	return out
+}
+
 // sandboxFromInfo converts the manager's view of a sandbox to its JSON
 // shape.
 func sandboxFromInfo(in sandbox.Info) Sandbox {

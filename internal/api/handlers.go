@@ -304,7 +304,7 @@ func (s *server) audit(w *respWriter, r *http.Request, c *call) error {
 		if err != nil || n < 0 {
 			return errdefs.InvalidArgument("after_seq %q: want a record seq", v)
 		}
-		f.AfterSeq = n
+		f.AfterTenantSeq = n
 	}
 	if f.SandboxID != "" {
 		c.id = f.SandboxID
@@ -318,10 +318,10 @@ func (s *server) audit(w *respWriter, r *http.Request, c *call) error {
 		if rec.Tenant != c.tenant {
 			continue // never another tenant's, whatever the store did
 		}
-		out.Records = append(out.Records, AuditRecordFromStore(rec))
+		out.Records = append(out.Records, auditRecordForTenant(rec))
 	}
 	if len(recs) == f.Limit && len(recs) > 0 {
-		out.NextAfterSeq = recs[len(recs)-1].Seq
+		out.NextAfterSeq = recs[len(recs)-1].TenantSeq
 	}
 	return writeJSON(w, http.StatusOK, out)
 }

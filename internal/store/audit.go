@@ -60,6 +60,11 @@ type AuditRecord struct {
 	// "signal"); at most 64 pairs, values at most 256 bytes, and keys that
 	// name content ("cmd", "path", "stdout", ...) are refused.
 	Detail map[string]string
+	// TenantSeq is the record's number among its tenant's records: 1,
+	// 2, ... with no gaps (what a tenant sees as "seq" through the API; the
+	// global Seq would tell it how much the other tenants did). Assigned
+	// by AppendAudit; not hashed, checked by VerifyAudit against the chain.
+	TenantSeq int64
 	// PrevHash is the Hash of record Seq-1, "" for the first record.
 	PrevHash string
 	// Hash is hex(sha256(PrevHash || canonical JSON of every other field)).
@@ -84,6 +89,9 @@ type AuditFilter struct {
 	// AfterSeq keeps records with Seq > AfterSeq: the cursor for paging
 	// (pass the last Seq of the previous page).
 	AfterSeq int64
+	// AfterTenantSeq keeps records with TenantSeq > AfterTenantSeq: a
+	// tenant's cursor; only with Tenant.
+	AfterTenantSeq int64
 	// Limit caps the number of records returned; 0 means no cap.
 	Limit int
 }
@@ -300,6 +308,9 @@ func (s *Store) AppendAudit(ctx context.Context, r AuditRecord) (AuditRecord, er
 			now = max(now, prevMS)
 		}
 		rec := r
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(tenant_seq), 0) + 1 FROM audit WHERE tenant = ?`, r.Tenant).Scan(&rec.TenantSeq); err != nil {
+			return mapErr(err)
+		}
 		rec.Seq = headSeq + 1
 		rec.Time = fromMS(now)
 		rec.PrevHash = headHash
@@ -312,10 +323,10 @@ func (s *Store) AppendAudit(ctx context.Context, r AuditRecord) (AuditRecord, er
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO audit
 			(seq, time_ms, tenant, sandbox_id, parent_id, template, event, metadata, exit_code,
-			 bytes, duration_ms, outcome, detail, prev_hash, hash)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			 bytes, duration_ms, outcome, detail, prev_hash, hash, tenant_seq)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			rec.Seq, now, rec.Tenant, rec.SandboxID, rec.ParentID, rec.Template, rec.Event, md, exit,
-			rec.Bytes, rec.DurationMS, rec.Outcome, detail, rec.PrevHash, rec.Hash); err != nil {
+			rec.Bytes, rec.DurationMS, rec.Outcome, detail, rec.PrevHash, rec.Hash, rec.TenantSeq); err != nil {
 			return mapErr(err)
 		}
 		for k, v := range rec.Metadata {
@@ -390,6 +401,13 @@ func (s *Store) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRecord, e
 	if f.AfterSeq > 0 {
 		where = append(where, `seq > ?`)
 		args = append(args, f.AfterSeq)
+	}
+	if f.AfterTenantSeq > 0 {
+		if f.Tenant == "" {
+			return nil, fmt.Errorf("store: query audit: %w", errdefs.InvalidArgument("a tenant cursor needs a tenant"))
+		}
+		where = append(where, `tenant_seq > ?`)
+		args = append(args, f.AfterTenantSeq)
 	}
 	if len(f.Metadata) > 0 {
 		if err := validateStringMap("metadata filter", f.Metadata, maxMetadataValue); err != nil {
@@ -564,6 +582,7 @@ func walkAudit(ctx context.Context, tx *sql.Tx) (rep VerifyReport, last int64, e
 		rep.OK, rep.FirstBadSeq, rep.Problem = false, seq, fmt.Sprintf(format, args...)
 	}
 	var prevMS int64
+	tenantSeqs := map[string]int64{} // tenant -> its last record's number
 	for rows.Next() {
 		var indexed string
 		r, err := scanAudit(rows, &indexed)
@@ -604,6 +623,11 @@ func walkAudit(ctx context.Context, tx *sql.Tx) (rep VerifyReport, last int64, e
 			bad(r.Seq, "metadata index of record %d does not match the record", r.Seq)
 			break
 		}
+		if want := tenantSeqs[r.Tenant] + 1; r.TenantSeq != want {
+			bad(r.Seq, "record %d is numbered %d among its tenant's records, want %d", r.Seq, r.TenantSeq, want)
+			break
+		}
+		tenantSeqs[r.Tenant] = r.TenantSeq
 		rep.Records++
 		rep.LastHash = r.Hash
 		last = r.Seq
@@ -616,7 +640,7 @@ func walkAudit(ctx context.Context, tx *sql.Tx) (rep VerifyReport, last int64, e
 }
 
 const auditColumns = `seq, time_ms, tenant, sandbox_id, parent_id, template, event, metadata, exit_code,
-	bytes, duration_ms, outcome, detail, prev_hash, hash`
+	bytes, duration_ms, outcome, detail, prev_hash, hash, tenant_seq`
 
 // decodeError is a stored audit row whose JSON columns do not decode.
 type decodeError struct {
@@ -635,14 +659,16 @@ func scanAudit(r rowScanner, extra ...any) (AuditRecord, error) {
 		timeMS     int64
 		md, detail string
 		exit       sql.NullInt64
+		tseq       sql.NullInt64
 	)
 	dest := append([]any{&rec.Seq, &timeMS, &rec.Tenant, &rec.SandboxID, &rec.ParentID, &rec.Template,
-		&rec.Event, &md, &exit, &rec.Bytes, &rec.DurationMS, &rec.Outcome, &detail, &rec.PrevHash, &rec.Hash},
+		&rec.Event, &md, &exit, &rec.Bytes, &rec.DurationMS, &rec.Outcome, &detail, &rec.PrevHash, &rec.Hash, &tseq},
 		extra...)
 	if err := r.Scan(dest...); err != nil {
 		return AuditRecord{}, err
 	}
 	rec.Time = fromMS(timeMS)
+	rec.TenantSeq = tseq.Int64
 	if exit.Valid {
 		c := int(exit.Int64)
 		rec.ExitCode = &c

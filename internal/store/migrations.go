@@ -153,6 +153,21 @@ CREATE TABLE invoice_history (
 -- the jail existed ran unjailed.
 ALTER TABLE sandboxes ADD COLUMN jailed INTEGER NOT NULL DEFAULT 0 CHECK (jailed IN (0, 1));
 `},
+	{name: "per-tenant audit numbers", sql: `
+-- A tenant pages through its own records by their number among its
+-- tenant's records (1, 2, ...): the global seq would tell one tenant how
+-- much every other tenant did. Not hashed (like audit_metadata);
+-- VerifyAudit checks it against the chain. The backfill needs the update
+-- trigger out of the way for its one statement.
+ALTER TABLE audit ADD COLUMN tenant_seq INTEGER;
+DROP TRIGGER audit_no_update;
+UPDATE audit SET tenant_seq = t.n
+  FROM (SELECT seq, row_number() OVER (PARTITION BY tenant ORDER BY seq) AS n FROM audit) AS t
+ WHERE audit.seq = t.seq;
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
+CREATE UNIQUE INDEX audit_tenant_number ON audit (tenant, tenant_seq);
+`},
 }
 
 // migrate applies the migrations the database has not seen yet. The version

@@ -75,11 +75,26 @@ func TestMigrationUpgradesOlderDatabase(t *testing.T) {
 		t.Fatalf("schema version = %d, want %d", v, n-1)
 	}
 	// The column the newest migration adds.
-	if columnExists(t, old, "sandboxes", "jailed") {
-		t.Fatal("sandboxes.jailed exists before its migration ran")
+	if columnExists(t, old, "audit", "tenant_seq") {
+		t.Fatal("audit.tenant_seq exists before its migration ran")
 	}
 	if _, _, err := old.CreateKey(ctx, "firm-a", "ci"); err != nil {
 		t.Fatal(err)
+	}
+	// Records as the previous release wrote them, two tenants interleaved.
+	prev := ""
+	for seq, tenant := range []string{"firm-a", "firm-b", "firm-a", "firm-b"} {
+		r := AuditRecord{Seq: int64(seq + 1), Time: t0, Tenant: tenant, Event: "exec", Outcome: "ok", PrevHash: prev}
+		r.Hash = must(auditHash(r))
+		if _, err := old.db.ExecContext(ctx, `INSERT INTO audit (seq, time_ms, tenant, sandbox_id, parent_id, template, event,
+			metadata, exit_code, bytes, duration_ms, outcome, detail, prev_hash, hash)
+			VALUES (?, ?, ?, '', '', '', 'exec', '{}', NULL, 0, 0, 'ok', '{}', ?, ?)`, r.Seq, toMS(t0), tenant, prev, r.Hash); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := old.db.ExecContext(ctx, `UPDATE audit_head SET seq = ?, hash = ?`, r.Seq, r.Hash); err != nil {
+			t.Fatal(err)
+		}
+		prev = r.Hash
 	}
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
@@ -93,8 +108,12 @@ func TestMigrationUpgradesOlderDatabase(t *testing.T) {
 	if v, _ := s.SchemaVersion(ctx); v != n {
 		t.Fatalf("schema version after upgrade = %d, want %d", v, n)
 	}
-	if !columnExists(t, s, "sandboxes", "jailed") {
-		t.Fatal("sandboxes.jailed missing after upgrade")
+	if !columnExists(t, s, "audit", "tenant_seq") {
+		t.Fatal("audit.tenant_seq missing after upgrade")
+	}
+	if recs, err := s.QueryAudit(ctx, AuditFilter{Tenant: "firm-b"}); err != nil || len(recs) != 2 ||
+		recs[0].TenantSeq != 1 || recs[1].TenantSeq != 2 || recs[1].Seq != 4 {
+		t.Fatalf("firm-b's records after the upgrade: %+v, %v", recs, err)
 	}
 	if keys, err := s.ListKeys(ctx, ""); err != nil || len(keys) != 1 {
 		t.Fatalf("keys after upgrade = %v, %v; want the one created before", keys, err)
@@ -115,7 +134,7 @@ func TestMigrationUpgradesOlderDatabase(t *testing.T) {
 	if v, _ := s.SchemaVersion(ctx); v != n {
 		t.Fatalf("schema version after no-op reopen = %d, want %d", v, n)
 	}
-	if rep, err := s.VerifyAudit(ctx); err != nil || !rep.OK || rep.Records != 1 {
+	if rep, err := s.VerifyAudit(ctx); err != nil || !rep.OK || rep.Records != 5 {
 		t.Fatalf("verify after reopen = %+v, %v", rep, err)
 	}
 }
