@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/docs"
+	"github.com/airlock-dev/airlock/internal/docs/extract"
 )
 
 // version is set at build time (-ldflags "-X main.version=...").
@@ -214,7 +215,19 @@ func runJob(ctx context.Context, cmd command, inv *invocation) (env *docs.Envelo
 			env = &docs.Envelope{Error: docs.Errorf(docs.CodeInternal, "%s crashed: %v", cmd.name, r)}
 		}
 	}()
-	return cmd.run(ctx, inv)
+	env = cmd.run(ctx, inv)
+	if env != nil && env.Error == nil && cmd.common {
+		// What the document carries that its reader should know (scripts,
+		// attachments, a polyglot), with every job's result; never acted
+		// on. A check that cannot run fails the job: a missing tool is a
+		// broken template, not a clean document.
+		risks, err := extract.Risks(ctx, inv.in, extract.Options{MaxBytes: inv.maxBytes})
+		if err != nil {
+			return &docs.Envelope{Error: docs.AsError(fmt.Errorf("risk check: %w", err)), TimingsMS: env.TimingsMS}
+		}
+		env.Risks = risks
+	}
+	return env
 }
 
 func write(cmd command, inv *invocation, env *docs.Envelope, stderr io.Writer) int {

@@ -25,6 +25,44 @@ const (
 	CodeInternal    = "internal"      // a bug or an environment problem in the guest
 )
 
+// Risks a document carries, whatever the job: active content and hidden
+// payloads a person should know about before opening the original. They
+// are reported, never acted on: nothing in a sandbox runs a document's
+// scripts or opens its attachments. Part of the output contract.
+const (
+	RiskPDFJavaScript      = "pdf_javascript"        // scripts in the PDF (document or form actions)
+	RiskPDFXFAForm         = "pdf_xfa_form"          // an XFA form: a second, scriptable document inside
+	RiskPDFEmbeddedFiles   = "pdf_embedded_files"    // attachments (any file type) inside the PDF
+	RiskPDFDataBeforeStart = "pdf_data_before_start" // bytes before %PDF-: another format's header (a polyglot)
+	RiskPDFDataAfterEnd    = "pdf_data_after_end"    // bytes after the last %%EOF: an appended file (a polyglot)
+)
+
+// RiskText says what a Risk name means, for reports.
+func RiskText(r string) string {
+	switch r {
+	case RiskPDFJavaScript:
+		return "The PDF carries JavaScript (it runs in some readers when the file is opened)."
+	case RiskPDFXFAForm:
+		return "The PDF carries an XFA form: a second, scriptable document some readers show instead of the pages."
+	case RiskPDFEmbeddedFiles:
+		return "The PDF carries embedded files (attachments of any type)."
+	case RiskPDFDataBeforeStart:
+		return "The file has other data before the PDF starts: it may also open as another kind of file (a polyglot)."
+	case RiskPDFDataAfterEnd:
+		return "The file has other data after the PDF ends: another file may be appended to it (a polyglot)."
+	}
+	return r
+}
+
+// KnownRisk reports whether r is one of the Risk names.
+func KnownRisk(r string) bool {
+	switch r {
+	case RiskPDFJavaScript, RiskPDFXFAForm, RiskPDFEmbeddedFiles, RiskPDFDataBeforeStart, RiskPDFDataAfterEnd:
+		return true
+	}
+	return false
+}
+
 // Error is a classified job failure. Message is for humans and must not
 // quote document content.
 type Error struct {
@@ -64,7 +102,9 @@ type Envelope struct {
 	OCRPages int    `json:"ocr_pages"`
 	// TimingsMS are the guest-side phases (extract, ocr, analyse, write).
 	TimingsMS map[string]int64 `json:"timings_ms"`
-	Result    json.RawMessage  `json:"result"`
+	// Risks are the Risk* names the document carries, sorted, each once.
+	Risks  []string        `json:"risks,omitempty"`
+	Result json.RawMessage `json:"result"`
 }
 
 // WriteEnvelope writes env to path atomically (temp file + rename), so the
@@ -138,6 +178,11 @@ func DecodeEnvelope(b []byte, job string, maxBytes int) (*Envelope, error) {
 	for k, v := range env.TimingsMS {
 		if len(k) > 32 || v < 0 {
 			return nil, fmt.Errorf("result has an invalid timing %q", k)
+		}
+	}
+	for i, r := range env.Risks {
+		if !KnownRisk(r) || (i > 0 && r <= env.Risks[i-1]) {
+			return nil, fmt.Errorf("result has an unknown, repeated or unsorted risk %q", r)
 		}
 	}
 	return &env, nil

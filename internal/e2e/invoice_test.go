@@ -133,8 +133,8 @@ func TestInvoiceBatch(t *testing.T) {
 			t.Errorf("%s: %+v; want error %s, decision review, flag unreadable", name, l, want)
 		}
 	}
-	if l := lines["10-script"]; l.Decision == "approve" {
-		t.Errorf("a PDF with JavaScript and no real invoice was approved: %+v", l)
+	if l := lines["10-script"]; l.Decision == "approve" || !l.has("active_content") {
+		t.Errorf("a PDF with JavaScript and no real invoice: %+v; want review with active_content", l)
 	}
 	auditOut, _, _ := e.cli(t, "audit", "ls", "--json", "--state-dir", e.stateDir, "--meta", "tenant_id="+invcorpus.TenantID)
 	if !regexp.MustCompile(`"job":\s*"invoice"`).MatchString(auditOut) {

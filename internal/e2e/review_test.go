@@ -24,6 +24,7 @@ type reviewLine struct {
 	} `json:"error"`
 	Pages     int              `json:"pages"`
 	OCRPages  int              `json:"ocr_pages"`
+	Risks     []string         `json:"risks"`
 	TimingsMS map[string]int64 `json:"timings_ms"`
 	Findings  []struct {
 		Clause        string  `json:"clause"`
@@ -79,6 +80,9 @@ func TestReviewBatch(t *testing.T) {
 	}
 	want := map[string]string{"encrypted.pdf": "encrypted", "truncated.pdf": "unreadable", "empty.pdf": "unreadable",
 		"not-a-pdf.pdf": "unreadable", "2000-pages.pdf": "too_large", "page-bomb.pdf": "too_large"}
+	// Active content is reviewed like any text, and reported, never run.
+	hostile["active.pdf"] = testdocs.Polyglot([]byte("<html><script>fetch('x')</script>\n"),
+		testdocs.JavaScriptPDF([]string{"SERVICES AGREEMENT", "1. Term. One year."}, "app.launchURL('https://x.test')"), nil)
 	for name, b := range hostile {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
@@ -100,8 +104,14 @@ func TestReviewBatch(t *testing.T) {
 			t.Errorf("%s: ok=%v error=%+v; want error code %s", name, l.OK, l.Error, code)
 		}
 	}
+	if l := lines["active.pdf"]; !l.OK || strings.Join(l.Risks, ",") != "pdf_data_before_start,pdf_javascript" {
+		t.Errorf("active.pdf: ok=%v error=%+v risks=%v; want ok with pdf_data_before_start,pdf_javascript", l.OK, l.Error, l.Risks)
+	}
 	for _, c := range cs {
 		l := lines[c.Name+".pdf"]
+		if len(l.Risks) != 0 {
+			t.Errorf("%s: risks %v in a plain contract", c.Name, l.Risks)
+		}
 		if !l.OK {
 			t.Errorf("%s: %+v", c.Name, l.Error)
 			continue

@@ -85,7 +85,7 @@ func (j *Invoice) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome 
 	env, t, lerr := RunTool(ctx, sbxs, run)
 	o := Outcome{Timings: t}
 	if env != nil {
-		o.Pages, o.OCRPages = env.Pages, env.OCRPages
+		o.Pages, o.OCRPages, o.Risks = env.Pages, env.OCRPages, env.Risks
 	}
 	switch {
 	case lerr != nil:

@@ -156,7 +156,7 @@ func (j *Redact) redact(ctx context.Context, sbxs Sandboxes, doc Doc, o *Outcome
 	env, t, lerr := RunTool(ctx, sbxs, run)
 	o.Timings.Add(t)
 	if env != nil {
-		o.Pages, o.OCRPages = env.Pages, env.OCRPages
+		o.Pages, o.OCRPages, o.Risks = env.Pages, env.OCRPages, env.Risks
 	}
 	switch {
 	case lerr != nil:
@@ -317,9 +317,9 @@ func (j *Redact) Human(doc Doc, o Outcome) string {
 		n += c
 	}
 	if l.Held {
-		return fmt.Sprintf("%s  HELD (%s)  %d findings  -> %s", doc.Path, strings.Join(l.HoldReasons, "; "), n, l.HeldAt)
+		return fmt.Sprintf("%s  HELD (%s)  %d findings  -> %s%s", doc.Path, strings.Join(l.HoldReasons, "; "), n, l.HeldAt, risksNote(o.Risks))
 	}
-	return fmt.Sprintf("%s  released  %d findings  -> %s", doc.Path, n, l.Output)
+	return fmt.Sprintf("%s  released  %d findings  -> %s%s", doc.Path, n, l.Output, risksNote(o.Risks))
 }
 
 // utf16ToUTF8 decodes a BOM-marked UTF-16 file (the redactor writes UTF-16

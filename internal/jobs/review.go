@@ -69,7 +69,7 @@ func (r *Review) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
 	env, t, lerr := RunTool(ctx, sbxs, run)
 	o := Outcome{Timings: t, Fields: ReviewLine{Findings: []result.Finding{}}}
 	if env != nil {
-		o.Pages, o.OCRPages = env.Pages, env.OCRPages
+		o.Pages, o.OCRPages, o.Risks = env.Pages, env.OCRPages, env.Risks
 	}
 	if lerr != nil {
 		o.Err = lerr
@@ -86,7 +86,7 @@ func (r *Review) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
 	}
 	line := ReviewLine{Playbook: &res.Playbook, Summary: &res.Summary, Findings: res.Findings}
 	if r.ReportDir != "" {
-		line.Report, err = r.writeReport(doc, res)
+		line.Report, err = r.writeReport(doc, res, env.Risks)
 		if err != nil {
 			o.Err = lineErr(docs.CodeInternal, "write the report: %v", err)
 			return o
@@ -101,13 +101,13 @@ func (r *Review) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
 
 // writeReport renders the validated result; the file is named by the
 // document's id, never by its (possibly sensitive) name.
-func (r *Review) writeReport(doc Doc, res *result.Result) (string, error) {
+func (r *Review) writeReport(doc Doc, res *result.Result, risks []string) (string, error) {
 	p := filepath.Join(r.ReportDir, doc.ID+".html")
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return "", err
 	}
-	if err := report.RenderHTML(f, res, filepath.Base(doc.Path)); err != nil {
+	if err := report.RenderHTML(f, res, filepath.Base(doc.Path), risks); err != nil {
 		f.Close()
 		return "", err
 	}
@@ -160,7 +160,7 @@ func (r *Review) Human(doc Doc, o Outcome) string {
 	var b strings.Builder
 	if r.Markdown {
 		res := &result.Result{Findings: l.Findings, Summary: *l.Summary, Playbook: *l.Playbook}
-		if err := report.RenderMarkdown(&b, res, filepath.Base(doc.Path)); err == nil {
+		if err := report.RenderMarkdown(&b, res, filepath.Base(doc.Path), o.Risks); err == nil {
 			return b.String()
 		}
 		b.Reset()
@@ -168,6 +168,7 @@ func (r *Review) Human(doc Doc, o Outcome) string {
 	fmt.Fprintf(&b, "%s  %d pages (%d OCR)  %d clauses: %d MATCH, %d DEVIATION (%d numeric), %d MISSING",
 		doc.Path, o.Pages, o.OCRPages, l.Summary.Clauses, l.Summary.Match, l.Summary.Deviation,
 		l.Summary.NumericChanges, l.Summary.Missing)
+	b.WriteString(risksNote(o.Risks))
 	for _, f := range l.Findings {
 		if f.Status == result.StatusMatch {
 			continue

@@ -38,8 +38,11 @@ type Outcome struct {
 	Err      *LineError
 	Pages    int
 	OCRPages int
-	Timings  Timings
-	Fields   any
+	// Risks are what the document carries (docs.Risk* names: scripts,
+	// attachments, a polyglot), as the guest found them.
+	Risks   []string
+	Timings Timings
+	Fields  any
 	// Tally are the counters this document adds to the batch summary
 	// ("MATCH": 7, ...).
 	Tally map[string]int
@@ -342,6 +345,7 @@ type line struct {
 	Error     *LineError       `json:"error"`
 	Pages     int              `json:"pages"`
 	OCRPages  int              `json:"ocr_pages"`
+	Risks     []string         `json:"risks"`
 	TimingsMS map[string]int64 `json:"timings_ms"`
 }
 
@@ -360,10 +364,26 @@ func (b *Batch) emit(d Doc, o Outcome) error {
 	return err
 }
 
+// risksNote is what a human line adds for a document's risks: the
+// original carries active content (the released output never does).
+func risksNote(risks []string) string {
+	if len(risks) == 0 {
+		return ""
+	}
+	return "  RISKS in the original: " + strings.Join(risks, ", ")
+}
+
+func nonNilRisks(r []string) []string {
+	if r == nil {
+		return []string{}
+	}
+	return r
+}
+
 // encodeLine writes the common fields, then the job's, as one object.
 func encodeLine(d Doc, o Outcome) ([]byte, error) {
 	common, err := json.Marshal(line{File: d.Path, OK: o.Err == nil, Error: o.Err, Pages: o.Pages,
-		OCRPages: o.OCRPages, TimingsMS: o.Timings.MS()})
+		OCRPages: o.OCRPages, Risks: nonNilRisks(o.Risks), TimingsMS: o.Timings.MS()})
 	if err != nil {
 		return nil, err
 	}

@@ -14,8 +14,8 @@ import (
 type IndexEntry = report.IndexEntry
 
 // RenderHTML writes a self-contained HTML report (see report.RenderHTML).
-func RenderHTML(w io.Writer, r *Result, document string) error {
-	return report.RenderHTML(w, r, document)
+func RenderHTML(w io.Writer, r *Result, document string, risks []string) error {
+	return report.RenderHTML(w, r, document, risks)
 }
 
 // RenderIndex writes an HTML index of a batch (see report.RenderIndex).
@@ -24,6 +24,6 @@ func RenderIndex(w io.Writer, title string, entries []IndexEntry) error {
 }
 
 // RenderMarkdown writes the review as Markdown (see report.RenderMarkdown).
-func RenderMarkdown(w io.Writer, r *Result, document string) error {
-	return report.RenderMarkdown(w, r, document)
+func RenderMarkdown(w io.Writer, r *Result, document string, risks []string) error {
+	return report.RenderMarkdown(w, r, document, risks)
 }

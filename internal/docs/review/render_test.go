@@ -21,7 +21,7 @@ func TestReportOfHostileContract(t *testing.T) {
 		t.Fatal("the hostile text did not reach the finding; the test would prove nothing")
 	}
 	var html, md bytes.Buffer
-	if err := RenderHTML(&html, r, "contract.pdf"); err != nil {
+	if err := RenderHTML(&html, r, "contract.pdf", nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := RenderIndex(&html, "batch", []IndexEntry{{Document: hostile, Href: "javascript:alert(1)", Result: r}}); err != nil {
@@ -31,7 +31,7 @@ func TestReportOfHostileContract(t *testing.T) {
 		strings.Contains(html.String(), "javascript:") || !strings.Contains(html.String(), "&lt;script&gt;") {
 		t.Error("HTML carries live markup from the contract")
 	}
-	if err := RenderMarkdown(&md, r, "contract.pdf"); err != nil {
+	if err := RenderMarkdown(&md, r, "contract.pdf", nil); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(md.String(), "\x1b") || strings.Contains(md.String(), "<script>") {

@@ -82,6 +82,32 @@ func JavaScriptPDF(lines []string, script string) []byte {
 	return p.bytes(cat)
 }
 
+// AttachmentPDF is a one-page text PDF carrying one embedded file (name,
+// data) in its EmbeddedFiles name tree, as a mail client attaches one.
+func AttachmentPDF(lines []string, name string, data []byte) []byte {
+	var p rawPDF
+	cat := p.add("")
+	pages := p.add("")
+	font := p.add(helvetica)
+	content := p.add(stream(helveticaText(lines, letterHeight)))
+	file := p.add(fmt.Sprintf("<< /Type /EmbeddedFile /Length %d >>\nstream\n%s\nendstream", len(data), data))
+	spec := p.add(fmt.Sprintf("<< /Type /Filespec /F %s /UF %s /EF << /F %d 0 R >> >>", pdfString(name), pdfString(name), file))
+	page := p.add(fmt.Sprintf("<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>",
+		pages, font, content))
+	p.set(cat, fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R /Names << /EmbeddedFiles << /Names [%s %d 0 R] >> >> >>",
+		pages, pdfString(name), spec))
+	p.set(pages, fmt.Sprintf("<< /Type /Pages /Count 1 /Kids [%d 0 R] >>", page))
+	return p.bytes(cat)
+}
+
+// Polyglot is pdf with another file's bytes before its header and/or
+// after its end: readers that scan for %PDF- and the last xref open it as
+// a PDF, while the same file is also, say, a web page or a ZIP.
+func Polyglot(before, pdf, after []byte) []byte {
+	out := append(append([]byte{}, before...), pdf...)
+	return append(out, after...)
+}
+
 // BombPNG declares a width x height 8-bit gray image but carries only one
 // compressed row: a decoder that trusts IHDR allocates width*height bytes
 // before it finds out.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -83,7 +84,7 @@ func NewChecker(master *Master, policy Policy, history History) (*Checker, error
 // refused envelope gives a review report with an unreadable flag; the
 // error is only for a History failure.
 func (c *Checker) CheckEnvelope(ctx context.Context, raw []byte) (*Report, error) {
-	res, code, err := DecodeEnvelope(raw)
+	res, risks, code, err := DecodeEnvelope(raw)
 	switch {
 	case err != nil:
 		return c.refused(err), nil
@@ -92,7 +93,14 @@ func (c *Checker) CheckEnvelope(ctx context.Context, raw []byte) (*Report, error
 		r.Flags[0].Detail = "the guest job failed: " + code
 		return r, nil
 	}
-	return c.check(ctx, res)
+	r, err := c.check(ctx, res)
+	if err == nil && len(risks) > 0 {
+		// An invoice has no business carrying scripts, attachments or a
+		// second file: a person looks before anyone opens the original.
+		r.Flags = append(r.Flags, Flag{Code: FlagActiveContent, Detail: strings.Join(risks, ", ")})
+		r.Decision = DecisionReview
+	}
+	return r, err
 }
 
 // CheckResult judges the invoice result alone (the envelope's "result").

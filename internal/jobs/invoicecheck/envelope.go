@@ -7,24 +7,25 @@ import (
 
 // DecodeEnvelope decodes the guest's whole result file strictly (the
 // shared envelope rules of docs.DecodeEnvelope, then the invoice result).
-// It returns the invoice result when the job ran (ok), or the guest's
-// error code when it did not; a malformed envelope is ErrRejected.
-func DecodeEnvelope(raw []byte) (res *schema.Result, guestCode string, err error) {
+// It returns the invoice result and the document's risks (docs.Risk*)
+// when the job ran (ok), or the guest's error code when it did not; a
+// malformed envelope is ErrRejected.
+func DecodeEnvelope(raw []byte) (res *schema.Result, risks []string, guestCode string, err error) {
 	if err := checkShape(raw, maxDepth+1); err != nil {
-		return nil, "", reject("envelope: %v", err)
+		return nil, nil, "", reject("envelope: %v", err)
 	}
 	env, err := docs.DecodeEnvelope(raw, schema.Job, schema.MaxResultBytes+4096)
 	if err != nil {
-		return nil, "", reject("%v", err)
+		return nil, nil, "", reject("%v", err)
 	}
 	if env.Error != nil {
-		return nil, env.Error.Code, nil
+		return nil, nil, env.Error.Code, nil
 	}
 	res, err = DecodeResult(env.Result)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
-	return res, "", nil
+	return res, env.Risks, "", nil
 }
 
 func contains(ss []string, s string) bool {

@@ -16,6 +16,7 @@ const (
 	FlagDuplicate            = "duplicate_invoice_number"
 	FlagLowConfidence        = "low_confidence"
 	FlagUnreadable           = "unreadable"
+	FlagActiveContent        = "active_content" // the PDF carries scripts, attachments or another file (docs.Risk*)
 	DecisionApprove          = "approve"
 	DecisionReview           = "review"
 	maxFlagsPerCode          = 10
@@ -27,7 +28,7 @@ const (
 // FlagCodes lists every flag code.
 func FlagCodes() []string {
 	return []string{FlagPromptInjection, FlagBankChanged, FlagUnknownVendor, FlagTotalMismatch,
-		FlagHighValue, FlagPastDue, FlagDuplicate, FlagLowConfidence, FlagUnreadable}
+		FlagHighValue, FlagPastDue, FlagDuplicate, FlagLowConfidence, FlagUnreadable, FlagActiveContent}
 }
 
 // Flag is one reason an invoice needs a human.

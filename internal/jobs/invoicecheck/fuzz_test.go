@@ -22,7 +22,7 @@ func FuzzDecodeResult(f *testing.F) {
 	f.Add([]byte(`{"version":1,"job":"invoice","ok":false,"error":{"code":"unreadable","message":"x"}}`))
 	f.Add([]byte(`{"approved":true}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		DecodeEnvelope(b)
+		_, _, _, _ = DecodeEnvelope(b)
 		DecodeResult(b)
 	})
 }

@@ -9,13 +9,14 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/airlock-dev/airlock/internal/docs"
 	"github.com/airlock-dev/airlock/internal/docs/review/result"
 )
 
 // RenderHTML writes a self-contained, print-friendly HTML report of one
 // document's review.
-func RenderHTML(w io.Writer, r *result.Result, document string) error {
-	if err := reportTmpl.Execute(w, reportData(r, document)); err != nil {
+func RenderHTML(w io.Writer, r *result.Result, document string, risks []string) error {
+	if err := reportTmpl.Execute(w, reportData(r, document, risks)); err != nil {
 		return fmt.Errorf("render html report: %w", err)
 	}
 	return nil
@@ -82,7 +83,7 @@ type findingView struct {
 	Pages string
 }
 
-func reportData(r *result.Result, document string) any {
+func reportData(r *result.Result, document string, risks []string) any {
 	views := make([]findingView, 0, len(r.Findings))
 	for _, f := range r.Findings {
 		views = append(views, findingView{Finding: f, Label: statusLabel(&f), Terms: termRows(&f), Pages: pageList(f.Pages)})
@@ -92,7 +93,17 @@ func reportData(r *result.Result, document string) any {
 		Playbook result.PlaybookRef
 		Summary  result.Summary
 		Findings []findingView
-	}{document, r.Playbook, result.Summarize(r.Findings), views}
+		Risks    []string
+	}{document, r.Playbook, result.Summarize(r.Findings), views, riskTexts(risks)}
+}
+
+// riskTexts are the document's risks as sentences.
+func riskTexts(risks []string) []string {
+	out := make([]string, 0, len(risks))
+	for _, r := range risks {
+		out = append(out, docs.RiskText(r))
+	}
+	return out
 }
 
 func statusLabel(f *result.Finding) string {
@@ -171,6 +182,8 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCT
 <h1>Contract review: {{.Document}}</h1>
 <p class="meta">Playbook {{.Playbook.Name}} {{.Playbook.Version}}: {{.Summary.Clauses}} clauses,
 {{.Summary.Match}} match, {{.Summary.Deviation}} deviation ({{.Summary.NumericChanges}} with a changed key term), {{.Summary.Missing}} missing.</p>
+{{if .Risks}}<div class="guidance"><strong>Before you open the original:</strong><ul>{{range .Risks}}<li>{{.}}</li>{{end}}</ul>
+airlock never ran or unpacked any of it.</div>{{end}}
 <table><tr><th>Clause</th><th>Status</th><th>Severity</th><th>Similarity</th><th>Pages</th></tr>
 {{range .Findings}}<tr><td>{{.Title}}</td><td><span class="badge {{statusClass .}}">{{.Label}}</span></td><td>{{.Severity}}</td><td>{{if ne .Status "MISSING"}}{{pct .Similarity}}{{end}}</td><td>{{.Pages}}</td></tr>
 {{end}}</table>
@@ -203,12 +216,15 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYP
 
 // RenderMarkdown writes the review as Markdown for a terminal or a
 // ticket: deleted words ~~struck~~, inserted words **bold**.
-func RenderMarkdown(w io.Writer, r *result.Result, document string) error {
+func RenderMarkdown(w io.Writer, r *result.Result, document string, risks []string) error {
 	var b strings.Builder
 	s := result.Summarize(r.Findings)
 	fmt.Fprintf(&b, "# Contract review: %s\n\n", mdEscape(document))
 	fmt.Fprintf(&b, "Playbook %s %s: %d clauses, %d match, %d deviation (%d with a changed key term), %d missing.\n",
 		mdEscape(r.Playbook.Name), mdEscape(r.Playbook.Version), s.Clauses, s.Match, s.Deviation, s.NumericChanges, s.Missing)
+	for _, t := range riskTexts(risks) {
+		fmt.Fprintf(&b, "\n> **Risk:** %s\n", t)
+	}
 	for _, f := range r.Findings {
 		fmt.Fprintf(&b, "\n## %s: %s (%s)\n\n", mdEscape(f.Title), statusLabel(&f), mdEscape(f.Severity))
 		if f.Status == result.StatusMissing {

@@ -36,7 +36,7 @@ func hostileResult(t *testing.T) *result.Result {
 func TestRenderHTMLEscapes(t *testing.T) {
 	r := hostileResult(t)
 	var b bytes.Buffer
-	if err := RenderHTML(&b, r, "contract "+hostile+".pdf"); err != nil {
+	if err := RenderHTML(&b, r, "contract "+hostile+".pdf", []string{"pdf_javascript"}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -48,7 +48,8 @@ func TestRenderHTMLEscapes(t *testing.T) {
 	if strings.Contains(out, "<script") || strings.Contains(out, "<img") {
 		t.Error("report contains live markup from the document")
 	}
-	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "<del>", "<ins>", "Content-Security-Policy", "@media print"} {
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "<del>", "<ins>", "Content-Security-Policy", "@media print",
+		"The PDF carries JavaScript"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -83,14 +84,14 @@ func TestRenderIndex(t *testing.T) {
 func TestRenderMarkdown(t *testing.T) {
 	r := hostileResult(t)
 	var b bytes.Buffer
-	if err := RenderMarkdown(&b, r, "doc*"+hostile); err != nil {
+	if err := RenderMarkdown(&b, r, "doc*"+hostile, []string{"pdf_embedded_files"}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
 	if strings.ContainsAny(out, "\x1b\u202e") {
 		t.Error("markdown carries terminal control or bidi characters")
 	}
-	for _, want := range []string{"~~thirty (30)~~", "**forty-five (45)", `\<script\>`, `doc\*`, `| duration\_1 | thirty (30) days | forty-five (45) days \<script\>`} {
+	for _, want := range []string{"**Risk:** The PDF carries embedded files", "~~thirty (30)~~", "**forty-five (45)", `\<script\>`, `doc\*`, `| duration\_1 | thirty (30) days | forty-five (45) days \<script\>`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}
