@@ -298,7 +298,8 @@ func BenchmarkChoose1000Nodes(b *testing.B) {
 	now := t0.UnixNano()
 	for b.Loop() {
 		p.mu.Lock()
-		p.choose(&req, nil, now)
+		w := p.ids.wantOf(&req)
+		p.choose(&w, nil, now)
 		p.mu.Unlock()
 	}
 }

@@ -5,7 +5,7 @@ import "slices"
 // choose samples nodes until cfg.K pass the filter or none is left, and
 // returns the position of the best scored, or -1 if none passed. Called
 // with mu held; it allocates nothing.
-func (p *Placer) choose(req *Request, excluded []string, now int64) int {
+func (p *Placer) choose(w *want, excluded []string, now int64) int {
 	best, bestScore, passed := -1, 0.0, 0
 	n := len(p.perm)
 	for i := 0; i < n && passed < p.cfg.K; i++ {
@@ -13,12 +13,12 @@ func (p *Placer) choose(req *Request, excluded []string, now int64) int {
 		p.perm[i], p.perm[j] = p.perm[j], p.perm[i]
 		pos := int(p.perm[i])
 		nd := &p.nodes[pos]
-		r, load := p.check(nd, req, excluded, now)
+		r, load := p.check(nd, w, excluded, now)
 		if r != rOK {
 			continue
 		}
 		passed++
-		if s := p.score(nd, req, load); best < 0 || s < bestScore {
+		if s := p.score(nd, w, load); best < 0 || s < bestScore {
 			best, bestScore = pos, s
 		}
 	}
@@ -29,17 +29,18 @@ func (p *Placer) choose(req *Request, excluded []string, now int64) int {
 // Called with mu held.
 func (p *Placer) countAll(req *Request, excluded []string, now int64) counts {
 	var c counts
+	w := p.ids.wantOf(req)
 	for i := range p.nodes {
-		if r, _ := p.check(&p.nodes[i], req, excluded, now); r != rOK {
+		if r, _ := p.check(&p.nodes[i], &w, excluded, now); r != rOK {
 			c[r]++
 		}
 	}
 	return c
 }
 
-// check is the filter: the first reason nd cannot take req, or rOK and
-// the load it would have with req.
-func (p *Placer) check(nd *node, req *Request, excluded []string, now int64) (reasonIdx, float64) {
+// check is the filter: the first reason nd cannot take the request, or
+// rOK and the load it would have with it.
+func (p *Placer) check(nd *node, w *want, excluded []string, now int64) (reasonIdx, float64) {
 	switch {
 	case nd.state == stGone:
 		return rNotReady, 0
@@ -51,19 +52,23 @@ func (p *Placer) check(nd *node, req *Request, excluded []string, now int64) (re
 		return rExcluded, 0
 	case nd.downTill > now:
 		return rUnreachable, 0
-	case req.HostClass != "" && nd.view.HostClass != req.HostClass:
+	case w.class != anyClass && nd.class != w.class:
 		return rHostClass, 0
-	}
-	if ready, _, _ := nd.build(req.Build); !ready && !req.AllowPull {
+	case !nd.slot(w.build).ready && !w.req.AllowPull:
 		return rBuildNotReady, 0
-	}
-	if !hasAll(nd.view.Capabilities, req.Capabilities) {
+	case !nd.hasCaps(w):
 		return rCapability, 0
-	}
-	if !hasLabels(nd.view.Labels, req.Labels) {
+	case len(w.req.Labels) > 0 && !hasLabels(nd.view.Labels, w.req.Labels):
 		return rLabel, 0
 	}
-	return p.headroom(nd, req)
+	return p.headroom(nd, w.req)
+}
+
+func (nd *node) hasCaps(w *want) bool {
+	if w.capsByName {
+		return hasAll(nd.view.Capabilities, w.req.Capabilities)
+	}
+	return nd.caps&w.caps == w.caps
 }
 
 // headroom tests the three dimensions (slots, then memory, then vCPUs)
@@ -85,39 +90,19 @@ func (p *Placer) headroom(nd *node, req *Request) (reasonIdx, float64) {
 	return rOK, max(float64(slots)/float64(nd.view.Capacity.Slots), mem/nd.memCap, vcpus/nd.vcpuCap)
 }
 
-// score is the candidate's score, lowest best.
-func (p *Placer) score(nd *node, req *Request, load float64) float64 {
+// score is the candidate's score, lowest best. A warm clone counts only
+// while the node reported more of them than this replica has sent it
+// creates of the build since: each of those may have taken one.
+func (p *Placer) score(nd *node, w *want, load float64) float64 {
 	s := load + p.cfg.CPUWeight*nd.view.CPUUsage
-	ready, warm, _ := nd.build(req.Build)
-	if warm > nd.inflightOf(req.Build) {
+	b := nd.slot(w.build)
+	if b.warm > b.inflight {
 		s -= p.cfg.WarmBonus
 	}
-	if ready {
+	if b.ready {
 		s -= p.cfg.LocalBonus
 	}
 	return s
-}
-
-// build finds b among the node's builds.
-func (nd *node) build(b string) (ready bool, warm int, found bool) {
-	for i := range nd.view.Builds {
-		if bs := &nd.view.Builds[i]; bs.Build == b {
-			return bs.Ready, bs.Warm, true
-		}
-	}
-	return false, 0, false
-}
-
-// inflightOf counts this replica's creates of build b on the node since
-// its last report: each may have taken one of the warm clones reported.
-func (nd *node) inflightOf(b string) int {
-	n := 0
-	for i := range nd.inflight {
-		if nd.inflight[i].build == b {
-			n++
-		}
-	}
-	return n
 }
 
 func hasAll(have, want []string) bool {

@@ -133,20 +133,21 @@ func (p *Placer) timeout(req *Request, st *placeState, ctxErr, last error) error
 // class pulling the build. Called with mu held.
 func (p *Placer) neverPlaceable(req *Request) (Reason, int) {
 	withBuild, withCaps, pulling := 0, 0, 0
+	w := p.ids.wantOf(req)
 	for i := range p.nodes {
 		nd := &p.nodes[i]
-		if req.HostClass != "" && nd.view.HostClass != req.HostClass {
+		if w.class != anyClass && nd.class != w.class {
 			continue
 		}
-		ready, _, found := nd.build(req.Build)
-		if found && !ready {
+		b := nd.slot(w.build)
+		if b.reported && !b.ready {
 			pulling++
 		}
-		if !ready && !req.AllowPull {
+		if !b.ready && !req.AllowPull {
 			continue
 		}
 		withBuild++
-		if !hasAll(nd.view.Capabilities, req.Capabilities) {
+		if !nd.hasCaps(&w) {
 			continue
 		}
 		withCaps++

@@ -64,14 +64,14 @@ func (p *Placer) Place(ctx context.Context, req Request, dispatch Dispatch) (Res
 		if ctx.Err() != nil {
 			return Result{}, p.timeout(&req, &st, ctx.Err(), last)
 		}
-		id, token, ok := p.reserve(&req, st.excluded)
+		tok, ok := p.reserve(&req, st.excluded)
 		if !ok {
 			return Result{}, p.noCandidate(&req, &st, last)
 		}
-		a := Attempt{Node: id, N: st.hard + 1, Call: call}
+		a := Attempt{Node: tok.node, N: st.hard + 1, Call: call}
 		err := dispatch(ctx, a)
 		st.made++
-		p.finish(a.Node, token, err, ctx.Err() == nil)
+		p.finish(tok, err, ctx.Err() == nil)
 		if err == nil {
 			return Result{Node: a.Node, N: a.N, Calls: call, Refused: st.refused}, nil
 		}
@@ -94,38 +94,53 @@ func (p *Placer) Place(ctx context.Context, req Request, dispatch Dispatch) (Res
 	}
 }
 
-// reserve chooses a node and counts the create in flight on it, returning
-// the node and the call's token; false if no node passed the filter.
-func (p *Placer) reserve(req *Request, excluded []string) (string, uint64, bool) {
+// token is a create counted in flight on a node.
+type token struct {
+	node string
+	pos  int    // the node's position when reserved (the view may change)
+	call uint64 // the inflight entry's call
+}
+
+// reserve chooses a node and counts the create in flight on it; false if
+// no node passed the filter.
+func (p *Placer) reserve(req *Request, excluded []string) (token, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pos := p.choose(req, excluded, p.clk.Now().UnixNano())
+	w := p.ids.wantOf(req)
+	pos := p.choose(&w, excluded, p.clk.Now().UnixNano())
 	if pos < 0 {
-		return "", 0, false
+		return token{}, false
 	}
 	p.nextCall++
 	nd := &p.nodes[pos]
-	nd.inflight = append(nd.inflight, inflight{call: p.nextCall, build: req.Build, mem: req.MemMiB, vcpus: req.VCPUs})
+	nd.inflight = append(nd.inflight, inflight{call: p.nextCall, build: w.build, mem: req.MemMiB, vcpus: req.VCPUs})
 	nd.inSlots++
 	nd.inMem += req.MemMiB
 	nd.inVCPUs += req.VCPUs
-	return nd.view.ID, p.nextCall, true
+	if w.build >= 0 {
+		nd.builds = grow(nd.builds, w.build)
+		nd.builds[w.build].inflight++
+	}
+	return token{node: nd.view.ID, pos: pos, call: p.nextCall}, true
 }
 
-// finish settles the in-flight create token on node id: kept, as done
-// now, on success; dropped otherwise. A failure to reach the node (when
-// the request's own context did not end) marks it unreachable.
-func (p *Placer) finish(id string, token uint64, err error, ctxAlive bool) {
+// finish settles the in-flight create t: kept, as done now, on success;
+// dropped otherwise. A failure to reach the node (when the request's own
+// context did not end) marks it unreachable.
+func (p *Placer) finish(t token, err error, ctxAlive bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	i, ok := p.index[id]
-	if !ok {
-		return // the node left the view meanwhile
+	i := t.pos
+	if i >= len(p.nodes) || p.nodes[i].view.ID != t.node {
+		var ok bool
+		if i, ok = p.index[t.node]; !ok {
+			return // the node left the view meanwhile
+		}
 	}
 	nd := &p.nodes[i]
 	now := p.clk.Now().UnixNano()
 	for k := range nd.inflight {
-		if nd.inflight[k].call != token {
+		if nd.inflight[k].call != t.call {
 			continue
 		}
 		if err == nil {

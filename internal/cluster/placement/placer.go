@@ -26,6 +26,10 @@ type Placer struct {
 	// nextCall numbers in-flight creates so a finished call finds its
 	// own. Guarded by mu.
 	nextCall uint64
+	// ids interns the builds, host classes and capabilities nodes
+	// report, so that a decision tests a node by index and bit instead of
+	// comparing strings behind pointers. Guarded by mu.
+	ids interner
 }
 
 // node is one node's view plus this replica's accounting of it.
@@ -37,12 +41,27 @@ type node struct {
 	memCap   float64   // Capacity.MemMiB * Rm
 	vcpuCap  float64   // Capacity.VCPUs * Rc
 	downTill int64     // Unix ns until which the node counts as unreachable; 0 never
+	class    int32     // view.HostClass, interned
+	caps     uint64    // view.Capabilities, interned as bits (those that got one)
+	// builds[id] is the build interned as id as the node reported it, and
+	// this replica's creates of it in flight: what a decision reads of a
+	// build, in one place.
+	builds []buildSlot
 	// inflight: creates dispatched here that no heartbeat covers yet;
-	// inSlots, inMem and inVCPUs are their sums, kept equal to it.
+	// inSlots, inMem, inVCPUs and builds[].inflight are their sums, kept
+	// equal to it.
 	inflight []inflight
 	inSlots  int
 	inMem    int64
 	inVCPUs  int
+}
+
+// buildSlot is one build on one node.
+type buildSlot struct {
+	reported bool  // the node's last view listed the build
+	ready    bool  // BuildState.Ready
+	warm     int32 // BuildState.Warm
+	inflight int32 // creates of the build in flight on the node
 }
 
 type stateCode uint8
@@ -66,7 +85,7 @@ func decodeState(s lease.State) stateCode {
 // inflight is one create dispatched to a node.
 type inflight struct {
 	call  uint64 // Placer.nextCall when dispatched
-	build string
+	build int32  // interned build id; -1 for a build no node reported
 	mem   int64
 	vcpus int
 	// doneNs is when the node answered success (Unix ns); 0 while the
@@ -81,7 +100,7 @@ func NewPlacer(cfg Config, clk clock.Clock, rng *rand.Rand) (*Placer, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Placer{cfg: cfg, clk: clk, rng: rng, index: map[string]int{}}, nil
+	return &Placer{cfg: cfg, clk: clk, rng: rng, index: map[string]int{}, ids: newInterner()}, nil
 }
 
 // SetView replaces the view with views (every node, whatever its state).
@@ -144,6 +163,16 @@ func (p *Placer) apply(nd *node, v NodeView) {
 	nd.leaseNs = v.LeaseExpires.UnixNano()
 	nd.memCap = float64(v.Capacity.MemMiB) * p.cfg.MemOvercommit
 	nd.vcpuCap = float64(v.Capacity.VCPUs) * p.cfg.VCPUOvercommit
+	nd.class = p.ids.class(v.HostClass)
+	nd.caps = p.ids.capMask(v.Capabilities)
+	for id := range nd.builds {
+		nd.builds[id] = buildSlot{inflight: nd.builds[id].inflight}
+	}
+	for _, b := range builds {
+		id := p.ids.build(b.Build)
+		nd.builds = grow(nd.builds, id)
+		nd.builds[id].reported, nd.builds[id].ready, nd.builds[id].warm = true, b.Ready, int32(b.Warm)
+	}
 	if beat := v.HeartbeatAt.UnixNano(); beat > nd.beatNs {
 		nd.beatNs = beat
 		p.heartbeatSeen(nd, beat)
@@ -165,17 +194,40 @@ func (p *Placer) heartbeatSeen(nd *node, beat int64) {
 		}
 		kept = append(kept, f)
 	}
-	clear(nd.inflight[len(kept):]) // no stale build strings kept alive
 	nd.inflight = kept
 	nd.sumInflight()
 }
 
 func (nd *node) sumInflight() {
 	nd.inSlots, nd.inMem, nd.inVCPUs = len(nd.inflight), 0, 0
+	for id := range nd.builds {
+		nd.builds[id].inflight = 0
+	}
 	for _, f := range nd.inflight {
 		nd.inMem += f.mem
 		nd.inVCPUs += f.vcpus
+		if f.build >= 0 {
+			nd.builds = grow(nd.builds, f.build)
+			nd.builds[f.build].inflight++
+		}
 	}
+}
+
+// slot is build id on the node (the zero slot if the node never
+// reported it).
+func (nd *node) slot(id int32) buildSlot {
+	if id < 0 || int(id) >= len(nd.builds) {
+		return buildSlot{}
+	}
+	return nd.builds[id]
+}
+
+// grow extends s so that s[id] exists.
+func grow(s []buildSlot, id int32) []buildSlot {
+	if n := int(id) + 1; n > len(s) {
+		s = append(s, make([]buildSlot, n-len(s))...)
+	}
+	return s
 }
 
 // resetPerm makes perm hold every position once. Called with mu held.
