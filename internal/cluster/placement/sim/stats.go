@@ -63,16 +63,22 @@ type Detection struct {
 	Count int     `json:"count"`
 }
 
-// stats are one level's counters.
+// stats are one level's counters; Report says what each becomes.
 type stats struct {
-	arrivals, placed   int64
-	failed             map[string]int64
-	calls, refusals    int64
-	warmHits, dead     int64
-	failures, swept    int
-	detectSum, detMax  float64
-	liveSwept          int
-	lost               int64
+	arrivals, placed int64
+	failed           map[string]int64 // creates not placed, by error code
+	calls, refusals  int64            // node calls, and those refused
+	warmHits         int64
+	dead             int64 // calls to a crashed or frozen node
+	failures         int
+	// swept: failed nodes the sweeper marked lost, with the sum and
+	// maximum of their detection times in seconds.
+	swept             int
+	detectSum, detMax float64
+	liveSwept         int // running nodes marked lost: must stay 0
+	lost              int64
+	// Over fill samples: how many, the sum of their means, the fullest
+	// node seen, and the worst fullest/mean and p99/mean.
 	samples            int
 	fillSum            float64
 	maxFill            float64
