@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airlock-dev/airlock/internal/cluster/placement/sim"
+)
+
+func newClusterCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Tools for airlock across many hosts",
+	}
+	cmd.AddCommand(newClusterSimCmd())
+	return cmd
+}
+
+func newClusterSimCmd() *cobra.Command {
+	cfg := sim.DefaultConfig()
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "sim [--nodes N] [--slots S] [--load 0.5,0.8,0.9,0.95] [--seed X] [--json]",
+		Short: "Simulate placement across a fleet, on virtual time",
+		Long: `Simulate placement across a fleet of nodes: the real placement code and the
+real lease rules (heartbeats, sweeps, fencing) on a virtual clock, three API
+replicas placing side by side, Poisson arrivals at each target load, 16
+templates of Zipf popularity, heavy-tailed lifetimes, and 1% of nodes failing
+per hour. No VM, network or database is used. Each load level starts filled
+to its target and runs one mean lifetime (about an hour of virtual time); the
+full run takes about two minutes and 200 MiB.
+
+The same seed gives the same numbers, except the wall-clock ones: decision
+time (the real placement call), wall time and RSS.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				_, err := sim.Run(cfg, func(r sim.Report) { enc.Encode(r) })
+				return err
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+			printSimHeader(tw)
+			_, err := sim.Run(cfg, func(r sim.Report) { printSimRow(tw, r) })
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "nodes in the fleet")
+	f.IntVar(&cfg.Slots, "slots", cfg.Slots, "sandbox slots per node")
+	f.Float64SliceVar(&cfg.Loads, "load", cfg.Loads, "target loads, as fractions of capacity")
+	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of every random choice")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object per load level")
+	return cmd
+}
+
+func printSimHeader(tw *tabwriter.Writer) {
+	fmt.Fprintln(tw, "load\tcreates\tsuccess\tattempts/create\trefusals/create\tmean fill\tmax/mean fill\tp99/mean fill\twarm hits\tdecision p50 us\tdecision p99 us\tdead-node dispatches\tfailures\tdetection mean/max s\twall s\tRSS MiB\t")
+	tw.Flush()
+}
+
+// printSimRow prints one level and flushes, so a long run shows each
+// level as it ends.
+func printSimRow(tw *tabwriter.Writer, r sim.Report) {
+	fmt.Fprintf(tw, "%.2f\t%d\t%.5f\t%.4f\t%.4f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%d\t%d\t%.1f/%.1f\t%.1f\t%.0f\t\n",
+		r.Load, r.Creates, r.SuccessRate, r.AttemptsPerCreate, r.RefusalsPerCreate, r.MeanFill,
+		r.MaxFillOverMean, r.P99FillOverMean, r.WarmHitRatio, r.DecisionP50us, r.DecisionP99us,
+		r.DeadNodeDispatches, r.NodeFailures, r.Detection.Mean, r.Detection.Max, r.WallS, r.RSSMiB)
+	tw.Flush()
+}

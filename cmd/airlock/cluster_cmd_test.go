@@ -1,0 +1,44 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestClusterSimJSONLines(t *testing.T) {
+	out, errOut, code := runCLI(t, nil, "cluster", "sim", "--nodes", "20", "--slots", "32", "--load", "0.5,0.9", "--seed", "7", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want one per load level:\n%s", len(lines), out)
+	}
+	for i, line := range lines {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		for _, k := range []string{"load", "success_rate", "attempts_per_create", "max_fill_over_mean", "warm_hit_ratio",
+			"decision_p99_us", "dead_node_dispatches", "detection_s", "wall_s", "rss_mib"} {
+			if _, ok := r[k]; !ok {
+				t.Errorf("line %d has no %q: %s", i, k, line)
+			}
+		}
+		if want := []float64{0.5, 0.9}[i]; r["load"] != want {
+			t.Errorf("line %d: load %v, want %v", i, r["load"], want)
+		}
+	}
+}
+
+func TestClusterSimTableAndUsage(t *testing.T) {
+	out, errOut, code := runCLI(t, nil, "cluster", "sim", "--nodes", "10", "--slots", "16", "--load", "0.8")
+	if code != 0 || !strings.Contains(out, "success") || !strings.Contains(out, "0.80") {
+		t.Fatalf("exit %d, table:\n%s%s", code, out, errOut)
+	}
+	_, errOut, code = runCLI(t, nil, "cluster", "sim", "--load", "1.5")
+	if code != exitUsage || !strings.Contains(errOut, "load 1.5") {
+		t.Fatalf("load 1.5: exit %d, %s; want usage error", code, errOut)
+	}
+}
