@@ -61,7 +61,7 @@ func (f *frontHost) saw(host string) bool {
 // change and across a kill, and a second tenant in the same run.
 func TestEgressThroughDaemon(t *testing.T) {
 	e := getEnv(t)
-	docsTemplate(t, e, "invoice-ocr") // base's curl and CA bundle, and baked for the document tests anyway
+	docsTemplate(t, e, "base") // curl and the CA bundle: the job templates have neither
 	front := &frontHost{held: make(chan string, 4), released: make(chan string, 4)}
 	ip, caFile := startUpstreamHost(t, "cdn", []string{"api.test", "other.test"}, front)
 	hosts := filepath.Join(t.TempDir(), "hosts")
@@ -75,7 +75,7 @@ func TestEgressThroughDaemon(t *testing.T) {
 
 	create := func(c *client.Client, pol client.EgressPolicy) *client.Sandbox {
 		t.Helper()
-		sbx, err := c.CreateSandbox(ctx, client.CreateOptions{Template: "invoice-ocr", Egress: &pol})
+		sbx, err := c.CreateSandbox(ctx, client.CreateOptions{Template: "base", Egress: &pol})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -244,15 +244,24 @@ func (r *Registry) runBake(ctx context.Context, h *vm.Host, spec *Spec, dir stri
 	for i := range steps {
 		names[i] = fmt.Sprintf("build[%d]", i)
 	}
+	env := (&Template{Manifest: *m}).EnvList()
+	execs := make([]guest.ExecOptions, 0, len(steps)+len(spec.WarmupExec)+1)
+	for _, step := range steps {
+		execs = append(execs, guest.ExecOptions{Shell: step})
+	}
 	if spec.Warmup != "" {
-		steps = append(steps, spec.Warmup)
+		execs = append(execs, guest.ExecOptions{Shell: spec.Warmup})
 		names = append(names, "warmup")
 	}
-	env := (&Template{Manifest: *m}).EnvList()
-	for i, step := range steps {
-		progress.Say("template %s: step %d/%d: %s", spec.Name, i+1, len(steps), names[i])
+	for i, argv := range spec.WarmupExec {
+		execs = append(execs, guest.ExecOptions{Argv: argv})
+		names = append(names, fmt.Sprintf("warmup[%d]", i))
+	}
+	for i, o := range execs {
+		progress.Say("template %s: step %d/%d: %s", spec.Name, i+1, len(execs), names[i])
 		var out bytes.Buffer
-		res, err := v.Agent.Exec(ctx, guest.ExecOptions{Shell: step, Env: env, Timeout: stepTimeout, Cwd: m.Cwd()}, &out, &out)
+		o.Env, o.Timeout, o.Cwd = env, stepTimeout, m.Cwd()
+		res, err := v.Agent.Exec(ctx, o, &out, &out)
 		if err != nil {
 			return fmt.Errorf("template %s: %s: %w", spec.Name, names[i], err)
 		}

@@ -40,6 +40,7 @@ func (s *Spec) hashWith(digests []string) (string, error) {
 		Name              string            `json:"name"`
 		Build             []string          `json:"build"`
 		Warmup            string            `json:"warmup"`
+		WarmupExec        [][]string        `json:"warmup_exec,omitempty"`
 		Env               map[string]string `json:"env"`
 		Workdir           string            `json:"workdir,omitempty"`
 		MemoryMiB         int               `json:"memory_mib"`
@@ -47,7 +48,7 @@ func (s *Spec) hashWith(digests []string) (string, error) {
 		KernelArgs        []string          `json:"kernel_args"`
 		DefaultTTLSeconds int               `json:"default_ttl_seconds"`
 	}{
-		Image: img, Name: s.Name, Build: s.Build, Warmup: s.Warmup,
+		Image: img, Name: s.Name, Build: s.Build, Warmup: s.Warmup, WarmupExec: s.WarmupExec,
 		Env: s.Env, Workdir: s.Workdir, MemoryMiB: s.MemoryMiB, VCPUs: s.VCPUs, KernelArgs: s.KernelArgs,
 		DefaultTTLSeconds: s.DefaultTTLSeconds,
 	})
@@ -109,6 +110,7 @@ type imageInput struct {
 	Packages      []string    `json:"packages"`        // sorted
 	Files         []hashInput `json:"files"`
 	RootfsSizeMiB int         `json:"rootfs_size_mib"`
+	Keep          []string    `json:"keep,omitempty"` // sorted
 }
 
 type hashInput struct {
@@ -124,6 +126,10 @@ func (s *Spec) imageInput(digests []string, imageID string) (imageInput, error) 
 	in := imageInput{V: hashSchemeVersion, Suite: s.Suite, Image: imageID, RootfsSizeMiB: s.RootfsSizeMiB}
 	in.Packages = append([]string(nil), s.Packages...)
 	sort.Strings(in.Packages)
+	if len(s.Keep) > 0 {
+		in.Keep = append([]string(nil), s.Keep...)
+		sort.Strings(in.Keep)
+	}
 	for i, f := range s.Files {
 		in.Files = append(in.Files, hashInput{Dst: f.Dst, Mode: unixMode(f.Mode), SHA256: digests[i]})
 	}

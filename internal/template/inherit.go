@@ -63,6 +63,7 @@ func (s *Spec) mergeOnto(parent *Spec) (*Spec, error) {
 		Image:             parent.Image,
 		Workdir:           parent.Workdir,
 		Warmup:            parent.Warmup,
+		WarmupExec:        parent.WarmupExec,
 		MemoryMiB:         parent.MemoryMiB,
 		VCPUs:             parent.VCPUs,
 		DefaultTTLSeconds: parent.DefaultTTLSeconds,
@@ -103,6 +104,7 @@ func (s *Spec) mergeOnto(parent *Spec) (*Spec, error) {
 		}
 	}
 	out.Build = append(append([]string(nil), parent.Build...), s.Build...)
+	out.Keep = append(append([]string(nil), parent.Keep...), s.Keep...)
 	out.KernelArgs = append(append([]string(nil), parent.KernelArgs...), s.KernelArgs...)
 	if len(parent.Env)+len(s.Env) > 0 {
 		out.Env = map[string]string{}
@@ -113,6 +115,9 @@ func (s *Spec) mergeOnto(parent *Spec) (*Spec, error) {
 			out.Env[k] = v
 		}
 	}
+	if err := out.checkMinimal(); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -122,7 +127,7 @@ func (s *Spec) overrideScalars(out *Spec) {
 		out.Workdir = s.Workdir
 	}
 	if s.set["warmup"] {
-		out.Warmup = s.Warmup
+		out.Warmup, out.WarmupExec = s.Warmup, s.WarmupExec
 	}
 	if s.set["memory_mib"] {
 		out.MemoryMiB = s.MemoryMiB

@@ -184,10 +184,62 @@ func (s *Spec) fillCommands(raw *rawSpec) error {
 	}
 	if raw.Warmup != nil {
 		s.set["warmup"] = true
-		s.Warmup = *raw.Warmup
-		if strings.ContainsRune(s.Warmup, 0) {
-			return s.errf("warmup", "contains a NUL byte")
+		if raw.Warmup.shell != nil {
+			s.Warmup = *raw.Warmup.shell
+			if strings.ContainsRune(s.Warmup, 0) {
+				return s.errf("warmup", "contains a NUL byte")
+			}
 		}
+		for i, argv := range raw.Warmup.argv {
+			field := fmt.Sprintf("warmup[%d]", i)
+			if len(argv) == 0 || argv[0] == "" {
+				return s.errf(field, "is empty (want [program, args...])")
+			}
+			for _, w := range argv {
+				if strings.ContainsRune(w, 0) {
+					return s.errf(field, "contains a NUL byte")
+				}
+			}
+			s.WarmupExec = append(s.WarmupExec, argv)
+		}
+	}
+	return s.fillKeep(raw)
+}
+
+// fillKeep checks keep: absolute, clean guest paths, none twice, and a
+// spec that keeps a minimal root has no shell to run build steps or a
+// warm-up given as a shell command in.
+func (s *Spec) fillKeep(raw *rawSpec) error {
+	seen := map[string]bool{}
+	for i, p := range raw.Keep {
+		field := fmt.Sprintf("keep[%d]", i)
+		switch {
+		case !path.IsAbs(p) || path.Clean(p) != p || p == "/":
+			return s.errf(field, "%q must be an absolute, clean guest path (not /)", p)
+		case strings.ContainsAny(p, "\x00\n"):
+			return s.errf(field, "%q contains a NUL or newline", p)
+		case seen[p]:
+			return s.errf(field, "%q is listed twice", p)
+		}
+		seen[p] = true
+		s.Keep = append(s.Keep, p)
+	}
+	if len(s.Keep) > 0 && s.Image.IsSet() {
+		return s.errf("keep", "cannot be set with image: a minimal root is cut from a Debian root")
+	}
+	return s.checkMinimal()
+}
+
+// checkMinimal refuses what a minimal root (keep) cannot run: it has no
+// shell, so no build steps and no warm-up given as a shell command.
+func (s *Spec) checkMinimal() error {
+	switch {
+	case len(s.Keep) == 0:
+		return nil
+	case len(s.Build) > 0:
+		return s.errf("build", "a minimal root (keep) has no shell to run build steps in")
+	case s.Warmup != "":
+		return s.errf("warmup", "a minimal root (keep) has no shell: give the warm-up as a list of argv lists, e.g. [[tool, --version]]")
 	}
 	return nil
 }

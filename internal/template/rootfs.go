@@ -211,6 +211,11 @@ func buildTree(ctx context.Context, spec *Spec, cacheDir string, pkgs, digests [
 	if err := copyFiles(spec, digests, root); err != nil {
 		return err
 	}
+	if len(spec.Keep) > 0 {
+		if err := minimizeTree(root, spec.Keep, st); err != nil {
+			return err
+		}
+	}
 	st.next("trim")
 	if err := trimTree(root); err != nil {
 		return err

@@ -1,6 +1,8 @@
 package template
 
 import (
+	"gopkg.in/yaml.v3"
+
 	"errors"
 	"fmt"
 	"io"
@@ -51,14 +53,19 @@ var (
 // flattened with everything it inherits. Scalar fields hold their
 // defaults when the file does not set them.
 type Spec struct {
-	Name              string            // [a-z0-9][a-z0-9-]{0,62}; unique per template directory
-	From              string            // parent template, "" for none; informational once resolved
-	Suite             string            // Debian suite, one of Suites; "" when Image is set
-	Image             ImageRef          // container image the root comes from instead of Debian packages; zero for none
-	Packages          []string          // Debian packages on top of minbase (and the defaults every template gets)
-	Files             []File            // copied into the root, in order; a later entry with the same Dst wins
-	Build             []string          // shell commands run in the VM during the bake, in order
-	Warmup            string            // one shell command run after Build, before the snapshot
+	Name       string     // [a-z0-9][a-z0-9-]{0,62}; unique per template directory
+	From       string     // parent template, "" for none; informational once resolved
+	Suite      string     // Debian suite, one of Suites; "" when Image is set
+	Image      ImageRef   // container image the root comes from instead of Debian packages; zero for none
+	Packages   []string   // Debian packages on top of minbase (and the defaults every template gets)
+	Files      []File     // copied into the root, in order; a later entry with the same Dst wins
+	Build      []string   // shell commands run in the VM during the bake, in order
+	Warmup     string     // one shell command run after Build, before the snapshot
+	WarmupExec [][]string // or: commands run after Build without a shell (argv each); exclusive with Warmup
+	// Keep makes a minimal root: only these paths (programs with the
+	// libraries they load, data files and directories) and airlock's own
+	// needs stay; no shell, package manager or interpreter unless listed.
+	Keep              []string
 	Env               map[string]string // environment of every exec in this template (over the image's)
 	Workdir           string            // working directory of execs that name none; "" = the image's, else /
 	MemoryMiB         int               // guest RAM
@@ -131,7 +138,8 @@ type rawSpec struct {
 	Packages          []string          `yaml:"packages"`
 	Files             []rawFile         `yaml:"files"`
 	Build             []string          `yaml:"build"`
-	Warmup            *string           `yaml:"warmup"`
+	Warmup            *warmupField      `yaml:"warmup"`
+	Keep              []string          `yaml:"keep"`
 	Env               map[string]string `yaml:"env"`
 	Workdir           *string           `yaml:"workdir"`
 	MemoryMiB         *int              `yaml:"memory_mib"`
@@ -139,6 +147,33 @@ type rawSpec struct {
 	KernelArgs        []string          `yaml:"kernel_args"`
 	DefaultTTLSeconds *int              `yaml:"default_ttl_seconds"`
 	RootfsSizeMiB     *int              `yaml:"rootfs_size_mib"`
+}
+
+// warmupField is warmup as written: one shell command (a string), or a
+// list of commands each given as its argv (run without a shell).
+type warmupField struct {
+	shell *string
+	argv  [][]string
+	line  int
+}
+
+func (w *warmupField) UnmarshalYAML(n *yaml.Node) error {
+	w.line = n.Line
+	switch n.Kind {
+	case yaml.ScalarNode:
+		var s string
+		if err := n.Decode(&s); err != nil {
+			return err
+		}
+		w.shell = &s
+		return nil
+	case yaml.SequenceNode:
+		if err := n.Decode(&w.argv); err != nil {
+			return fmt.Errorf("line %d: warmup: a list of commands, each a list of words (argv): %w", n.Line, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("line %d: warmup: a shell command or a list of argv lists", n.Line)
 }
 
 type rawFile struct {
