@@ -16,7 +16,7 @@ import os
 import posixpath
 import stat
 import tarfile
-from typing import BinaryIO
+from typing import BinaryIO, Tuple
 
 from . import errors
 
@@ -292,9 +292,9 @@ def _umask() -> int:
 
 
 def extract_dir(src: BinaryIO, local_dir: str, max_bytes: int = MAX_EXTRACT_BYTES,
-                max_entries: int = MAX_EXTRACT_ENTRIES) -> int:
+                max_entries: int = MAX_EXTRACT_ENTRIES) -> Tuple[int, int]:
     """Unpack the tar stream in src (a seekable file) into local_dir,
-    created if missing; returns the number of entries written.
+    created if missing; returns the entries and the bytes of files written.
 
     The stream comes from a sandbox, i.e. a hostile guest, so this does
     not rely on Python's extraction filter (absent before 3.11.4 and 3.12,
@@ -314,7 +314,7 @@ def extract_dir(src: BinaryIO, local_dir: str, max_bytes: int = MAX_EXTRACT_BYTE
                 w.finish()
             finally:
                 w.close()
-            return len(plan)
+            return len(plan), max_bytes - w.left
     except tarfile.TarError as e:
         raise errors.InvalidArgumentError("not a tar stream: %s" % e) from None
 

@@ -268,13 +268,14 @@ class AsyncFilesystem:
             tmp.seek(0)
             return await self.write_archive(remote_dir, tmp)
 
-    async def download_dir(self, remote_path: str, local_dir: str) -> int:
+    async def download_dir(self, remote_path: str, local_dir: str) -> ArchiveResult:
         """Copy the contents of remote_path into local_dir, confined (see
         Filesystem); extraction runs in a worker thread."""
         with tempfile.TemporaryFile() as tmp:
             await self.read_archive(remote_path, _tar.LimitedWriter(tmp, _tar.MAX_DOWNLOAD_BYTES))
             tmp.seek(0)
-            return await asyncio.to_thread(_tar.extract_dir, tmp, local_dir)
+            entries, n = await asyncio.to_thread(_tar.extract_dir, tmp, local_dir)
+            return ArchiveResult(entries=entries, bytes=n)
 
 
 class AsyncNetwork:

@@ -93,14 +93,15 @@ class Filesystem:
             tmp.seek(0)
             return self.write_archive(remote_dir, tmp)
 
-    def download_dir(self, remote_path: str, local_dir: str) -> int:
+    def download_dir(self, remote_path: str, local_dir: str) -> ArchiveResult:
         """Copy the contents of directory remote_path (or the file) into
         local_dir, created if missing, confined as the guest confines
-        uploads (see airlock._tar); returns the entries written."""
+        uploads (see airlock._tar); returns the entries and bytes written."""
         with tempfile.TemporaryFile() as tmp:
             self.read_archive(remote_path, _tar.LimitedWriter(tmp, _tar.MAX_DOWNLOAD_BYTES))
             tmp.seek(0)
-            return _tar.extract_dir(tmp, local_dir)
+            entries, n = _tar.extract_dir(tmp, local_dir)
+            return ArchiveResult(entries=entries, bytes=n)
 
 
 class Network:

@@ -317,7 +317,8 @@ class AsyncArchiveTest(AsyncBase):
             r = await sbx.filesystem.upload_dir(src, "/job/t")
             self.assertEqual((r.entries, r.bytes), (3, 11))
             self.assertEqual(await sbx.filesystem.read("/job/t/a/b/f.txt"), b"async tree\n")
-            self.assertEqual(await sbx.filesystem.download_dir("/job/t", back), 3)
+            got = await sbx.filesystem.download_dir("/job/t", back)
+            self.assertEqual((got.entries, got.bytes), (3, 11))
             with open(os.path.join(back, "a", "b", "f.txt"), "rb") as f:
                 self.assertEqual(f.read(), b"async tree\n")
             with self.assertRaises(airlock.InvalidArgumentError):

@@ -154,7 +154,7 @@ class SandboxE2E(unittest.TestCase):
             self.assertEqual((r.entries, r.bytes), (4, 21))
             res = sbx.exec("cat /job/in/pages/p*.txt > /job/in/all.txt && ls /job/in/pages | wc -l")
             self.assertEqual(res.stdout.strip(), "3")
-            self.assertEqual(sbx.filesystem.download_dir("/job/in", back), 5)
+            self.assertEqual(sbx.filesystem.download_dir("/job/in", back).entries, 5)
             with open(os.path.join(back, "all.txt"), "rb") as f:
                 self.assertEqual(f.read(), b"page 0\npage 1\npage 2\n")
 

@@ -123,7 +123,7 @@ class ConfinedExtractTest(unittest.TestCase):
             add(t, "d/ok", tarfile.SYMTYPE, link="open")
             add(t, "d/hard", tarfile.LNKTYPE, link="d/open")
 
-        self.assertEqual(_tar.extract_dir(stream(build), self.dest), 6)
+        self.assertEqual(_tar.extract_dir(stream(build), self.dest), (6, 3))  # 3 one-byte files (a hard link writes none)
         st = lambda n: os.stat(os.path.join(self.dest, "d", n)).st_mode & 0o7777  # noqa: E731
         self.assertEqual(st("open"), 0o750)
         self.assertEqual(st("suid"), 0o750)

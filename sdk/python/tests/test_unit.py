@@ -563,7 +563,9 @@ class ArchiveTest(Base):
             self.assertEqual((r.entries, r.bytes), (5, 22))  # top.txt, sub, sub/deep, sub/deep/run.sh, sub/link
             self.assertEqual(fs.read("/job/tree/sub/deep/run.sh"), b"#!/bin/sh\necho ok\n")
             self.assertEqual(fs.stat("/job/tree/sub/deep/run.sh").mode_string, "-rwxr-xr-x")
-            self.assertEqual(fs.download_dir("/job/tree", back), 5)
+            got = fs.download_dir("/job/tree", back)
+            self.assertIsInstance(got, airlock.ArchiveResult)
+            self.assertEqual((got.entries, got.bytes), (5, 22))
             for rel in ("top.txt", "sub/deep/run.sh"):
                 with open(os.path.join(src, rel), "rb") as a, open(os.path.join(back, rel), "rb") as b:
                     self.assertEqual(a.read(), b.read(), rel)
