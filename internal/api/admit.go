@@ -171,15 +171,5 @@ func (h *tenantHold) add(class admitClass, n int) {
 	}
 }
 
-// held reports tenant's requests, long-polls and streams in progress.
-func (a *admitter) held(tenant string) (requests, longPolls, streams int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if h := a.tenants[tenant]; h != nil {
-		return h.requests, h.longPolls, h.streams
-	}
-	return 0, 0, 0
-}
-
 // refusedRetryAfter is the Retry-After, in seconds, of a refused request.
 const refusedRetryAfter = "1"
