@@ -30,7 +30,7 @@ func invoiceCommand() command {
 			fs.StringVar(&model, "model", "", "model name for --model-url")
 		},
 		run: func(ctx context.Context, inv *invocation) *docs.Envelope {
-			o.OCRLang = invoice.OCRLanguages
+			o.OCRLang = invoice.OCRLanguages // the default when --lang and $AIRLOCK_OCR_LANGS say nothing
 			doc, env := extractDocument(ctx, inv, o)
 			if env.Error != nil {
 				return env

@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -76,9 +77,16 @@ type invocation struct {
 	timeout  time.Duration
 	maxPages int
 	maxBytes int64
-	args     []string // positional arguments after the flags
-	stdout   io.Writer
-	started  time.Time
+	// OCR: the limit per page (0: extract's default for this guest's
+	// acceleration), the languages (see ocrLanguages) and the pages read
+	// at once (0: one per CPU).
+	pageTimeout time.Duration
+	lang        string
+	ocrWorkers  int
+	dotProduct  string
+	args        []string // positional arguments after the flags
+	stdout      io.Writer
+	started     time.Time
 }
 
 func main() {
@@ -144,6 +152,10 @@ func parseFlags(cmd command, args []string, stderr io.Writer) (*invocation, erro
 		fs.DurationVar(&inv.timeout, "timeout", defaultTimeout, "overall deadline for the job")
 		fs.IntVar(&inv.maxPages, "max-pages", 0, "refuse documents with more pages (0 = the job's default)")
 		fs.Int64Var(&inv.maxBytes, "max-bytes", 0, "refuse larger input files (0 = the job's default)")
+		fs.DurationVar(&inv.pageTimeout, "page-timeout", 0, "limit on the OCR of one page (0 = 2m, or 6m under CPU emulation)")
+		fs.StringVar(&inv.lang, "lang", "", "OCR languages: one tesseract model (eng), several tried on every page (eng+deu), or several to choose one from by the first page (eng,deu,fra,nld); default $AIRLOCK_OCR_LANGS, else the job's")
+		fs.IntVar(&inv.ocrWorkers, "ocr-workers", 0, "pages OCRed at once (0 = one per CPU)")
+		fs.StringVar(&inv.dotProduct, "dotproduct", "", "tesseract's dot product: auto, generic, native, sse, avx, avx2, fma (default auto, or sse under CPU emulation; for benchmarks)")
 	}
 	if cmd.flags != nil {
 		cmd.flags(fs)
@@ -162,8 +174,12 @@ func parseFlags(cmd command, args []string, stderr io.Writer) (*invocation, erro
 		return nil, errors.New("--out must not be empty")
 	case inv.timeout <= 0:
 		return nil, errors.New("--timeout must be positive")
-	case inv.maxPages < 0 || inv.maxBytes < 0:
-		return nil, errors.New("--max-pages and --max-bytes must not be negative")
+	case inv.maxPages < 0 || inv.maxBytes < 0 || inv.pageTimeout < 0 || inv.ocrWorkers < 0:
+		return nil, errors.New("--max-pages, --max-bytes, --page-timeout and --ocr-workers must not be negative")
+	case inv.dotProduct != "" && !slices.Contains([]string{"auto", "generic", "native", "sse", "avx", "avx2", "fma", "avx512f"}, inv.dotProduct):
+		return nil, fmt.Errorf("--dotproduct %q: want auto, generic, native, sse, avx, avx2, fma or avx512f", inv.dotProduct)
+	case !validLang(inv.lang):
+		return nil, fmt.Errorf("--lang %q: want tesseract model names ([a-z_]+) joined by + or ,", inv.lang)
 	case len(inv.args) > 0:
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(inv.args, " "))
 	}

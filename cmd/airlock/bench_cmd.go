@@ -74,7 +74,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 	f.IntVar(&o.Idle, "idle", 10, "idle sandboxes for the memory figure")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.BoolVar(&jailCost, "jail-cost", true, "also measure creates without the jail, alternating with jailed ones, for the jail's cost")
-	cmd.AddCommand(newSoakCmd(g), newBenchOneShotCmd(g))
+	cmd.AddCommand(newSoakCmd(g), newBenchOneShotCmd(g), newBenchOCRCmd(g))
 	return cmd
 }
 

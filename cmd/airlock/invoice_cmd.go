@@ -116,7 +116,7 @@ func (f *invoiceFlags) job(jf *jobFlags) (*jobs.Invoice, func(), error) {
 		return nil, nil, usageErr("%v", err)
 	}
 	md["tenant_id"] = jf.tenant
-	job := &jobs.Invoice{Checker: checker, Timeout: jf.timeout, MaxPages: jf.maxPages, Metadata: md, DayFirst: f.dayFirst,
+	job := &jobs.Invoice{Checker: checker, Timeout: jf.timeout, OCR: jf.ocr(), MaxPages: jf.maxPages, Metadata: md, DayFirst: f.dayFirst,
 		ModelHost: f.modelHost, ModelName: f.modelName}
 	if f.modelHost != "" && jf.url == "" {
 		st.Close()

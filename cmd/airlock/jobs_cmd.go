@@ -43,6 +43,8 @@ type jobFlags struct {
 	tenant      string
 	meta        []string
 	timeout     time.Duration
+	pageTimeout time.Duration
+	lang        string
 	maxPages    int
 	maxBytes    int64
 	// pagesLimit is the job's default for --max-pages (set before register).
@@ -59,12 +61,19 @@ func (f *jobFlags) register(cmd *cobra.Command, g *globalFlags) {
 	fl.IntVar(&f.concurrency, "concurrency", 2, "documents in flight at once, each in its own sandbox")
 	fl.StringVar(&f.tenant, "tenant", "local", "tenant the sandboxes belong to when run in this process (a daemon takes it from the API key)")
 	fl.StringSliceVar(&f.meta, "meta", nil, "k=v metadata on every sandbox and audit record, e.g. --meta matter=M-17 (repeatable; ids only, never content)")
-	fl.DurationVar(&f.timeout, "timeout", 5*time.Minute, "time limit of the tool on one document")
+	fl.DurationVar(&f.timeout, "timeout", 30*time.Minute, "time limit of the tool on one document (each scanned page also has --page-timeout)")
+	fl.DurationVar(&f.pageTimeout, "page-timeout", 0, "time limit of the OCR of one scanned page (0: 2m, or 6m where the host emulates the guest's CPU)")
+	fl.StringVar(&f.lang, "lang", "", "OCR languages (tesseract models): eng, eng+deu (both on every page), or eng,deu,fra (one chosen by the first page); default: the job's (invoices: eng,deu,fra,nld)")
 	if f.pagesLimit == 0 {
 		f.pagesLimit = 500
 	}
 	fl.IntVar(&f.maxPages, "max-pages", f.pagesLimit, "refuse documents with more pages")
 	fl.Int64Var(&f.maxBytes, "max-bytes", 256<<20, "refuse larger documents before any sandbox is made")
+}
+
+// ocr is the OCR options the flags give.
+func (f *jobFlags) ocr() jobs.OCROptions {
+	return jobs.OCROptions{PageTimeout: f.pageTimeout, Lang: f.lang}
 }
 
 // metadata parses --meta.

@@ -43,7 +43,7 @@ failed (a canary found fails the batch), 2 on usage errors.`,
 			if inside(heldDir, outDir) || inside(outDir, heldDir) {
 				return usageErr("redact: --held %s and --out %s must not contain each other", heldDir, outDir)
 			}
-			job := &jobs.Redact{OutDir: outDir, HeldDir: heldDir, Timeout: jf.timeout, MaxPages: jf.maxPages}
+			job := &jobs.Redact{OutDir: outDir, HeldDir: heldDir, Timeout: jf.timeout, OCR: jf.ocr(), MaxPages: jf.maxPages}
 			if err := loadRedactInputs(job, policy, canaries); err != nil {
 				return err
 			}

@@ -27,7 +27,7 @@ killed. Without --playbook the built-in playbook is used.
 Exit status: 0 when every document was reviewed, 1 when any failed, 2 on
 usage errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			job := &jobs.Review{Timeout: jf.timeout, MaxPages: jf.maxPages, ReportDir: outDir, Markdown: markdown}
+			job := &jobs.Review{Timeout: jf.timeout, OCR: jf.ocr(), MaxPages: jf.maxPages, ReportDir: outDir, Markdown: markdown}
 			if playbook != "" {
 				data, err := os.ReadFile(playbook)
 				if err != nil {

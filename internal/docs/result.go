@@ -103,8 +103,13 @@ type Envelope struct {
 	// TimingsMS are the guest-side phases (extract, ocr, analyse, write).
 	TimingsMS map[string]int64 `json:"timings_ms"`
 	// Risks are the Risk* names the document carries, sorted, each once.
-	Risks  []string        `json:"risks,omitempty"`
-	Result json.RawMessage `json:"result"`
+	Risks []string `json:"risks,omitempty"`
+	// OCRLang is the tesseract model(s) OCR pages were read with;
+	// PageMS how long each page's OCR took (0 for text pages), when any
+	// page was OCRed.
+	OCRLang string          `json:"ocr_lang,omitempty"`
+	PageMS  []int64         `json:"page_ms,omitempty"`
+	Result  json.RawMessage `json:"result"`
 }
 
 // WriteEnvelope writes env to path atomically (temp file + rename), so the
@@ -178,6 +183,14 @@ func DecodeEnvelope(b []byte, job string, maxBytes int) (*Envelope, error) {
 	for k, v := range env.TimingsMS {
 		if len(k) > 32 || v < 0 {
 			return nil, fmt.Errorf("result has an invalid timing %q", k)
+		}
+	}
+	if len(env.OCRLang) > 200 || len(env.PageMS) > env.Pages {
+		return nil, errors.New("result has an implausible OCR language or page timings")
+	}
+	for _, ms := range env.PageMS {
+		if ms < 0 {
+			return nil, errors.New("result has a negative page timing")
 		}
 	}
 	for i, r := range env.Risks {

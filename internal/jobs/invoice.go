@@ -24,6 +24,7 @@ type Invoice struct {
 	Checker  *invoicecheck.Checker
 	Template string
 	Timeout  time.Duration
+	OCR      OCROptions // how scanned pages are read
 	MaxPages int
 	Metadata map[string]string
 	DayFirst bool // read ambiguous numeric dates as day/month
@@ -73,7 +74,7 @@ func (j *Invoice) template() string {
 
 // Process implements Job: extraction in a sandbox.
 func (j *Invoice) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
-	run := ToolRun{Template: j.template(), Job: schema.Job, Doc: doc, Timeout: j.Timeout, MaxPages: j.MaxPages,
+	run := ToolRun{Template: j.template(), Job: schema.Job, Doc: doc, Timeout: j.Timeout, MaxPages: j.MaxPages, OCR: j.OCR,
 		MaxResult: maxInvoiceResult, Metadata: docMetadata(j.Metadata, "invoice", doc)}
 	if j.DayFirst {
 		run.Args = []string{"--day-first"}
@@ -85,7 +86,7 @@ func (j *Invoice) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome 
 	env, t, lerr := RunTool(ctx, sbxs, run)
 	o := Outcome{Timings: t}
 	if env != nil {
-		o.Pages, o.OCRPages, o.Risks = env.Pages, env.OCRPages, env.Risks
+		o.Pages, o.OCRPages, o.Risks, o.OCRLang, o.PageMS = env.Pages, env.OCRPages, env.Risks, env.OCRLang, env.PageMS
 	}
 	switch {
 	case lerr != nil:

@@ -34,6 +34,7 @@ type Redact struct {
 	Salt            []byte // for the hash operator, fresh per batch
 	Template        string
 	Timeout         time.Duration
+	OCR             OCROptions // how scanned pages are read
 	MaxPages        int
 	Metadata        map[string]string
 }
@@ -141,7 +142,7 @@ func (j *Redact) redact(ctx context.Context, sbxs Sandboxes, doc Doc, o *Outcome
 		return "", nil, lineErr(CodeSandbox, "stage: %v", err)
 	}
 	defer f.Close()
-	run := ToolRun{Template: j.template(), Job: "redact", Doc: doc, Timeout: j.Timeout, MaxPages: j.MaxPages,
+	run := ToolRun{Template: j.template(), Job: "redact", Doc: doc, Timeout: j.Timeout, MaxPages: j.MaxPages, OCR: j.OCR,
 		MaxResult: contract.MaxResultBytes, Metadata: docMetadata(j.Metadata, "redact", doc),
 		Args:    []string{"--output", "/job/out/" + name},
 		Outputs: []Output{{GuestPath: "/job/out/" + name, Dst: f, Max: 64<<20 + 8*doc.Size}}}
@@ -156,7 +157,7 @@ func (j *Redact) redact(ctx context.Context, sbxs Sandboxes, doc Doc, o *Outcome
 	env, t, lerr := RunTool(ctx, sbxs, run)
 	o.Timings.Add(t)
 	if env != nil {
-		o.Pages, o.OCRPages, o.Risks = env.Pages, env.OCRPages, env.Risks
+		o.Pages, o.OCRPages, o.Risks, o.OCRLang, o.PageMS = env.Pages, env.OCRPages, env.Risks, env.OCRLang, env.PageMS
 	}
 	switch {
 	case lerr != nil:
@@ -223,7 +224,7 @@ func (j *Redact) verify(ctx context.Context, sbxs Sandboxes, doc Doc, staged str
 	if len(j.Canaries) > 0 {
 		canaries, _ = json.Marshal(j.Canaries)
 	}
-	run := ToolRun{Template: j.template(), Job: "verify", Doc: Doc{Path: staged}, Timeout: j.Timeout, MaxPages: j.MaxPages,
+	run := ToolRun{Template: j.template(), Job: "verify", Doc: Doc{Path: staged}, Timeout: j.Timeout, MaxPages: j.MaxPages, OCR: j.OCR,
 		MaxResult: report.MaxBytes, Metadata: docMetadata(j.Metadata, "verify", doc),
 		Inputs: []Input{{Name: "canaries.json", Data: canaries}}, Args: []string{"--canaries", guestInDir + "/canaries.json"}}
 	env, t, lerr := RunTool(ctx, sbxs, run)

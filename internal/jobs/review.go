@@ -27,6 +27,7 @@ type Review struct {
 	PlaybookName string // its base name, for the guest ("playbook.yaml" / ".json")
 	Template     string
 	Timeout      time.Duration
+	OCR          OCROptions // how scanned pages are read
 	MaxPages     int
 	Metadata     map[string]string
 	// ReportDir, if set, receives an HTML report per document (named by
@@ -59,7 +60,7 @@ func (r *Review) Extensions() []string { return []string{".pdf"} }
 
 // Process implements Job.
 func (r *Review) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
-	run := ToolRun{Template: r.template(), Job: "review", Doc: doc, Timeout: r.Timeout, MaxPages: r.MaxPages,
+	run := ToolRun{Template: r.template(), Job: "review", Doc: doc, Timeout: r.Timeout, MaxPages: r.MaxPages, OCR: r.OCR,
 		MaxResult: result.MaxResultBytes + 64<<10, Metadata: docMetadata(r.Metadata, "review", doc)}
 	if len(r.Playbook) > 0 {
 		name := "playbook" + strings.ToLower(filepath.Ext(r.PlaybookName))
@@ -69,7 +70,7 @@ func (r *Review) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
 	env, t, lerr := RunTool(ctx, sbxs, run)
 	o := Outcome{Timings: t, Fields: ReviewLine{Findings: []result.Finding{}}}
 	if env != nil {
-		o.Pages, o.OCRPages, o.Risks = env.Pages, env.OCRPages, env.Risks
+		o.Pages, o.OCRPages, o.Risks, o.OCRLang, o.PageMS = env.Pages, env.OCRPages, env.Risks, env.OCRLang, env.PageMS
 	}
 	if lerr != nil {
 		o.Err = lerr

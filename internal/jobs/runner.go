@@ -40,7 +40,11 @@ type Outcome struct {
 	OCRPages int
 	// Risks are what the document carries (docs.Risk* names: scripts,
 	// attachments, a polyglot), as the guest found them.
-	Risks   []string
+	Risks []string
+	// OCRLang and PageMS are how scanned pages were read: the models,
+	// and each page's OCR time (0 for text pages).
+	OCRLang string
+	PageMS  []int64
 	Timings Timings
 	Fields  any
 	// Tally are the counters this document adds to the batch summary
@@ -346,6 +350,8 @@ type line struct {
 	Pages     int              `json:"pages"`
 	OCRPages  int              `json:"ocr_pages"`
 	Risks     []string         `json:"risks"`
+	OCRLang   string           `json:"ocr_lang,omitempty"`
+	PageMS    []int64          `json:"page_ms,omitempty"`
 	TimingsMS map[string]int64 `json:"timings_ms"`
 }
 
@@ -383,7 +389,7 @@ func nonNilRisks(r []string) []string {
 // encodeLine writes the common fields, then the job's, as one object.
 func encodeLine(d Doc, o Outcome) ([]byte, error) {
 	common, err := json.Marshal(line{File: d.Path, OK: o.Err == nil, Error: o.Err, Pages: o.Pages,
-		OCRPages: o.OCRPages, Risks: nonNilRisks(o.Risks), TimingsMS: o.Timings.MS()})
+		OCRPages: o.OCRPages, Risks: nonNilRisks(o.Risks), OCRLang: o.OCRLang, PageMS: o.PageMS, TimingsMS: o.Timings.MS()})
 	if err != nil {
 		return nil, err
 	}

@@ -58,6 +58,7 @@ type ToolRun struct {
 	Doc      Doc
 	Inputs   []Input
 	Args     []string      // the job's own flags, after the common ones
+	OCR      OCROptions    // how scanned pages are read
 	Timeout  time.Duration // the tool's deadline; the sandbox's TTL and the exec bound add a margin
 	MaxPages int
 	// MaxResult bounds the result JSON (default docs.MaxEnvelopeBytes).
@@ -65,6 +66,30 @@ type ToolRun struct {
 	Outputs   []Output
 	Metadata  map[string]string
 	Domains   []string // see CreateOptions.Domains
+}
+
+// OCROptions are how the guest reads scanned pages; zero fields leave
+// the guest's defaults (which depend on its acceleration).
+type OCROptions struct {
+	// PageTimeout bounds the OCR of one page (airlock-docs
+	// --page-timeout); 0: 2 min, or 6 min under CPU emulation.
+	PageTimeout time.Duration
+	// Lang is tesseract models: "eng", "eng+deu" (every page with
+	// both) or "eng,deu,fra" (one chosen by the first page); "": the
+	// job's default.
+	Lang string
+}
+
+// args are the airlock-docs flags for o.
+func (o OCROptions) args() []string {
+	var a []string
+	if o.PageTimeout > 0 {
+		a = append(a, "--page-timeout", o.PageTimeout.String())
+	}
+	if o.Lang != "" {
+		a = append(a, "--lang", o.Lang)
+	}
+	return a
 }
 
 // Timings are the phases of a document's trip through a sandbox.
@@ -146,7 +171,8 @@ func runInSandbox(ctx context.Context, sbx Sandbox, r ToolRun, t *Timings) (*doc
 	}
 	began = time.Now()
 	argv := append([]string{ToolPath, r.Job, "--in", docPath, "--out", guestResult,
-		"--timeout", r.Timeout.String(), "--max-pages", strconv.Itoa(r.MaxPages)}, r.Args...)
+		"--timeout", r.Timeout.String(), "--max-pages", strconv.Itoa(r.MaxPages)}, r.OCR.args()...)
+	argv = append(argv, r.Args...)
 	res, err := sbx.Exec(ctx, argv, r.Timeout+toolExecMargin)
 	t.Tool = time.Since(began)
 	switch {

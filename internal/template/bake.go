@@ -20,7 +20,7 @@ import (
 
 // bakeFormat changes whenever the baked layout or the VM shape a bake
 // implies changes, so old bakes are not restored into new machines.
-const bakeFormat = "bake-v3" // v3: every machine has a virtio-net NIC, configured at bake
+const bakeFormat = "bake-v4" // v4: the manifest carries AIRLOCK_ACCEL in the exec environment (v3: every machine has a virtio-net NIC)
 
 // Baked files inside a template's directory.
 const (
@@ -69,20 +69,33 @@ type ImageInfo struct {
 // HostParts are the host-side pieces a snapshot only restores into
 // unchanged: the same kernel and initramfs, QEMU and acceleration.
 type HostParts struct {
-	Kernel      string `json:"kernel"`       // image.Kernel.CacheKey()
-	Initramfs   string `json:"initramfs"`    // path, content-addressed
-	QEMUVersion string `json:"qemu_version"` // e.g. 7.2.22
-	Accel       string `json:"accel"`        // kvm or tcg
+	Kernel      string `json:"kernel"`        // image.Kernel.CacheKey()
+	Initramfs   string `json:"initramfs"`     // path, content-addressed
+	QEMUVersion string `json:"qemu_version"`  // e.g. 7.2.22
+	Accel       string `json:"accel"`         // kvm or tcg
+	CPU         string `json:"cpu,omitempty"` // the -cpu model; "" (before it was recorded) means max
+}
+
+// normal fills what older manifests did not record ("" CPU was max).
+func (hp HostParts) normal() HostParts {
+	if hp.CPU == "" {
+		hp.CPU = "max"
+	}
+	return hp
 }
 
 // hostParts reads the parts of h a bake depends on.
 func hostParts(h *vm.Host) HostParts {
 	return HostParts{Kernel: h.Kernel.CacheKey(), Initramfs: filepath.Base(h.Initrd),
-		QEMUVersion: h.Driver.Version(), Accel: string(h.Accel.Accel)}
+		QEMUVersion: h.Driver.Version(), Accel: string(h.Accel.Accel), CPU: h.Driver.CPUModel(h.Accel.Accel)}
 }
 
 func bakeKey(specHash string, hp HostParts) string {
-	return image.KeyOf(bakeFormat, specHash, hp.Kernel, hp.Initramfs, hp.QEMUVersion, hp.Accel)
+	parts := []string{bakeFormat, specHash, hp.Kernel, hp.Initramfs, hp.QEMUVersion, hp.Accel}
+	if hp.CPU != "" && hp.CPU != "max" {
+		parts = append(parts, hp.CPU) // bakes for the default model keep their keys
+	}
+	return image.KeyOf(parts...)
 }
 
 // Template is a baked template ready to restore from.
@@ -159,6 +172,7 @@ func (r *Registry) Bake(ctx context.Context, h *vm.Host, spec *Spec, progress im
 	if err := execDefaults(spec, &m); err != nil {
 		return nil, err
 	}
+	platformEnv(&m, hp)
 	if m.RootImageSHA256, err = image.FileSHA256(rootImage); err != nil {
 		return nil, err
 	}
@@ -187,6 +201,23 @@ func (r *Registry) Bake(ctx context.Context, h *vm.Host, spec *Spec, progress im
 	}
 	r.prune(spec.Name, key)
 	return r.load(final)
+}
+
+// AccelEnv is the variable every exec in a sandbox finds its host's
+// acceleration in ("kvm" or "tcg"): tools that pick a code path by CPU
+// (tesseract's dot product, page time limits) read it. A bake records it,
+// since a bake restores only on the same acceleration.
+const AccelEnv = "AIRLOCK_ACCEL"
+
+// platformEnv adds what the platform tells every exec to m's env (over
+// the spec's own).
+func platformEnv(m *Manifest, hp HostParts) {
+	env := make(map[string]string, len(m.Env)+1)
+	for k, v := range m.Env {
+		env[k] = v
+	}
+	env[AccelEnv] = hp.Accel
+	m.Env = env
 }
 
 // execDefaults fills m's packages, image, env and working directory:

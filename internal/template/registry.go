@@ -127,7 +127,7 @@ func (r *Registry) Open(h *vm.Host, name string) (*Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	if hp := hostParts(h); t.Host != hp {
+	if hp := hostParts(h); t.Host.normal() != hp.normal() {
 		return nil, errdefs.FailedPrecondition("template %q was baked for %+v, this host has %+v: rebuild it with airlock template build", name, t.Host, hp)
 	}
 	files := []string{t.StatePath(), t.MemPath(), t.RootImage}

@@ -41,6 +41,9 @@ type Config struct {
 	// JailInstance names this host's jail cgroups (airlock-<instance>);
 	// default derived from RunDir, so two daemons never share them.
 	JailInstance string
+	// TCGCPU is the CPU model guests get under TCG; default
+	// $AIRLOCK_TCG_CPU, else qemu.DefaultTCGCPU. Bakes are keyed by it.
+	TCGCPU string
 }
 
 // DefaultRunDir holds live VM state (sockets, pid files). It is short
@@ -117,7 +120,7 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 func newDriver(cfg Config) (*qemu.Driver, error) {
 	switch cfg.Jail {
 	case "off":
-		return qemu.New(qemu.Options{Unjailed: "turned off by the operator (--jail=off)"})
+		return qemu.New(qemu.Options{Unjailed: "turned off by the operator (--jail=off)", TCGCPU: tcgCPU(cfg)})
 	case "", "on":
 	default:
 		return nil, errdefs.InvalidArgument("jail %q: want on or off", cfg.Jail)
@@ -138,7 +141,15 @@ func newDriver(cfg Config) (*qemu.Driver, error) {
 	if err != nil {
 		return nil, errdefs.FailedPrecondition("cannot jail VMMs on this host: %v (pass --jail=off to run them unconfined)", err)
 	}
-	return qemu.New(qemu.Options{Jail: j})
+	return qemu.New(qemu.Options{Jail: j, TCGCPU: tcgCPU(cfg)})
+}
+
+// tcgCPU is the configured TCG CPU model, or $AIRLOCK_TCG_CPU.
+func tcgCPU(cfg Config) string {
+	if cfg.TCGCPU != "" {
+		return cfg.TCGCPU
+	}
+	return os.Getenv("AIRLOCK_TCG_CPU")
 }
 
 // NewID returns a fresh random id with the given prefix, e.g. "vm-".

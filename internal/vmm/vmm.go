@@ -100,6 +100,9 @@ type Driver interface {
 	// Name and Version identify the VMM ("qemu", "7.2.19").
 	Name() string
 	Version() string
+	// CPUModel is the CPU model machines under accel get: part of what a
+	// snapshot restores only into.
+	CPUModel(accel Accel) string
 	Boot(ctx context.Context, spec BootSpec) (Machine, error)
 	// Jailed reports whether every machine's VMM runs confined in a jail
 	// of its own (false only where the operator turned jailing off), and

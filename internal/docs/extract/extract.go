@@ -5,15 +5,17 @@ import (
 	"fmt"
 	"image"
 	"os"
+	"sync"
 	"time"
 )
 
 // Timings are how long extraction's phases took. They are not part of the
 // Document's JSON: the result envelope reports them as timings_ms.
 type Timings struct {
-	Probe time.Duration // pdfinfo, or reading image headers
-	Text  time.Duration // pdftotext
-	OCR   time.Duration // rasterising, deskewing and tesseract
+	Probe      time.Duration // pdfinfo, or reading image headers
+	Text       time.Duration // pdftotext
+	OCR        time.Duration // rasterising, deskewing and tesseract (wall time, pages in parallel)
+	LangDetect time.Duration // the language-choice pass, part of OCR
 }
 
 // Extract reads the document at path into pages of lines and words. Every
@@ -33,6 +35,9 @@ func Extract(ctx context.Context, path string, opts Options) (*Document, error) 
 	}
 	defer os.RemoveAll(tmp)
 	x := &extraction{in: in, o: o, tmp: tmp, doc: &Document{}}
+	if o.OCRLang != "" && len(o.OCRLangChoice) < 2 {
+		x.doc.OCRLang = o.OCRLang
+	}
 	switch in.kind {
 	case kindPDF:
 		err = x.extractPDF(ctx)
@@ -50,9 +55,10 @@ func Extract(ctx context.Context, path string, opts Options) (*Document, error) 
 // extraction is the state of one Extract call.
 type extraction struct {
 	in  input
-	o   Options
+	o   Options // OCRLang settles once chooseLanguage ran, before pages run in parallel
 	tmp string
 	doc *Document
+	mu  sync.Mutex // guards doc.PageOCR while pages run in parallel
 }
 
 // extractPDF: limits from pdfinfo first, then the text layer, then OCR of
@@ -80,10 +86,11 @@ func (x *extraction) extractPDF(ctx context.Context) error {
 		return err
 	}
 	x.doc.Pages = pages
-	for _, i := range ocr {
-		if err := x.ocrPDFPage(ctx, i, info.sizes[i], dpis[i]); err != nil {
-			return err
-		}
+	if err := x.ocrPDFPages(ctx, info, ocr, dpis); err != nil {
+		return err
+	}
+	if len(ocr) == 0 {
+		x.doc.OCRLang = ""
 	}
 	return nil
 }
@@ -137,32 +144,22 @@ func (x *extraction) ocrDPIs(ctx context.Context, info pdfInfo, ocr []int) ([]in
 	return dpis, nil
 }
 
-func (x *extraction) ocrPDFPage(ctx context.Context, i int, s pageSize, dpi int) error {
-	if err := ctx.Err(); err != nil {
-		return interrupted(err, fmt.Sprintf("page %d", i+1))
-	}
-	start := time.Now()
-	defer func() { x.doc.Timings.OCR += time.Since(start) }()
-	img, err := renderPDFPage(ctx, x.in.path, i+1, s, dpi, x.o)
-	if err != nil {
-		return err
-	}
-	p, err := ocrGray(ctx, img, float64(dpi), i+1, x.tmp, x.o)
-	if err != nil {
-		return err
-	}
-	x.doc.Pages[i] = p
-	return nil
-}
-
-// ocrImage OCRs one decoded page image and appends it.
+// ocrImage OCRs one decoded page image (page n, in order) and appends it,
+// choosing the language on the first.
 func (x *extraction) ocrImage(ctx context.Context, img *image.Gray, dpi float64, n int) error {
 	start := time.Now()
 	defer func() { x.doc.Timings.OCR += time.Since(start) }()
-	p, err := ocrGray(ctx, img, dpi, n, x.tmp, x.o)
-	if err != nil {
-		return err
-	}
-	x.doc.Pages = append(x.doc.Pages, p)
-	return nil
+	return x.withinPageTimeout(ctx, n, func(ctx context.Context) error {
+		if n == 1 {
+			if err := x.chooseLanguage(ctx, img, dpi, n); err != nil {
+				return err
+			}
+		}
+		p, err := ocrGray(ctx, img, dpi, n, x.tmp, x.o)
+		if err != nil {
+			return err
+		}
+		x.doc.Pages = append(x.doc.Pages, p)
+		return nil
+	})
 }

@@ -44,7 +44,7 @@ func renderPDFPage(ctx context.Context, path string, n int, s pageSize, dpi int,
 	out, err := runTool(ctx, toolRun{
 		name:      "pdftoppm",
 		args:      []string{"-r", strconv.Itoa(dpi), "-gray", "-f", strconv.Itoa(n), "-l", strconv.Itoa(n), path},
-		timeout:   o.ToolTimeout,
+		timeout:   o.PageTimeout,
 		maxStdout: limit,
 		sizeHint:  limit,
 		what:      fmt.Sprintf("pdftoppm page %d", n),
@@ -179,10 +179,14 @@ func writePGM(path string, img *image.Gray) error {
 // tesseract OCRs an image file with page segmentation mode psm and
 // returns its words as a page (boxes already in points).
 func tesseract(ctx context.Context, file string, dpi float64, n int, psm string, o Options) (Page, error) {
+	args := []string{file, "stdout", "-l", o.OCRLang, "--dpi", strconv.Itoa(int(math.Round(dpi))), "--psm", psm}
+	if o.DotProduct != "" {
+		args = append(args, "-c", "dotproduct="+o.DotProduct)
+	}
 	out, err := runTool(ctx, toolRun{
 		name:      "tesseract",
-		args:      []string{file, "stdout", "-l", o.OCRLang, "--dpi", strconv.Itoa(int(math.Round(dpi))), "--psm", psm, "tsv"},
-		timeout:   o.ToolTimeout,
+		args:      append(args, "tsv"),
+		timeout:   o.PageTimeout, // the page's own limit bounds it (withinPageTimeout)
 		maxStdout: maxTSVOutput,
 		what:      fmt.Sprintf("tesseract page %d", n),
 	})

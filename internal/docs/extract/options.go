@@ -2,6 +2,8 @@ package extract
 
 import (
 	"os"
+	"runtime"
+	"strings"
 	"time"
 )
 
@@ -31,8 +33,32 @@ type Options struct {
 	ToolTimeout time.Duration
 	// TotalTimeout bounds the whole extraction. Default 15 minutes.
 	TotalTimeout time.Duration
-	// OCRLang is tesseract's -l argument. Default "eng".
+	// OCRLang is tesseract's -l argument. Default "eng". Several models
+	// joined with '+' ("eng+deu") are all tried on every page. Several
+	// joined with ',' ("eng,deu,fra") are a choice (OCRLangChoice).
 	OCRLang string
+	// OCRLangChoice, when it names more than one model, replaces OCRLang:
+	// the first OCR page's middle band is read with the first model and
+	// the document is then OCRed with the one model its words show
+	// (function words, common invoice and contract terms), or with all of
+	// them joined when none stands out. Reading every page with four
+	// models costs about four times one.
+	OCRLangChoice []string
+	// PageTimeout bounds the OCR of one page: rendering, tesseract and
+	// any second pass over faint print. Default DefaultPageTimeout, or
+	// DefaultPageTimeoutEmulated when the guest is emulated (Emulated).
+	PageTimeout time.Duration
+	// OCRWorkers is how many pages are OCRed at once. Default: one per CPU
+	// the guest has.
+	OCRWorkers int
+	// Emulated says the guest's CPU is emulated (QEMU TCG): wide-SIMD code
+	// is slow there, so tesseract's dot product is the SSE one, and pages
+	// get DefaultPageTimeoutEmulated. The platform says so in every
+	// sandbox's environment (AIRLOCK_ACCEL=tcg; see EmulatedFromEnv).
+	Emulated bool
+	// DotProduct is tesseract's dotproduct (auto, sse, generic, avx2, ...);
+	// default auto, or sse when Emulated.
+	DotProduct string
 	// ForceOCR OCRs every page, ignoring any text layer.
 	ForceOCR bool
 	// TempDir is where page images for tesseract are written (and removed
@@ -51,7 +77,16 @@ const (
 	DefaultToolTimeout      = 2 * time.Minute
 	DefaultTotalTimeout     = 15 * time.Minute
 	DefaultOCRLang          = "eng"
+	// DefaultPageTimeout is the OCR limit per page on a host with
+	// hardware virtualisation, DefaultPageTimeoutEmulated under
+	// emulation, where a dense 300-dpi page takes minutes.
+	DefaultPageTimeout         = 2 * time.Minute
+	DefaultPageTimeoutEmulated = 6 * time.Minute
 )
+
+// EmulatedFromEnv reports whether the platform said the guest's CPU is
+// emulated (AIRLOCK_ACCEL=tcg in the sandbox's environment).
+func EmulatedFromEnv() bool { return os.Getenv("AIRLOCK_ACCEL") == "tcg" }
 
 func (o Options) withDefaults() Options {
 	if o.MaxBytes <= 0 {
@@ -79,8 +114,32 @@ func (o Options) withDefaults() Options {
 	if o.TotalTimeout <= 0 {
 		o.TotalTimeout = DefaultTotalTimeout
 	}
+	if strings.Contains(o.OCRLang, ",") {
+		o.OCRLangChoice = strings.FieldsFunc(o.OCRLang, func(r rune) bool { return r == ',' })
+		o.OCRLang = ""
+	}
+	if len(o.OCRLangChoice) == 1 {
+		o.OCRLang, o.OCRLangChoice = o.OCRLangChoice[0], nil
+	}
 	if o.OCRLang == "" {
 		o.OCRLang = DefaultOCRLang
+		if len(o.OCRLangChoice) > 1 {
+			// Until the choice is made (and the fallback when it cannot
+			// be): every candidate.
+			o.OCRLang = strings.Join(o.OCRLangChoice, "+")
+		}
+	}
+	if o.PageTimeout <= 0 {
+		o.PageTimeout = DefaultPageTimeout
+		if o.Emulated {
+			o.PageTimeout = DefaultPageTimeoutEmulated
+		}
+	}
+	if o.OCRWorkers <= 0 {
+		o.OCRWorkers = runtime.NumCPU()
+	}
+	if o.DotProduct == "" && o.Emulated {
+		o.DotProduct = "sse"
 	}
 	if o.TempDir == "" {
 		o.TempDir = os.TempDir()

@@ -274,7 +274,12 @@ func (x *extraction) ocrTIFFPageFile(ctx context.Context, t *tiffFile, i int, dp
 		return fmt.Errorf("page file: %w", err)
 	}
 	start := time.Now()
-	p, err := tesseract(ctx, file, dpi, i+1, "3", x.o)
+	var p Page
+	err = x.withinPageTimeout(ctx, i+1, func(ctx context.Context) error {
+		var err error
+		p, err = tesseract(ctx, file, dpi, i+1, "3", x.o)
+		return err
+	})
 	x.doc.Timings.OCR += time.Since(start)
 	if err != nil {
 		return err

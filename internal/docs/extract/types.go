@@ -1,6 +1,9 @@
 package extract
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Methods a page's text came from.
 const (
@@ -69,8 +72,14 @@ func (p *Page) Text() string {
 // Document is what extraction produced for one input file.
 type Document struct {
 	Pages []Page `json:"pages"`
+	// OCRLang is the tesseract model(s) the OCR pages were read with,
+	// "" when no page was OCRed.
+	OCRLang string `json:"ocr_lang,omitempty"`
 	// Timings is how long extraction took, by phase; not serialised.
 	Timings Timings `json:"-"`
+	// PageOCR is how long each page's OCR took, indexed by page number
+	// - 1 (zero for pages read from their text layer); not serialised.
+	PageOCR []time.Duration `json:"-"`
 }
 
 // OCRPages counts the pages read by OCR.

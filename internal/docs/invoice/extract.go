@@ -23,7 +23,11 @@ import (
 // accents in vendor names, month names, label words), at about twice the
 // seconds per page (0.3 -> 0.6 s on one core). The guest templates
 // (templates/docs-base.yaml) and scripts/setup.sh install these models.
-const OCRLanguages = "eng+deu+fra+nld"
+//
+// The models are a choice (',' not '+'): the first page's middle band is
+// read with English and the document with the one model its words show,
+// or with all four joined when none stands out (extract.Options).
+const OCRLanguages = "eng,deu,fra,nld"
 
 // Result is the invoice job's result (the guest -> host contract).
 type Result = schema.Result

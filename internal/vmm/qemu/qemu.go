@@ -51,10 +51,14 @@ type Driver struct {
 	// turned jailing off, for the reason in unjailed.
 	jail     *jail.Jailer
 	unjailed string
+	tcgCPU   string // -cpu under TCG; immutable
 }
 
 // Options configure a Driver.
 type Options struct {
+	// TCGCPU is the CPU model emulated under TCG (default DefaultTCGCPU).
+	// Under KVM the guest always gets the host's ("host").
+	TCGCPU string
 	// Jail confines every VMM. Nil runs them as this process's user in its
 	// namespaces: only on an operator's explicit opt-out, whose reason
 	// Unjailed gives (doctor and every sandbox record show it).
@@ -93,7 +97,24 @@ func New(opts Options) (*Driver, error) {
 			return nil, err
 		}
 	}
-	return &Driver{path: path, version: string(m[1]), jail: opts.Jail, unjailed: opts.Unjailed}, nil
+	if opts.TCGCPU == "" {
+		opts.TCGCPU = DefaultTCGCPU
+	}
+	return &Driver{path: path, version: string(m[1]), jail: opts.Jail, unjailed: opts.Unjailed, tcgCPU: opts.TCGCPU}, nil
+}
+
+// DefaultTCGCPU is QEMU's most capable emulated CPU. (Its wide-SIMD
+// extensions are what libraries dispatch to; see the README's OCR
+// section for what emulating them costs.)
+const DefaultTCGCPU = "max"
+
+// CPUModel is the -cpu a machine under accel gets. A snapshot restores
+// only into the same model, so it is part of what a bake depends on.
+func (d *Driver) CPUModel(accel vmm.Accel) string {
+	if accel == vmm.AccelKVM {
+		return "host"
+	}
+	return d.tcgCPU
 }
 
 // Protections says what confines the VMMs this driver starts.
@@ -148,10 +169,7 @@ func (m *Machine) ExitError() error {
 //
 // Descriptors handed over (tapFD, memFD; 0 when none) are named by number.
 func (d *Driver) args(spec vmm.BootSpec, stateDir string, tapFD, memFD int) []string {
-	cpu := "max"
-	if spec.Accel == vmm.AccelKVM {
-		cpu = "host"
-	}
+	cpu := d.CPUModel(spec.Accel)
 	a := []string{
 		"-M", "microvm",
 		"-accel", accelArg(spec.Accel),

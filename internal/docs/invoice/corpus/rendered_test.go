@@ -118,7 +118,7 @@ func needGuestTools(t *testing.T) {
 		t.Skipf("tesseract --list-langs: %v", err)
 	}
 	have := strings.Fields(string(out))
-	for _, l := range strings.Split(invoice.OCRLanguages, "+") {
+	for _, l := range strings.FieldsFunc(invoice.OCRLanguages, func(r rune) bool { return r == '+' || r == ',' }) {
 		if !slices.Contains(have, l) {
 			t.Skipf("tesseract has no %q model (the guest templates do; scripts/setup.sh installs it)", l)
 		}
