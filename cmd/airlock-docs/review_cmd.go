@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
+
 	"github.com/airlock-dev/airlock/internal/docs"
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/review"
@@ -55,9 +57,9 @@ func reviewCommand() command {
 }
 
 // loadPlaybook reads the playbook (bounded), or the built-in one.
-func loadPlaybook(path string) (*review.Playbook, error) {
+func loadPlaybook(path string) (*playbook.Playbook, error) {
 	if path == "" {
-		return review.DefaultPlaybook()
+		return playbook.DefaultPlaybook()
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -70,5 +72,5 @@ func loadPlaybook(path string) (*review.Playbook, error) {
 	if err != nil {
 		return nil, err
 	}
-	return review.ParsePlaybook(path, data)
+	return playbook.ParsePlaybook(path, data)
 }

@@ -9,8 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
+
 	"github.com/airlock-dev/airlock/internal/docs"
-	"github.com/airlock-dev/airlock/internal/docs/review"
 	"github.com/airlock-dev/airlock/internal/docs/review/report"
 	"github.com/airlock-dev/airlock/internal/docs/review/result"
 )
@@ -51,7 +52,7 @@ type ReviewLine struct {
 
 // CheckPlaybook validates a playbook file on the host.
 func CheckPlaybook(path string, data []byte) error {
-	_, err := review.ParsePlaybook(path, data)
+	_, err := playbook.ParsePlaybook(path, data)
 	return err
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
+
 	"github.com/airlock-dev/airlock/internal/docs"
 	"github.com/airlock-dev/airlock/internal/docs/review/result"
 )
@@ -25,7 +27,7 @@ type analyzer struct {
 
 // clauseSpec is a playbook clause prepared for matching.
 type clauseSpec struct {
-	clause   *Clause
+	clause   *playbook.Clause
 	index    int // in the playbook
 	std      []token
 	stdKeys  []string
@@ -46,7 +48,7 @@ type pin struct {
 // docs errors: invalid_input for a missing or empty playbook, too_large
 // for a document over the input limits, unreadable for a document with
 // no words.
-func Analyze(paras []Paragraph, pb *Playbook) (*Result, error) {
+func Analyze(paras []Paragraph, pb *playbook.Playbook) (*Result, error) {
 	if pb == nil || len(pb.Clauses) == 0 {
 		return nil, docs.Errorf(docs.CodeInvalidArg, "playbook has no clauses")
 	}
@@ -113,7 +115,7 @@ func checkInput(paras []Paragraph) error {
 	return nil
 }
 
-func prepareClause(c *Clause, index int) *clauseSpec {
+func prepareClause(c *playbook.Clause, index int) *clauseSpec {
 	std := cleanText(c.StandardText)
 	cs := &clauseSpec{clause: c, index: index, std: tokenize(std, 0), stdTerms: extractTerms(std), paras: 1}
 	cs.stdKeys = keys(cs.std)

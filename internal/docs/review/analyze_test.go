@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
+
 	"github.com/airlock-dev/airlock/internal/docs"
 )
 
@@ -13,18 +15,18 @@ const testStandard = "The Licensor shall notify each employee in writing within 
 	"non-refundable fee of $10,000, unless the parties agree otherwise. Any dispute is governed by the laws of " +
 	"the State of New York, without regard to its conflict of laws principles."
 
-func testPlaybook(t *testing.T) *Playbook {
+func testPlaybook(t *testing.T) *playbook.Playbook {
 	t.Helper()
 	data := "name: test\nversion: \"1\"\nclauses:\n  notice_fee:\n    title: Notice and Fee\n    headings: [Fee Notice]\n" +
 		"    standard_text: >-\n      " + testStandard + "\n    severity: high\n"
-	pb, err := ParsePlaybook("test.yaml", []byte(data))
+	pb, err := playbook.ParsePlaybook("test.yaml", []byte(data))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return pb
 }
 
-func analyzeOne(t *testing.T, pb *Playbook, ps []Paragraph) *Finding {
+func analyzeOne(t *testing.T, pb *playbook.Playbook, ps []Paragraph) *Finding {
 	t.Helper()
 	r, err := Analyze(ps, pb)
 	if err != nil {
@@ -96,7 +98,7 @@ func TestStatus(t *testing.T) {
 }
 
 func TestLocate(t *testing.T) {
-	pb, err := DefaultPlaybook()
+	pb, err := playbook.DefaultPlaybook()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,11 +165,11 @@ func TestAnalyzeErrors(t *testing.T) {
 	tests := []struct {
 		name  string
 		paras []Paragraph
-		pb    *Playbook
+		pb    *playbook.Playbook
 		code  string
 	}{
 		{"no playbook", paras("x"), nil, docs.CodeInvalidArg},
-		{"empty playbook", paras("x"), &Playbook{Name: "e"}, docs.CodeInvalidArg},
+		{"empty playbook", paras("x"), &playbook.Playbook{Name: "e"}, docs.CodeInvalidArg},
 		{"too many paragraphs", many, pb, docs.CodeTooLarge},
 		{"paragraph too long", paras(strings.Repeat("a ", MaxParagraphBytes)), pb, docs.CodeTooLarge},
 		{"no words", paras("  ", "\u00a0", "- - -"), pb, docs.CodeUnreadable},

@@ -8,8 +8,6 @@
 // redline.
 //
 // What it owns:
-//   - Playbook parsing (JSON or YAML, strict, with file:line errors) and
-//     the embedded default playbook (default_playbook.yaml).
 //   - Heading parsing into a section tree (numbered, "Section 7 -",
 //     "ARTICLE VII" with "Section 7.01", all caps, run-in headings).
 //   - Locating each clause by heading (title and synonyms, at any depth),
@@ -19,11 +17,12 @@
 //     percentages, multipliers, jurisdictions), the status rules and the
 //     redline.
 //
-// The output contract (Result, Finding, Decode, Validate) lives in the
-// stdlib-only sub-package result, and the HTML and Markdown renderers in
-// the sub-package report (stdlib and result only), so the host can check
-// and render a guest's output without importing this package; the types
-// are aliased here. The sub-package corpus generates contracts with known
+// The playbook (types, parsing, the default) is the sub-package
+// playbook, the output contract (Result, Finding, Decode, Validate) the
+// stdlib-only sub-package result, and the HTML and Markdown renderers the
+// sub-package report (stdlib and result only), so the host can check a
+// playbook and check and render a guest's output without importing this
+// package; the result types are aliased here. The sub-package corpus generates contracts with known
 // results and scores the analysis on them.
 //
 // What it must never do: read files other than the playbook it is handed,

@@ -12,7 +12,7 @@ import (
 	"sync"
 )
 
-//go:embed data/*.txt default_playbook.yaml
+//go:embed data/*.txt
 var dataFS embed.FS
 
 // tables are the word lists the analysis uses, read from the embedded

@@ -3,6 +3,8 @@ package review
 import (
 	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
 )
 
 func TestExtractTerms(t *testing.T) {
@@ -78,9 +80,9 @@ func TestExtractTerms(t *testing.T) {
 }
 
 func TestCompareTermsNames(t *testing.T) {
-	c := &Clause{Key: "x", Title: "X", Threshold: DefaultThreshold, Severity: "low",
+	c := &playbook.Clause{Key: "x", Title: "X", Threshold: playbook.DefaultThreshold, Severity: "low",
 		StandardText: "Pay within thirty (30) days at one percent (1%) per month under New York law.",
-		KeyTerms:     []KeyTerm{{Name: "net", Text: "thirty (30) days"}}}
+		KeyTerms:     []playbook.KeyTerm{{Name: "net", Text: "thirty (30) days"}}}
 	cs := prepareClause(c, 0)
 	tests := []struct {
 		name, found   string

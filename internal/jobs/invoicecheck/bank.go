@@ -1,8 +1,9 @@
 package invoicecheck
 
 import (
-	"github.com/airlock-dev/airlock/internal/checksum"
 	"strings"
+
+	"github.com/airlock-dev/airlock/internal/checksum"
 )
 
 // normIBAN removes spaces and upper-cases.

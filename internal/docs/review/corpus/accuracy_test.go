@@ -4,6 +4,8 @@ import (
 	"flag"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
+
 	"github.com/airlock-dev/airlock/internal/docs/review"
 )
 
@@ -17,7 +19,7 @@ var (
 // (optionally through OCR noise) and scores the results.
 func evalCorpus(t *testing.T, ocrRate float64) *Report {
 	t.Helper()
-	pb, err := review.DefaultPlaybook()
+	pb, err := playbook.DefaultPlaybook()
 	if err != nil {
 		t.Fatal(err)
 	}

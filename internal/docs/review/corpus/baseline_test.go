@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
+
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/airlock-dev/airlock/internal/docs/review"
@@ -13,7 +15,7 @@ import (
 // baseline is the published approach the analysis replaces: a heading
 // regex built from the clause key, the next paragraph as the clause, and
 // difflib's character ratio above 0.85 for MATCH.
-func baseline(paras []review.Paragraph, pb *review.Playbook) *review.Result {
+func baseline(paras []review.Paragraph, pb *playbook.Playbook) *review.Result {
 	r := &review.Result{}
 	for _, c := range pb.Clauses {
 		words := strings.Split(c.Key, "_")
@@ -42,7 +44,7 @@ func baseline(paras []review.Paragraph, pb *review.Playbook) *review.Result {
 // TestBaseline measures the baseline on the same corpus, to show the
 // corpus is not one that any approach gets right.
 func TestBaseline(t *testing.T) {
-	pb, err := review.DefaultPlaybook()
+	pb, err := playbook.DefaultPlaybook()
 	if err != nil {
 		t.Fatal(err)
 	}

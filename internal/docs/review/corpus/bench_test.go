@@ -3,11 +3,13 @@ package corpus
 import (
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
+
 	"github.com/airlock-dev/airlock/internal/docs/review"
 )
 
 func benchAnalyze(b *testing.B, contracts int) {
-	pb, err := review.DefaultPlaybook()
+	pb, err := playbook.DefaultPlaybook()
 	if err != nil {
 		b.Fatal(err)
 	}

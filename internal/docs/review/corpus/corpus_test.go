@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
+
 	"github.com/airlock-dev/airlock/internal/docs/review"
 	"github.com/airlock-dev/airlock/internal/docs/testdocs"
 )
@@ -36,7 +38,7 @@ func TestGenerateDeterministic(t *testing.T) {
 // itself, without the analyser: a MISSING clause's text is absent, a
 // verbatim one is there word for word, a changed one is not.
 func TestTruthMatchesText(t *testing.T) {
-	pb, err := review.DefaultPlaybook()
+	pb, err := playbook.DefaultPlaybook()
 	if err != nil {
 		t.Fatal(err)
 	}

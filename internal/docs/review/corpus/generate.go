@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
+
 	"github.com/airlock-dev/airlock/internal/docs/review"
 	"github.com/airlock-dev/airlock/internal/docs/testdocs"
 )
@@ -26,7 +28,7 @@ type Options struct {
 	// default playbook. Clauses without corpus material (rewrites, places)
 	// are only ever verbatim, trivially changed, numerically changed or
 	// missing.
-	Playbook *review.Playbook
+	Playbook *playbook.Playbook
 }
 
 // Contract is one generated contract.
@@ -77,7 +79,7 @@ func Generate(opts Options) ([]Contract, error) {
 	pb := opts.Playbook
 	if pb == nil {
 		var err error
-		if pb, err = review.DefaultPlaybook(); err != nil {
+		if pb, err = playbook.DefaultPlaybook(); err != nil {
 			return nil, fmt.Errorf("corpus: %w", err)
 		}
 	}
@@ -96,7 +98,7 @@ func Generate(opts Options) ([]Contract, error) {
 
 type contractGen struct {
 	rng    *rand.Rand
-	pb     *review.Playbook
+	pb     *playbook.Playbook
 	mat    *material
 	name   string
 	truth  Truth
@@ -161,7 +163,7 @@ func nonNil(s []string) []string {
 
 // clauseHeading picks the heading: the title or a listed synonym, now and
 // then a heading the playbook does not list, or none at all.
-func (g *contractGen) clauseHeading(c *review.Clause, cm clauseMaterial) (string, string) {
+func (g *contractGen) clauseHeading(c *playbook.Clause, cm clauseMaterial) (string, string) {
 	r := g.rng.Float64()
 	switch {
 	case r < 0.06:

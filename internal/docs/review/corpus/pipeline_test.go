@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
+
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/review"
 	"github.com/airlock-dev/airlock/internal/docs/testdocs"
@@ -138,7 +140,7 @@ type pipelineOutcome struct {
 // runPipeline extracts, reflows and analyses every document, jobs at once.
 func runPipeline(t *testing.T, docs []pipelineDoc, jobs int, cache, dump string) []pipelineOutcome {
 	t.Helper()
-	pb, err := review.DefaultPlaybook()
+	pb, err := playbook.DefaultPlaybook()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +170,7 @@ func runPipeline(t *testing.T, docs []pipelineDoc, jobs int, cache, dump string)
 
 // reviewPDF is cmd/airlock-docs' review command without the envelope:
 // Extract with default options, Reflow with default options, Analyze.
-func reviewPDF(d pipelineDoc, pb *review.Playbook, cache, dump string) (pipelineOutcome, error) {
+func reviewPDF(d pipelineDoc, pb *playbook.Playbook, cache, dump string) (pipelineOutcome, error) {
 	o := pipelineOutcome{doc: d}
 	doc, cached, err := extractCached(d.path, d.key, cache)
 	if err != nil {

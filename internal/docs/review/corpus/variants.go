@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
+
 	"github.com/airlock-dev/airlock/internal/docs/review"
 )
 
@@ -30,7 +32,7 @@ type variant struct {
 }
 
 // makeVariant draws a status for a clause and words the clause to match.
-func makeVariant(rng *rand.Rand, c *review.Clause, cm clauseMaterial) variant {
+func makeVariant(rng *rand.Rand, c *playbook.Clause, cm clauseMaterial) variant {
 	std := strings.Join(strings.Fields(c.StandardText), " ")
 	terms := knownTerms(std, cm)
 	v := variant{paras: []string{std}, expected: terms, found: terms}

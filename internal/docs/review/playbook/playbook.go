@@ -1,7 +1,8 @@
-package review
+package playbook
 
 import (
 	"bytes"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -65,14 +66,13 @@ const (
 
 var keyRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
+//go:embed default_playbook.yaml
+var defaultPlaybook []byte
+
 // DefaultPlaybook returns the embedded default playbook, freshly parsed
 // (the caller may modify it).
 func DefaultPlaybook() (*Playbook, error) {
-	data, err := dataFS.ReadFile("default_playbook.yaml")
-	if err != nil {
-		return nil, fmt.Errorf("default playbook: %w", err)
-	}
-	return parsePlaybook("default_playbook.yaml", data)
+	return parsePlaybook("default_playbook.yaml", defaultPlaybook)
 }
 
 // LoadPlaybook reads and parses a playbook file (see ParsePlaybook).

@@ -1,8 +1,9 @@
-package review
+package playbook
 
 import (
 	"strconv"
 	"strings"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 
@@ -25,7 +26,7 @@ func (p *pbParser) clause(key string, n *yaml.Node) (Clause, bool) {
 	}
 	if v := f["standard_text"]; v != nil {
 		c.StandardText = p.str(v, path+".standard_text", MaxStandardTextBytes, true)
-		if c.StandardText != "" && len(tokenize(cleanText(c.StandardText), 0)) == 0 {
+		if c.StandardText != "" && !strings.ContainsFunc(c.StandardText, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
 			p.errorf(v, path+".standard_text", "has no words")
 		}
 	} else {
