@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/docs/invoice"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/docs/llm"
 )
 
@@ -27,23 +27,23 @@ func askModel(ctx context.Context, c *llm.Client, text string, res *invoice.Resu
 	if err != nil {
 		return false
 	}
-	for _, name := range schema.ScalarFields() {
+	for _, name := range result.ScalarFields() {
 		rv, mv := res.Fields.Ptr(name), mf.Ptr(name)
 		switch {
 		case *mv == nil:
 		case *rv == nil:
 			*rv = *mv
-			res.FieldSources[name] = schema.FieldSource{Method: schema.MethodModel, Confidence: modelConfidence, Issues: []string{}}
+			res.FieldSources[name] = result.FieldSource{Method: result.MethodModel, Confidence: modelConfidence, Issues: []string{}}
 		case **rv != **mv:
 			src := res.FieldSources[name]
-			src.Issues = append(src.Issues, schema.IssueModelDisagrees)
+			src.Issues = append(src.Issues, result.IssueModelDisagrees)
 			src.Confidence = min(src.Confidence, modelConfidence)
 			res.FieldSources[name] = src
 		}
 	}
 	if len(res.Fields.LineItems) == 0 && len(mf.LineItems) > 0 {
 		res.Fields.LineItems = mf.LineItems
-		res.FieldSources[schema.FieldLineItems] = schema.FieldSource{Method: schema.MethodModel, Confidence: modelConfidence, Issues: []string{}}
+		res.FieldSources[result.FieldLineItems] = result.FieldSource{Method: result.MethodModel, Confidence: modelConfidence, Issues: []string{}}
 	}
 	return true
 }

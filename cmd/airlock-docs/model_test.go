@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/docs/invoice"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 func ptr(s string) *string { return &s }
@@ -32,11 +32,11 @@ func TestAskModelMerges(t *testing.T) {
 			"message": map[string]any{"content": answer}, "finish_reason": "stop"}}})
 	}))
 	defer srv.Close()
-	res := &invoice.Result{Fields: schema.Fields{VendorName: ptr("Northwind Traders"), Total: ptr("108.00"), Currency: ptr("USD")},
-		FieldSources: map[string]schema.FieldSource{
-			schema.FieldVendorName: {Method: schema.MethodLabel, Confidence: 0.9},
-			schema.FieldTotal:      {Method: schema.MethodLabel, Confidence: 0.95},
-			schema.FieldCurrency:   {Method: schema.MethodInferred, Confidence: 0.9},
+	res := &invoice.Result{Fields: result.Fields{VendorName: ptr("Northwind Traders"), Total: ptr("108.00"), Currency: ptr("USD")},
+		FieldSources: map[string]result.FieldSource{
+			result.FieldVendorName: {Method: result.MethodLabel, Confidence: 0.9},
+			result.FieldTotal:      {Method: result.MethodLabel, Confidence: 0.95},
+			result.FieldCurrency:   {Method: result.MethodInferred, Confidence: 0.9},
 		}}
 	if !askModel(context.Background(), newModelClient(srv.URL+"/v1", "m"), "INVOICE INV-42 Total $108.00", res) {
 		t.Fatal("the model's answer was not used")
@@ -44,16 +44,16 @@ func TestAskModelMerges(t *testing.T) {
 	if !strings.Contains(sawText, "INV-42") {
 		t.Errorf("the model was not shown the visible text: %q", sawText)
 	}
-	if *res.Fields.Total != "108.00" || !contains(res.FieldSources[schema.FieldTotal].Issues, schema.IssueModelDisagrees) ||
-		res.FieldSources[schema.FieldTotal].Confidence >= 0.6 {
-		t.Errorf("a disagreeing total must keep the rules' value and be marked: %v %+v", *res.Fields.Total, res.FieldSources[schema.FieldTotal])
+	if *res.Fields.Total != "108.00" || !contains(res.FieldSources[result.FieldTotal].Issues, result.IssueModelDisagrees) ||
+		res.FieldSources[result.FieldTotal].Confidence >= 0.6 {
+		t.Errorf("a disagreeing total must keep the rules' value and be marked: %v %+v", *res.Fields.Total, res.FieldSources[result.FieldTotal])
 	}
-	if *res.Fields.InvoiceNumber != "INV-42" || res.FieldSources[schema.FieldInvoiceNumber].Method != schema.MethodModel ||
-		res.FieldSources[schema.FieldInvoiceNumber].Confidence >= 0.6 {
-		t.Errorf("a field only the model read: %v %+v", res.Fields.InvoiceNumber, res.FieldSources[schema.FieldInvoiceNumber])
+	if *res.Fields.InvoiceNumber != "INV-42" || res.FieldSources[result.FieldInvoiceNumber].Method != result.MethodModel ||
+		res.FieldSources[result.FieldInvoiceNumber].Confidence >= 0.6 {
+		t.Errorf("a field only the model read: %v %+v", res.Fields.InvoiceNumber, res.FieldSources[result.FieldInvoiceNumber])
 	}
-	if len(res.FieldSources[schema.FieldVendorName].Issues) != 0 || res.FieldSources[schema.FieldVendorName].Confidence != 0.9 {
-		t.Errorf("an agreeing field changed: %+v", res.FieldSources[schema.FieldVendorName])
+	if len(res.FieldSources[result.FieldVendorName].Issues) != 0 || res.FieldSources[result.FieldVendorName].Confidence != 0.9 {
+		t.Errorf("an agreeing field changed: %+v", res.FieldSources[result.FieldVendorName])
 	}
 
 	answer = "I cannot help with that."

@@ -17,7 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs"
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/redact"
-	"github.com/airlock-dev/airlock/internal/docs/redact/contract"
+	"github.com/airlock-dev/airlock/internal/docs/redact/result"
 	"github.com/airlock-dev/airlock/internal/docs/testdocs"
 )
 
@@ -192,7 +192,7 @@ func finishRedaction(env *docs.Envelope, format, output string, data []byte, fin
 
 // writeImages writes redacted page images back in the input's image
 // format: PNG and JPEG hold one page, TIFF every page.
-func writeImages(w io.Writer, format string, pages []extract.PageImage, boxes [][]contract.Box) error {
+func writeImages(w io.Writer, format string, pages []extract.PageImage, boxes [][]result.Box) error {
 	grays := make([]*image.Gray, len(pages))
 	for i, p := range pages {
 		g, ok := redact.DrawBoxes(p.Image, p.DPI, boxes[i]).(*image.Gray)

@@ -5,8 +5,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/miekg/dns"
+
+	"github.com/airlock-dev/airlock/internal/errdefs"
 )
 
 // startDNS serves DNS on pc (UDP) and ln (TCP) and returns once both

@@ -15,9 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miekg/dns"
+
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/netguard"
-	"github.com/miekg/dns"
 )
 
 func sandboxA() Sandbox {

@@ -12,10 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/miekg/dns"
+
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/netguard"
 	"github.com/airlock-dev/airlock/internal/netpool"
-	"github.com/miekg/dns"
 )
 
 // Config configures a Proxy. Lookup and ListenAddr are required; every other

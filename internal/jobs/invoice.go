@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/jobs/invoicecheck"
 	"github.com/airlock-dev/airlock/internal/store"
 )
@@ -44,10 +44,10 @@ type InvoiceLine struct {
 	Decision     string                        `json:"decision"`
 	Flags        []invoicecheck.Flag           `json:"flags"`
 	VendorID     string                        `json:"vendor_id"`
-	Fields       *schema.Fields                `json:"fields"`
-	FieldSources map[string]schema.FieldSource `json:"field_sources"`
-	HiddenText   []schema.HiddenText           `json:"hidden_text,omitempty"`
-	Injection    []schema.Injection            `json:"injection,omitempty"`
+	Fields       *result.Fields                `json:"fields"`
+	FieldSources map[string]result.FieldSource `json:"field_sources"`
+	HiddenText   []result.HiddenText           `json:"hidden_text,omitempty"`
+	Injection    []result.Injection            `json:"injection,omitempty"`
 }
 
 // pendingInvoice is what Process leaves for Finalize, which judges in
@@ -74,7 +74,7 @@ func (j *Invoice) template() string {
 
 // Process implements Job: extraction in a sandbox.
 func (j *Invoice) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
-	run := ToolRun{Template: j.template(), Job: schema.Job, Doc: doc, Timeout: j.Timeout, MaxPages: j.MaxPages, OCR: j.OCR,
+	run := ToolRun{Template: j.template(), Job: result.Job, Doc: doc, Timeout: j.Timeout, MaxPages: j.MaxPages, OCR: j.OCR,
 		MaxResult: maxInvoiceResult, Metadata: docMetadata(j.Metadata, "invoice", doc)}
 	if j.DayFirst {
 		run.Args = []string{"--day-first"}
@@ -101,7 +101,7 @@ func (j *Invoice) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome 
 
 // Finalize implements Job: the host's judgement, in input order.
 func (j *Invoice) Finalize(ctx context.Context, _ Doc, o *Outcome) {
-	line := InvoiceLine{Decision: invoicecheck.DecisionReview, FieldSources: map[string]schema.FieldSource{}}
+	line := InvoiceLine{Decision: invoicecheck.DecisionReview, FieldSources: map[string]result.FieldSource{}}
 	defer func() {
 		o.Fields = line
 		o.Tally = map[string]int{"decision " + line.Decision: 1}

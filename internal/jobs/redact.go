@@ -14,8 +14,8 @@ import (
 	"time"
 	"unicode/utf16"
 
-	"github.com/airlock-dev/airlock/internal/docs/redact/contract"
-	"github.com/airlock-dev/airlock/internal/docs/verify/report"
+	redactresult "github.com/airlock-dev/airlock/internal/docs/redact/result"
+	verifyresult "github.com/airlock-dev/airlock/internal/docs/verify/result"
 )
 
 // RedactTemplate is the template redaction and its verification run in.
@@ -41,13 +41,13 @@ type Redact struct {
 
 // RedactLine is the job's part of an NDJSON line.
 type RedactLine struct {
-	Output      string             `json:"output"` // the released file; "" unless released
-	Held        bool               `json:"held"`
-	HeldAt      string             `json:"held_at,omitempty"` // where a held output was put
-	HoldReasons []string           `json:"hold_reasons"`
-	Verified    bool               `json:"verified"` // the verifier ran and found nothing
-	Counts      map[string]int     `json:"counts"`
-	Findings    []contract.Finding `json:"findings"`
+	Output      string                 `json:"output"` // the released file; "" unless released
+	Held        bool                   `json:"held"`
+	HeldAt      string                 `json:"held_at,omitempty"` // where a held output was put
+	HoldReasons []string               `json:"hold_reasons"`
+	Verified    bool                   `json:"verified"` // the verifier ran and found nothing
+	Counts      map[string]int         `json:"counts"`
+	Findings    []redactresult.Finding `json:"findings"`
 }
 
 // Hold reasons (stable codes, with a detail after ": ").
@@ -82,7 +82,7 @@ func (j *Redact) template() string {
 // Process implements Job: redact in one sandbox, verify in another, then
 // release or hold.
 func (j *Redact) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
-	line := RedactLine{HoldReasons: []string{}, Findings: []contract.Finding{}, Counts: map[string]int{}}
+	line := RedactLine{HoldReasons: []string{}, Findings: []redactresult.Finding{}, Counts: map[string]int{}}
 	o := Outcome{Fields: line}
 	staged, res, lerr := j.redact(ctx, sbxs, doc, &o)
 	if staged != "" {
@@ -132,7 +132,7 @@ func b2i(b bool) int {
 
 // redact runs the redactor and stages its output on the host, checked
 // against what the result claims about it.
-func (j *Redact) redact(ctx context.Context, sbxs Sandboxes, doc Doc, o *Outcome) (string, *contract.Result, *LineError) {
+func (j *Redact) redact(ctx context.Context, sbxs Sandboxes, doc Doc, o *Outcome) (string, *redactresult.Result, *LineError) {
 	if err := os.MkdirAll(j.HeldDir, 0o700); err != nil {
 		return "", nil, lineErr(CodeSandbox, "held dir: %v", err)
 	}
@@ -143,7 +143,7 @@ func (j *Redact) redact(ctx context.Context, sbxs Sandboxes, doc Doc, o *Outcome
 	}
 	defer f.Close()
 	run := ToolRun{Template: j.template(), Job: "redact", Doc: doc, Timeout: j.Timeout, MaxPages: j.MaxPages, OCR: j.OCR,
-		MaxResult: contract.MaxResultBytes, Metadata: docMetadata(j.Metadata, "redact", doc),
+		MaxResult: redactresult.MaxResultBytes, Metadata: docMetadata(j.Metadata, "redact", doc),
 		Args:    []string{"--output", "/job/out/" + name},
 		Outputs: []Output{{GuestPath: "/job/out/" + name, Dst: f, Max: 64<<20 + 8*doc.Size}}}
 	if len(j.Policy) > 0 {
@@ -165,7 +165,7 @@ func (j *Redact) redact(ctx context.Context, sbxs Sandboxes, doc Doc, o *Outcome
 	case env.Error != nil:
 		return f.Name(), nil, &LineError{Code: env.Error.Code, Message: env.Error.Message}
 	}
-	res, err := contract.DecodeBytes(env.Result)
+	res, err := redactresult.DecodeBytes(env.Result)
 	if err != nil {
 		return f.Name(), nil, lineErr(CodeInvalidResult, "%v", err)
 	}
@@ -176,7 +176,7 @@ func (j *Redact) redact(ctx context.Context, sbxs Sandboxes, doc Doc, o *Outcome
 // release): the output must be what the result says, must not be the input
 // unchanged, must not have come back impossibly fast, must carry no canary
 // string, and must pass the independent verifier in its own sandbox.
-func (j *Redact) checkOutput(ctx context.Context, sbxs Sandboxes, doc Doc, staged string, res *contract.Result, o *Outcome) []string {
+func (j *Redact) checkOutput(ctx context.Context, sbxs Sandboxes, doc Doc, staged string, res *redactresult.Result, o *Outcome) []string {
 	var reasons []string
 	sum, size, err := sha256File(staged)
 	if err != nil || sum != res.Output.SHA256 || size != res.Output.Bytes {
@@ -225,7 +225,7 @@ func (j *Redact) verify(ctx context.Context, sbxs Sandboxes, doc Doc, staged str
 		canaries, _ = json.Marshal(j.Canaries)
 	}
 	run := ToolRun{Template: j.template(), Job: "verify", Doc: Doc{Path: staged}, Timeout: j.Timeout, MaxPages: j.MaxPages, OCR: j.OCR,
-		MaxResult: report.MaxBytes, Metadata: docMetadata(j.Metadata, "verify", doc),
+		MaxResult: verifyresult.MaxBytes, Metadata: docMetadata(j.Metadata, "verify", doc),
 		Inputs: []Input{{Name: "canaries.json", Data: canaries}}, Args: []string{"--canaries", guestInDir + "/canaries.json"}}
 	env, t, lerr := RunTool(ctx, sbxs, run)
 	o.Timings.Add(t)
@@ -235,7 +235,7 @@ func (j *Redact) verify(ctx context.Context, sbxs Sandboxes, doc Doc, staged str
 	case env.Error != nil:
 		return []string{holdUnverified + ": the verifier failed: " + env.Error.Code}
 	}
-	rep, err := report.Decode(bytes.NewReader(env.Result))
+	rep, err := verifyresult.Decode(bytes.NewReader(env.Result))
 	if err != nil {
 		return []string{holdUnverified + ": the verifier's report was refused"}
 	}
@@ -243,7 +243,7 @@ func (j *Redact) verify(ctx context.Context, sbxs Sandboxes, doc Doc, staged str
 	if len(rep.Canaries) > 0 {
 		reasons = append(reasons, fmt.Sprintf("%s: %d canary string(s) in the output", holdCanary, len(rep.Canaries)))
 	}
-	if rep.Verdict != report.Clean {
+	if rep.Verdict != verifyresult.Clean {
 		for _, r := range rep.Reasons {
 			reasons = append(reasons, holdVerifier+": "+r)
 		}

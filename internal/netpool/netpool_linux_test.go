@@ -37,16 +37,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/cleanup"
-	"github.com/airlock-dev/airlock/internal/errdefs"
-	"github.com/airlock-dev/airlock/internal/netguard"
-	"github.com/airlock-dev/airlock/internal/netpool/netpooltest"
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
 	"github.com/google/nftables/userdata"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/airlock-dev/airlock/internal/cleanup"
+	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/netguard"
+	"github.com/airlock-dev/airlock/internal/netpool/netpooltest"
 )
 
 const (

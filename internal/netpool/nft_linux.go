@@ -7,11 +7,12 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/airlock-dev/airlock/internal/netguard"
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
 	"github.com/google/nftables/userdata"
 	"golang.org/x/sys/unix"
+
+	"github.com/airlock-dev/airlock/internal/netguard"
 )
 
 // This file turns policies into nftables rules. Every table is replaced in

@@ -15,12 +15,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/cleanup"
-	"github.com/airlock-dev/airlock/internal/errdefs"
-	"github.com/airlock-dev/airlock/internal/netguard"
 	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+
+	"github.com/airlock-dev/airlock/internal/cleanup"
+	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/netguard"
 )
 
 // Guest link kinds for Config.GuestLink.

@@ -14,13 +14,14 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/airlock-dev/airlock/internal/cleanup"
-	"github.com/airlock-dev/airlock/internal/errdefs"
-	"github.com/airlock-dev/airlock/internal/netguard"
 	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/airlock-dev/airlock/internal/cleanup"
+	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/netguard"
 )
 
 // netnsDir is where named namespaces are bind-mounted, as iproute2 does, so

@@ -2,11 +2,12 @@ package sandbox
 
 import (
 	"context"
-	"github.com/airlock-dev/airlock/internal/egress"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/egress"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/netpool"

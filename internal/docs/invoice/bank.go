@@ -1,11 +1,12 @@
 package invoice
 
 import (
-	"github.com/airlock-dev/airlock/internal/checksum"
 	"slices"
 	"strings"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/checksum"
+
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // parseIBAN reads an IBAN printed whole or in groups of four, cut at its
@@ -67,20 +68,20 @@ func repairIBAN(s string, want int, ocr bool) (string, []string) {
 	// with digits there even when the letters happen to pass mod-97 (one
 	// corrupted IBAN in 97 does).
 	if ocr && len(variants) > 0 && hasLookAlike(s, 8) {
-		return variants[0], []string{schema.IssueOCRCorrected}
+		return variants[0], []string{result.IssueOCRCorrected}
 	}
 	if lenOK(s) && ibanValid(s) {
 		return s, nil
 	}
 	if len(variants) > 0 {
-		return variants[0], []string{schema.IssueOCRCorrected}
+		return variants[0], []string{result.IssueOCRCorrected}
 	}
 	if ocr && lenOK(s) {
 		if fixed, ok := confusedDigit(s, 2, ibanValid); ok {
-			return fixed, []string{schema.IssueOCRCorrected}
+			return fixed, []string{result.IssueOCRCorrected}
 		}
 	}
-	return s, []string{schema.IssueChecksumFailed}
+	return s, []string{result.IssueChecksumFailed}
 }
 
 // ibanGroup is one printed group of an IBAN without the punctuation OCR
@@ -157,10 +158,10 @@ func parseRouting(ws []word) (parsed, bool) {
 		return p, ok
 	}
 	if fixed, ok := confusedDigit(p.value, 0, abaValid); ok {
-		p.value, p.issues = fixed, appendOnce(p.issues, schema.IssueOCRCorrected)
+		p.value, p.issues = fixed, appendOnce(p.issues, result.IssueOCRCorrected)
 		return p, true
 	}
-	p.issues = appendOnce(p.issues, schema.IssueChecksumFailed)
+	p.issues = appendOnce(p.issues, result.IssueChecksumFailed)
 	return p, true
 }
 
@@ -219,7 +220,7 @@ func parseBIC(ws []word) (parsed, bool) {
 		var issues []string
 		if len(raw) == 12 && w.conf < 1 && strings.HasSuffix(strings.ToUpper(raw), "XXXX") {
 			// "INGDDEFFXXxX": tesseract doubled the branch's X.
-			raw, issues = raw[:11], []string{schema.IssueOCRCorrected}
+			raw, issues = raw[:11], []string{result.IssueOCRCorrected}
 		}
 		t := strings.ToUpper(raw)
 		if len(t) != 8 && len(t) != 11 || !isUpperAlnum(t) {
@@ -229,7 +230,7 @@ func parseBIC(ws []word) (parsed, bool) {
 		for k := 0; k < 6; k++ {
 			if l := digitToLetter(v[k]); l != v[k] {
 				v[k] = l
-				issues = []string{schema.IssueOCRCorrected}
+				issues = []string{result.IssueOCRCorrected}
 			}
 		}
 		if !isUpperAlpha(string(v[:6])) {

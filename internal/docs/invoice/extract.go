@@ -11,7 +11,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/hidden"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/inject"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
 )
 
@@ -30,7 +30,7 @@ import (
 const OCRLanguages = "eng,deu,fra,nld"
 
 // Result is the invoice job's result (the guest -> host contract).
-type Result = schema.Result
+type Result = result.Result
 
 // Options are the per-document inputs besides the text.
 type Options struct {
@@ -109,8 +109,8 @@ func (e *Extractor) Extract(doc *extract.Document, opts Options) (*Result, error
 	if doc == nil || len(doc.Pages) == 0 {
 		return nil, docs.Errorf(docs.CodeUnreadable, "document has no pages")
 	}
-	if len(doc.Pages) > schema.MaxPages {
-		return nil, docs.Errorf(docs.CodeTooLarge, "%d pages, over the %d page limit", len(doc.Pages), schema.MaxPages)
+	if len(doc.Pages) > result.MaxPages {
+		return nil, docs.Errorf(docs.CodeTooLarge, "%d pages, over the %d page limit", len(doc.Pages), result.MaxPages)
 	}
 	s := e.screen(doc, opts)
 	x := &run{lx: e.lx, dp: e.dp, pages: s.pages, hits: map[*row][]hit{}, cands: map[string][]candidate{}, unread: map[string]int{}}
@@ -132,7 +132,7 @@ func (e *Extractor) Extract(doc *extract.Document, opts Options) (*Result, error
 		x.applyTemplate(tpl)
 	}
 	x.inferVendor()
-	res := &Result{FieldSources: map[string]schema.FieldSource{}, HiddenText: s.hidden, Injection: s.injections, Pages: s.info}
+	res := &Result{FieldSources: map[string]result.FieldSource{}, HiddenText: s.hidden, Injection: s.injections, Pages: s.info}
 	if tpl != nil {
 		res.Template = tpl.Name
 	}
@@ -155,8 +155,8 @@ func (e *Extractor) pickTemplate(x *run, extra []*Template) *Template {
 // writes values and sources.
 func (x *run) fill(res *Result, lines []line) {
 	picked := map[string]*candidate{}
-	for _, f := range schema.ScalarFields() {
-		if f == schema.FieldCurrency {
+	for _, f := range result.ScalarFields() {
+		if f == result.FieldCurrency {
 			continue
 		}
 		picked[f] = x.pick(f)
@@ -167,19 +167,19 @@ func (x *run) fill(res *Result, lines []line) {
 		checkLine(&lines[i])
 	}
 	linesConfirmed := confirm(picked, lines)
-	if picked[schema.FieldCurrency] = x.pick(schema.FieldCurrency); picked[schema.FieldCurrency] == nil {
+	if picked[result.FieldCurrency] = x.pick(result.FieldCurrency); picked[result.FieldCurrency] == nil {
 		var amts []*candidate
-		for _, f := range schema.AmountFields() {
+		for _, f := range result.AmountFields() {
 			amts = append(amts, picked[f])
 		}
 		x.inferCurrency(amts)
-		picked[schema.FieldCurrency] = x.pick(schema.FieldCurrency)
+		picked[result.FieldCurrency] = x.pick(result.FieldCurrency)
 	}
 	// Amounts the totals row balances AND whose subtotal the lines sum to
 	// are tied by two equations: a misread that satisfies both exactly
 	// does not happen, so a low tesseract confidence on them is noise
 	// (a currency sign, a thin space), unless the ink itself is faint.
-	twice := linesConfirmed && picked[schema.FieldTotal] != nil && picked[schema.FieldTotal].confirmed
+	twice := linesConfirmed && picked[result.FieldTotal] != nil && picked[result.FieldTotal].confirmed
 	for f, c := range picked {
 		if c == nil {
 			continue
@@ -196,16 +196,16 @@ func (x *run) fill(res *Result, lines []line) {
 	}
 	for f, pg := range x.unread {
 		if picked[f] == nil {
-			res.FieldSources[f] = schema.FieldSource{Method: schema.MethodLabel, Confidence: 0, Page: pg,
-				Issues: []string{schema.IssueValueUnreadable}}
+			res.FieldSources[f] = result.FieldSource{Method: result.MethodLabel, Confidence: 0, Page: pg,
+				Issues: []string{result.IssueValueUnreadable}}
 		}
 	}
 	x.fillLines(res, lines)
-	if s, ok := res.FieldSources[schema.FieldLineItems]; ok && linesConfirmed {
+	if s, ok := res.FieldSources[result.FieldLineItems]; ok && linesConfirmed {
 		if twice && !linesFaint(lines) {
-			res.FieldSources[schema.FieldLineItems] = raiseTwiceConfirmed(s)
+			res.FieldSources[result.FieldLineItems] = raiseTwiceConfirmed(s)
 		} else {
-			res.FieldSources[schema.FieldLineItems] = raiseConfirmed(s)
+			res.FieldSources[result.FieldLineItems] = raiseConfirmed(s)
 		}
 	}
 }
@@ -219,8 +219,8 @@ const lowOCR = 0.5
 // confirmedFloor, unless its separators are in doubt or its print was
 // read with low confidence: arithmetic confirms readings, it does not
 // replace them.
-func raiseConfirmed(s schema.FieldSource) schema.FieldSource {
-	if !hasAny(s.Issues, schema.IssueImplausibleSeparators, schema.IssueChecksumFailed, schema.IssueLowOCRConfidence) && s.Confidence < confirmedFloor {
+func raiseConfirmed(s result.FieldSource) result.FieldSource {
+	if !hasAny(s.Issues, result.IssueImplausibleSeparators, result.IssueChecksumFailed, result.IssueLowOCRConfidence) && s.Confidence < confirmedFloor {
 		s.Confidence = confirmedFloor
 	}
 	return s
@@ -229,8 +229,8 @@ func raiseConfirmed(s schema.FieldSource) schema.FieldSource {
 // raiseTwiceConfirmed is raiseConfirmed for an amount two equations tie
 // to the others: its low OCR confidence is dropped too (never its
 // separators in doubt, never a failed checksum).
-func raiseTwiceConfirmed(s schema.FieldSource) schema.FieldSource {
-	if hasAny(s.Issues, schema.IssueImplausibleSeparators, schema.IssueChecksumFailed) {
+func raiseTwiceConfirmed(s result.FieldSource) result.FieldSource {
+	if hasAny(s.Issues, result.IssueImplausibleSeparators, result.IssueChecksumFailed) {
 		return s
 	}
 	s.Issues = withoutLowOCR(s.Issues)
@@ -238,7 +238,7 @@ func raiseTwiceConfirmed(s schema.FieldSource) schema.FieldSource {
 }
 
 func withoutLowOCR(issues []string) []string {
-	return slices.DeleteFunc(issues, func(is string) bool { return is == schema.IssueLowOCRConfidence })
+	return slices.DeleteFunc(issues, func(is string) bool { return is == result.IssueLowOCRConfidence })
 }
 
 func anyFaint(ws []word) bool {
@@ -260,11 +260,11 @@ func (x *run) pick(field string) *candidate {
 	}
 	rank := func(c candidate) int {
 		switch {
-		case c.method == schema.MethodTemplate:
+		case c.method == result.MethodTemplate:
 			return 0
-		case c.method == schema.MethodLabel && !c.weak:
+		case c.method == result.MethodLabel && !c.weak:
 			return 1
-		case c.method == schema.MethodLabel:
+		case c.method == result.MethodLabel:
 			return 2
 		}
 		return 3
@@ -293,14 +293,14 @@ func (x *run) onMain(c candidate) bool { return len(c.words) > 0 && c.words[0].p
 // reverseChargeTax: an invoice that says "reverse charge" and prints no
 // tax amount has a tax of zero.
 func (x *run) reverseChargeTax(picked map[string]*candidate) {
-	if picked[schema.FieldTax] != nil {
+	if picked[result.FieldTax] != nil {
 		return
 	}
 	folded := textnorm.Fold(x.allText())
 	for _, p := range x.lx.reverseCharge {
 		if strings.Contains(folded, p) {
 			z := amount{hasSep: true, frac: 2}
-			picked[schema.FieldTax] = &candidate{value: "0.00", method: schema.MethodInferred, amt: &z}
+			picked[result.FieldTax] = &candidate{value: "0.00", method: result.MethodInferred, amt: &z}
 			return
 		}
 	}
@@ -310,13 +310,13 @@ func (x *run) reverseChargeTax(picked map[string]*candidate) {
 // one when the text itself is right.
 func methodBase(method string, weak bool) float64 {
 	switch {
-	case method == schema.MethodTemplate:
+	case method == result.MethodTemplate:
 		return 0.97
-	case method == schema.MethodLabel && weak:
+	case method == result.MethodLabel && weak:
 		return 0.85
-	case method == schema.MethodLabel:
+	case method == result.MethodLabel:
 		return 0.95
-	case method == schema.MethodTable:
+	case method == result.MethodTable:
 		return 0.93
 	}
 	return 0.7
@@ -324,24 +324,24 @@ func methodBase(method string, weak bool) float64 {
 
 // source combines the method (or a candidate's own base), the weakest OCR
 // word and the issues into a field source.
-func source(method string, base float64, ws []word, issues []string, fallbackPage int) schema.FieldSource {
+func source(method string, base float64, ws []word, issues []string, fallbackPage int) result.FieldSource {
 	mc := minConf(ws)
 	if base == 0 {
 		base = methodBase(method, false)
 	}
 	conf := base * mc
 	if mc < lowOCR {
-		issues = appendOnce(issues, schema.IssueLowOCRConfidence)
+		issues = appendOnce(issues, result.IssueLowOCRConfidence)
 	}
 	for _, is := range issues {
 		switch is {
-		case schema.IssueOCRCorrected:
+		case result.IssueOCRCorrected:
 			conf *= 0.9
-		case schema.IssueAmbiguousDate:
+		case result.IssueAmbiguousDate:
 			conf *= 0.85
-		case schema.IssueLineMismatch:
+		case result.IssueLineMismatch:
 			conf *= 0.7
-		case schema.IssueImplausibleSeparators, schema.IssueChecksumFailed:
+		case result.IssueImplausibleSeparators, result.IssueChecksumFailed:
 			conf = min(conf, 0.3)
 		}
 	}
@@ -349,10 +349,10 @@ func source(method string, base float64, ws []word, issues []string, fallbackPag
 	if len(ws) > 0 {
 		page = ws[0].page
 	}
-	if len(issues) > schema.MaxIssuesPerField {
-		issues = issues[:schema.MaxIssuesPerField]
+	if len(issues) > result.MaxIssuesPerField {
+		issues = issues[:result.MaxIssuesPerField]
 	}
-	return schema.FieldSource{Method: method, Confidence: math.Round(conf*1000) / 1000, Page: page, Issues: slices.Clone(issues)}
+	return result.FieldSource{Method: method, Confidence: math.Round(conf*1000) / 1000, Page: page, Issues: slices.Clone(issues)}
 }
 
 func (x *run) fillLines(res *Result, lines []line) {
@@ -363,12 +363,12 @@ func (x *run) fillLines(res *Result, lines []line) {
 	var issues []string
 	for i := range lines {
 		ln := &lines[i]
-		if len(res.Fields.LineItems) >= schema.MaxLineItems {
+		if len(res.Fields.LineItems) >= result.MaxLineItems {
 			break
 		}
-		it := schema.LineItem{Description: truncRunes(strings.Join(ln.desc, " "), schema.MaxDescRunes)}
+		it := result.LineItem{Description: truncRunes(strings.Join(ln.desc, " "), result.MaxDescRunes)}
 		it.Quantity = strPtr(ln.qty)
-		it.Unit = strPtr(truncRunes(ln.unit, schema.MaxTextRunes))
+		it.Unit = strPtr(truncRunes(ln.unit, result.MaxTextRunes))
 		if ln.price != nil {
 			it.UnitPrice = strPtr(formatAmount(*ln.price))
 		}
@@ -385,13 +385,13 @@ func (x *run) fillLines(res *Result, lines []line) {
 	// Low OCR confidence is judged on the money; a quantity read poorly
 	// only lowers the confidence (and quantity x price checks it).
 	if minConf(money) < lowOCR {
-		issues = appendOnce(issues, schema.IssueLowOCRConfidence)
+		issues = appendOnce(issues, result.IssueLowOCRConfidence)
 	}
-	src := source(schema.MethodTable, 0, all, issues, x.main.number)
+	src := source(result.MethodTable, 0, all, issues, x.main.number)
 	if minConf(money) >= lowOCR {
 		src.Issues = withoutLowOCR(src.Issues)
 	}
-	res.FieldSources[schema.FieldLineItems] = src
+	res.FieldSources[result.FieldLineItems] = src
 }
 
 func strPtr(s string) *string {
@@ -412,16 +412,16 @@ func truncRunes(s string, n int) string {
 // ensureSlices makes empty lists encode as [] rather than null.
 func ensureSlices(r *Result) {
 	if r.HiddenText == nil {
-		r.HiddenText = []schema.HiddenText{}
+		r.HiddenText = []result.HiddenText{}
 	}
 	if r.Injection == nil {
-		r.Injection = []schema.Injection{}
+		r.Injection = []result.Injection{}
 	}
 	if r.Fields.LineItems == nil {
-		r.Fields.LineItems = []schema.LineItem{}
+		r.Fields.LineItems = []result.LineItem{}
 	}
 	if r.Pages == nil {
-		r.Pages = []schema.PageInfo{}
+		r.Pages = []result.PageInfo{}
 	}
 	for k, s := range r.FieldSources {
 		if s.Issues == nil {

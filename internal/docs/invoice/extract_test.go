@@ -5,7 +5,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/hidden"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // usInvoice is a US invoice: letterhead, labels left of right-aligned
@@ -41,12 +41,12 @@ func TestExtractUSInvoice(t *testing.T) {
 	doc := textDoc(runs)
 	res := mustExtract(t, doc, Options{Renders: map[int]*hidden.Render{1: inkFor(doc.Pages[0], runs, nil)}})
 	want := map[string]string{
-		schema.FieldVendorName: "Acme Corporation", schema.FieldInvoiceNumber: "INV-0042",
-		schema.FieldInvoiceDate: "2026-03-12", schema.FieldDueDate: "2026-04-11", schema.FieldPONumber: "PO-7781",
-		schema.FieldCurrency: "USD", schema.FieldSubtotal: "1000.00", schema.FieldTax: "82.50",
-		schema.FieldShipping: "17.50", schema.FieldTotal: "1100.00", schema.FieldRoutingNumber: "021000021",
-		schema.FieldAccountNumber: "4830012345", schema.FieldVendorTaxID: "12-3456789",
-		schema.FieldIBAN: "<nil>", schema.FieldBIC: "<nil>", schema.FieldSortCode: "<nil>",
+		result.FieldVendorName: "Acme Corporation", result.FieldInvoiceNumber: "INV-0042",
+		result.FieldInvoiceDate: "2026-03-12", result.FieldDueDate: "2026-04-11", result.FieldPONumber: "PO-7781",
+		result.FieldCurrency: "USD", result.FieldSubtotal: "1000.00", result.FieldTax: "82.50",
+		result.FieldShipping: "17.50", result.FieldTotal: "1100.00", result.FieldRoutingNumber: "021000021",
+		result.FieldAccountNumber: "4830012345", result.FieldVendorTaxID: "12-3456789",
+		result.FieldIBAN: "<nil>", result.FieldBIC: "<nil>", result.FieldSortCode: "<nil>",
 	}
 	for f, v := range want {
 		if got := field(res, f); got != v {
@@ -56,10 +56,10 @@ func TestExtractUSInvoice(t *testing.T) {
 	if n := len(res.Fields.LineItems); n != 2 || val(res.Fields.LineItems[1].Quantity) != "2.5" || val(res.Fields.LineItems[1].Amount) != "400.00" {
 		t.Errorf("line items %+v", res.Fields.LineItems)
 	}
-	if s := res.FieldSources[schema.FieldTotal]; s.Method != schema.MethodLabel || s.Confidence < 0.9 || s.Page != 1 {
+	if s := res.FieldSources[result.FieldTotal]; s.Method != result.MethodLabel || s.Confidence < 0.9 || s.Page != 1 {
 		t.Errorf("total source %+v", s)
 	}
-	if s := res.FieldSources[schema.FieldVendorName]; s.Method != schema.MethodInferred {
+	if s := res.FieldSources[result.FieldVendorName]; s.Method != result.MethodInferred {
 		t.Errorf("vendor source %+v", s)
 	}
 	if !res.Pages[0].InkChecked || len(res.HiddenText) != 0 || len(res.Injection) != 0 {
@@ -76,8 +76,8 @@ func TestExtractLabelsAboveValues(t *testing.T) {
 		{x: 540, y: 258, text: "USD 1,234.56", size: 14, right: true},
 	})
 	res := mustExtract(t, doc, Options{})
-	for f, v := range map[string]string{schema.FieldInvoiceNumber: "BSL-1001", schema.FieldInvoiceDate: "2026-03-12",
-		schema.FieldDueDate: "2026-04-11", schema.FieldTotal: "1234.56", schema.FieldCurrency: "USD"} {
+	for f, v := range map[string]string{result.FieldInvoiceNumber: "BSL-1001", result.FieldInvoiceDate: "2026-03-12",
+		result.FieldDueDate: "2026-04-11", result.FieldTotal: "1234.56", result.FieldCurrency: "USD"} {
 		if got := field(res, f); got != v {
 			t.Errorf("%s = %q, want %q", f, got, v)
 		}
@@ -104,9 +104,9 @@ func TestExtractEuropeanFormats(t *testing.T) {
 			{x: 360, y: 330, text: "Gesamtbetrag"}, {x: 540, y: 330, text: "1.468,46 €", right: true},
 			{x: 72, y: 560, text: "IBAN: DE89 3704 0044 0532 0130 00"}, {x: 72, y: 574, text: "BIC: COBADEFFXXX"},
 			{x: 72, y: 765, text: "USt-IdNr.: DE123456789"},
-		}, map[string]string{schema.FieldInvoiceDate: "2026-04-03", schema.FieldSubtotal: "1234.00", schema.FieldTax: "234.46",
-			schema.FieldTotal: "1468.46", schema.FieldCurrency: "EUR", schema.FieldIBAN: "DE89370400440532013000",
-			schema.FieldBIC: "COBADEFFXXX", schema.FieldVendorTaxID: "DE123456789", schema.FieldInvoiceNumber: "RE-2026-17"}, nil},
+		}, map[string]string{result.FieldInvoiceDate: "2026-04-03", result.FieldSubtotal: "1234.00", result.FieldTax: "234.46",
+			result.FieldTotal: "1468.46", result.FieldCurrency: "EUR", result.FieldIBAN: "DE89370400440532013000",
+			result.FieldBIC: "COBADEFFXXX", result.FieldVendorTaxID: "DE123456789", result.FieldInvoiceNumber: "RE-2026-17"}, nil},
 		{"French with no-break and thin spaces", []tx{
 			{x: 72, y: 60, text: "Lumière Conseil SARL", size: 16},
 			{x: 340, y: 110, text: "N° de facture :"}, {x: 540, y: 110, text: "F2026-8", right: true},
@@ -114,9 +114,9 @@ func TestExtractEuropeanFormats(t *testing.T) {
 			{x: 360, y: 300, text: "Total HT"}, {x: 540, y: 300, text: "1\u2009234,00\u00a0€", right: true},
 			{x: 360, y: 315, text: "TVA 20 %"}, {x: 540, y: 315, text: "246,80 €", right: true},
 			{x: 360, y: 330, text: "Total TTC"}, {x: 540, y: 330, text: "1 480,80 €", right: true},
-		}, map[string]string{schema.FieldInvoiceDate: "2026-04-03", schema.FieldSubtotal: "1234.00",
-			schema.FieldTax: "246.80", schema.FieldTotal: "1480.80", schema.FieldInvoiceNumber: "F2026-8"},
-			map[string]string{schema.FieldInvoiceDate: schema.IssueAmbiguousDate}},
+		}, map[string]string{result.FieldInvoiceDate: "2026-04-03", result.FieldSubtotal: "1234.00",
+			result.FieldTax: "246.80", result.FieldTotal: "1480.80", result.FieldInvoiceNumber: "F2026-8"},
+			map[string]string{result.FieldInvoiceDate: result.IssueAmbiguousDate}},
 		{"Dutch reverse charge", []tx{
 			{x: 72, y: 60, text: "Van Dijk Logistiek B.V.", size: 16},
 			{x: 340, y: 110, text: "Factuurnummer:"}, {x: 540, y: 110, text: "VD1009", right: true},
@@ -125,8 +125,8 @@ func TestExtractEuropeanFormats(t *testing.T) {
 			{x: 360, y: 315, text: "BTW verlegd 0%"}, {x: 540, y: 315, text: "€ 0,00", right: true},
 			{x: 360, y: 330, text: "Totaal"}, {x: 540, y: 330, text: "€ 1.000,00", right: true},
 			{x: 72, y: 765, text: "BTW-nummer: NL123456789B01"},
-		}, map[string]string{schema.FieldInvoiceDate: "2026-03-12", schema.FieldTax: "0.00", schema.FieldTotal: "1000.00",
-			schema.FieldVendorTaxID: "NL123456789B01", schema.FieldCurrency: "EUR"}, nil},
+		}, map[string]string{result.FieldInvoiceDate: "2026-03-12", result.FieldTax: "0.00", result.FieldTotal: "1000.00",
+			result.FieldVendorTaxID: "NL123456789B01", result.FieldCurrency: "EUR"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,13 +152,13 @@ func TestDateOrderFollowsTheLocale(t *testing.T) {
 			{x: 360, y: 330, text: "Total"}, {x: 540, y: 330, text: total, right: true},
 		})
 	}
-	if got := field(mustExtract(t, mk("$100.00"), Options{}), schema.FieldInvoiceDate); got != "2026-03-04" {
+	if got := field(mustExtract(t, mk("$100.00"), Options{}), result.FieldInvoiceDate); got != "2026-03-04" {
 		t.Errorf("dollar invoice: %s, want month first", got)
 	}
-	if got := field(mustExtract(t, mk("£100.00"), Options{}), schema.FieldInvoiceDate); got != "2026-04-03" {
+	if got := field(mustExtract(t, mk("£100.00"), Options{}), result.FieldInvoiceDate); got != "2026-04-03" {
 		t.Errorf("sterling invoice: %s, want day first", got)
 	}
-	if got := field(mustExtract(t, mk("£100.00"), Options{DateOrder: OrderMDY}), schema.FieldInvoiceDate); got != "2026-03-04" {
+	if got := field(mustExtract(t, mk("£100.00"), Options{DateOrder: OrderMDY}), result.FieldInvoiceDate); got != "2026-03-04" {
 		t.Errorf("job hint: %s, want month first", got)
 	}
 }
@@ -168,7 +168,7 @@ func TestCustomerTaxIDIsNotTheVendors(t *testing.T) {
 		{x: 72, y: 110, text: "Customer VAT No: GB999999973"},
 		{x: 72, y: 765, text: "VAT Reg No: GB 123 4567 89"},
 	}), Options{})
-	if got := field(res, schema.FieldVendorTaxID); got != "GB123456789" {
+	if got := field(res, result.FieldVendorTaxID); got != "GB123456789" {
 		t.Errorf("vendor tax id %q", got)
 	}
 }
@@ -181,14 +181,14 @@ func TestFaxCoverSheetDoesNotSupplyTheInvoiceDate(t *testing.T) {
 	}
 	inv := usInvoice()
 	res := mustExtract(t, textDoc(cover, inv), Options{})
-	if got := field(res, schema.FieldInvoiceDate); got != "2026-03-12" {
+	if got := field(res, result.FieldInvoiceDate); got != "2026-03-12" {
 		t.Errorf("invoice date %s, want the invoice page's", got)
 	}
-	if got := field(res, schema.FieldVendorName); got != "Acme Corporation" {
+	if got := field(res, result.FieldVendorName); got != "Acme Corporation" {
 		t.Errorf("vendor %q", got)
 	}
-	if got := field(res, schema.FieldTotal); got != "1100.00" || res.FieldSources[schema.FieldTotal].Page != 2 {
-		t.Errorf("total %s on page %d", got, res.FieldSources[schema.FieldTotal].Page)
+	if got := field(res, result.FieldTotal); got != "1100.00" || res.FieldSources[result.FieldTotal].Page != 2 {
+		t.Errorf("total %s on page %d", got, res.FieldSources[result.FieldTotal].Page)
 	}
 }
 
@@ -210,10 +210,10 @@ func TestMultiPageTableWithTotalsOnTheLastPage(t *testing.T) {
 	if n := len(res.Fields.LineItems); n != 6 {
 		t.Fatalf("%d line items, want 6: %+v", n, res.Fields.LineItems)
 	}
-	if got := field(res, schema.FieldTotal); got != "60.00" || res.FieldSources[schema.FieldTotal].Page != 2 {
-		t.Errorf("total %s on page %d", got, res.FieldSources[schema.FieldTotal].Page)
+	if got := field(res, result.FieldTotal); got != "60.00" || res.FieldSources[result.FieldTotal].Page != 2 {
+		t.Errorf("total %s on page %d", got, res.FieldSources[result.FieldTotal].Page)
 	}
-	if got := field(res, schema.FieldInvoiceNumber); got != "INV-9" {
+	if got := field(res, result.FieldInvoiceNumber); got != "INV-9" {
 		t.Errorf("invoice number %q", got)
 	}
 }
@@ -222,7 +222,7 @@ func TestEmptyAndHugeDocumentsAreClassified(t *testing.T) {
 	if _, err := Extract(&extract.Document{}, Options{}); err == nil {
 		t.Error("empty document accepted")
 	}
-	big := &extract.Document{Pages: make([]extract.Page, schema.MaxPages+1)}
+	big := &extract.Document{Pages: make([]extract.Page, result.MaxPages+1)}
 	if _, err := Extract(big, Options{}); err == nil {
 		t.Error("over the page limit accepted")
 	}

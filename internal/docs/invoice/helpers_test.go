@@ -8,7 +8,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/hidden"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 func boxAt(x, y, w float64) extract.Box {
@@ -122,7 +122,7 @@ func val(p *string) string {
 
 func field(res *Result, name string) string { return val(*res.Fields.Ptr(name)) }
 
-func hasIssue(s schema.FieldSource, is string) bool {
+func hasIssue(s result.FieldSource, is string) bool {
 	for _, x := range s.Issues {
 		if x == is {
 			return true

@@ -8,7 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // hit is one label found on a row.
@@ -173,9 +173,9 @@ func (x *run) labelCandidates(pg *page, pos *int) {
 			}
 			switch {
 			case ok:
-				c := candidate{value: p.value, method: schema.MethodLabel, weak: h.lab.weak,
+				c := candidate{value: p.value, method: result.MethodLabel, weak: h.lab.weak,
 					words: p.words, issues: p.issues, amt: p.amt, pos: *pos}
-				if h.lab.field == schema.FieldTax {
+				if h.lab.field == result.FieldTax {
 					c.rate = taxRate(joinWords(r.slice(r.fmap[h.start], r.fmap[end])))
 				}
 				x.add(h.lab.field, c)
@@ -246,7 +246,7 @@ func (x *run) labelInSpan(r *row, left, right float64) bool {
 // silently (a changed account the extractor could not read).
 func bankField(f string) bool {
 	switch f {
-	case schema.FieldIBAN, schema.FieldAccountNumber, schema.FieldRoutingNumber, schema.FieldSortCode:
+	case result.FieldIBAN, result.FieldAccountNumber, result.FieldRoutingNumber, result.FieldSortCode:
 		return true
 	}
 	return false

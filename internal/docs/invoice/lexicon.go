@@ -12,7 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/airlock-dev/airlock/internal/docs/invoice/datafile"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
 )
 
@@ -165,34 +165,34 @@ func foldAll(ss []string) []string {
 // fieldKind is how a field's value is parsed.
 func fieldKind(field string) string {
 	switch field {
-	case schema.FieldInvoiceNumber, schema.FieldPONumber:
+	case result.FieldInvoiceNumber, result.FieldPONumber:
 		return kindID
-	case schema.FieldInvoiceDate, schema.FieldDueDate:
+	case result.FieldInvoiceDate, result.FieldDueDate:
 		return kindDate
-	case schema.FieldSubtotal, schema.FieldTax, schema.FieldShipping, schema.FieldTotal:
+	case result.FieldSubtotal, result.FieldTax, result.FieldShipping, result.FieldTotal:
 		return kindAmount
-	case schema.FieldCurrency:
+	case result.FieldCurrency:
 		return kindCurrency
-	case schema.FieldIBAN:
+	case result.FieldIBAN:
 		return kindIBAN
-	case schema.FieldBIC:
+	case result.FieldBIC:
 		return kindBIC
-	case schema.FieldAccountNumber:
+	case result.FieldAccountNumber:
 		return kindAccount
-	case schema.FieldRoutingNumber:
+	case result.FieldRoutingNumber:
 		return kindRouting
-	case schema.FieldSortCode:
+	case result.FieldSortCode:
 		return kindSortCode
-	case schema.FieldVendorTaxID:
+	case result.FieldVendorTaxID:
 		return kindTaxID
-	case schema.FieldVendorName:
+	case result.FieldVendorName:
 		return kindText
 	}
 	return ""
 }
 
 func (lx *lexicon) compileFields(name string, root *yaml.Node, f *lexiconFile) error {
-	scalars := schema.ScalarFields()
+	scalars := result.ScalarFields()
 	names := make([]string, 0, len(f.Fields))
 	for k := range f.Fields {
 		names = append(names, k)

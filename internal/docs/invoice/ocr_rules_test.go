@@ -7,7 +7,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // The snippets below are tesseract 5.3 readings of the rendered corpus
@@ -198,10 +198,10 @@ func TestLabelsBridgeOCRSpecks(t *testing.T) {
 	}
 	d := &extract.Document{Pages: []extract.Page{mkPage(1, extract.MethodOCR, page...)}}
 	res := mustExtract(t, d, Options{})
-	if got := field(res, schema.FieldAccountNumber); got != "31926819" {
+	if got := field(res, result.FieldAccountNumber); got != "31926819" {
 		t.Errorf("account %q", got)
 	}
-	if got := field(res, schema.FieldRoutingNumber); got != "021000021" {
+	if got := field(res, result.FieldRoutingNumber); got != "021000021" {
 		t.Errorf("routing %q", got)
 	}
 }
@@ -223,7 +223,7 @@ func TestInferQty(t *testing.T) {
 		if ln.qty != tc.want {
 			t.Errorf("%s / %s: qty %q, want %q", tc.total, tc.price, ln.qty, tc.want)
 		}
-		if tc.want != "" && !hasAny(ln.issues, schema.IssueOCRCorrected) {
+		if tc.want != "" && !hasAny(ln.issues, result.IssueOCRCorrected) {
 			t.Errorf("%s / %s: inferred quantity not marked", tc.total, tc.price)
 		}
 	}
@@ -288,16 +288,16 @@ func TestOCRCoverSheetGivesNoDate(t *testing.T) {
 	}
 	d := &extract.Document{Pages: []extract.Page{mkPage(1, extract.MethodOCR, cover...), mkPage(2, extract.MethodOCR, inv...)}}
 	res := mustExtract(t, d, Options{})
-	if got := field(res, schema.FieldInvoiceDate); got != val(nil) {
+	if got := field(res, result.FieldInvoiceDate); got != val(nil) {
 		t.Errorf("invoice date %s taken from the fax cover", got)
 	}
-	if got := field(res, schema.FieldVendorName); got != "Acme Corporation" {
+	if got := field(res, result.FieldVendorName); got != "Acme Corporation" {
 		t.Errorf("vendor %q", got)
 	}
 	// A first page without a cover title is an invoice page like any.
 	cover[0].text = "Acme"
 	d = &extract.Document{Pages: []extract.Page{mkPage(1, extract.MethodOCR, cover...), mkPage(2, extract.MethodOCR, inv...)}}
-	if got := field(mustExtract(t, d, Options{}), schema.FieldInvoiceDate); got != "2026-03-20" {
+	if got := field(mustExtract(t, d, Options{}), result.FieldInvoiceDate); got != "2026-03-20" {
 		t.Errorf("invoice date %q from a page that is no cover sheet", got)
 	}
 }
@@ -340,7 +340,7 @@ func TestRepairQtyOneDigit(t *testing.T) {
 		if ln.qty != tc.want {
 			t.Errorf("%s x %s = %s: qty %q, want %q", tc.qty, tc.price, tc.total, ln.qty, tc.want)
 		}
-		if changed := tc.want != tc.qty; changed != hasAny(ln.issues, schema.IssueOCRCorrected) {
+		if changed := tc.want != tc.qty; changed != hasAny(ln.issues, result.IssueOCRCorrected) {
 			t.Errorf("%s x %s = %s: repair marked %v, want %v", tc.qty, tc.price, tc.total, !changed, changed)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // reconcile judges amounts printed without a decimal separator in a
@@ -38,7 +38,7 @@ func (x *run) reconcile(picked map[string]*candidate, lines []line) {
 		}
 		return c.amt.value, true
 	}
-	for _, f := range schema.AmountFields() {
+	for _, f := range result.AmountFields() {
 		c := picked[f]
 		if c == nil || c.amt == nil || !suspect(c.amt) {
 			continue
@@ -51,8 +51,8 @@ func (x *run) reconcile(picked map[string]*candidate, lines []line) {
 		case ok && exp.Equal(alt):
 			a := *c.amt
 			a.value, a.hasSep, a.frac = alt, true, frac
-			c.amt, c.value, c.method = &a, formatAmount(a), schema.MethodInferred
-			c.issues = appendOnce(c.issues, schema.IssueImplausibleSeparators)
+			c.amt, c.value, c.method = &a, formatAmount(a), result.MethodInferred
+			c.issues = appendOnce(c.issues, result.IssueImplausibleSeparators)
 		default:
 			// Nothing confirms a reading. Broken separators ("1.06316")
 			// are reported as their digits at the document's precision,
@@ -63,7 +63,7 @@ func (x *run) reconcile(picked map[string]*candidate, lines []line) {
 				a.value, a.hasSep, a.frac = alt, true, frac
 				c.amt, c.value = &a, formatAmount(a)
 			}
-			c.issues = appendOnce(c.issues, schema.IssueImplausibleSeparators)
+			c.issues = appendOnce(c.issues, result.IssueImplausibleSeparators)
 		}
 	}
 }
@@ -71,7 +71,7 @@ func (x *run) reconcile(picked map[string]*candidate, lines []line) {
 // reportImplausible handles broken separators when the document gives no
 // precision: the digits are read with two fraction digits, and marked.
 func (x *run) reportImplausible(picked map[string]*candidate, lines []line) {
-	for _, f := range schema.AmountFields() {
+	for _, f := range result.AmountFields() {
 		c := picked[f]
 		if c == nil || c.amt == nil || !c.amt.implausible {
 			continue
@@ -79,13 +79,13 @@ func (x *run) reportImplausible(picked map[string]*candidate, lines []line) {
 		a := *c.amt
 		a.value, a.hasSep, a.frac = digitsReading(c.amt, 2), true, 2
 		c.amt, c.value = &a, formatAmount(a)
-		c.issues = appendOnce(c.issues, schema.IssueImplausibleSeparators)
+		c.issues = appendOnce(c.issues, result.IssueImplausibleSeparators)
 	}
 	for i := range lines {
 		for _, a := range []*amount{lines[i].amt, lines[i].price} {
 			if a != nil && a.implausible {
 				*a = *repaired(a, digitsReading(a, 2), 2)
-				lines[i].issues = appendOnce(lines[i].issues, schema.IssueImplausibleSeparators)
+				lines[i].issues = appendOnce(lines[i].issues, result.IssueImplausibleSeparators)
 			}
 		}
 	}
@@ -131,7 +131,7 @@ func docFrac(picked map[string]*candidate, lines []line) int {
 func repairLine(ln *line, frac int) {
 	for _, a := range []*amount{ln.amt, ln.price} {
 		if a != nil && suspect(a) {
-			ln.issues = appendOnce(ln.issues, schema.IssueImplausibleSeparators)
+			ln.issues = appendOnce(ln.issues, result.IssueImplausibleSeparators)
 		}
 	}
 	if ln.amt == nil || ln.price == nil || ln.qty == "" {
@@ -186,7 +186,7 @@ func repairQty(ln *line, cent decimal.Decimal) {
 		for _, shift := range []int32{-1, -2} {
 			if alt := q.Shift(shift); alt.Mul(ln.price.value).Sub(ln.amt.value).Abs().LessThanOrEqual(cent) {
 				ln.qty = alt.String()
-				ln.issues = appendOnce(ln.issues, schema.IssueOCRCorrected)
+				ln.issues = appendOnce(ln.issues, result.IssueOCRCorrected)
 				return
 			}
 		}
@@ -199,7 +199,7 @@ func repairQty(ln *line, cent decimal.Decimal) {
 		if alt.IsPositive() && alt.Mul(ln.price.value).Round(int32(-cent.Exponent())).Equal(ln.amt.value) &&
 			oneDigitEdit(ln.qty, alt.String()) {
 			ln.qty = alt.String()
-			ln.issues = appendOnce(ln.issues, schema.IssueOCRCorrected)
+			ln.issues = appendOnce(ln.issues, result.IssueOCRCorrected)
 			return
 		}
 	}
@@ -265,18 +265,18 @@ const confirmedFloor = 0.85
 func confirm(picked map[string]*candidate, lines []line) bool {
 	get := func(f string) (decimal.Decimal, bool) {
 		c := picked[f]
-		if c == nil || c.amt == nil || suspect(c.amt) || len(c.issues) > 0 && hasAny(c.issues, schema.IssueImplausibleSeparators) {
+		if c == nil || c.amt == nil || suspect(c.amt) || len(c.issues) > 0 && hasAny(c.issues, result.IssueImplausibleSeparators) {
 			return decimal.Zero, false
 		}
 		return c.amt.value, true
 	}
-	sub, okSub := get(schema.FieldSubtotal)
-	total, okTotal := get(schema.FieldTotal)
-	tax, okTax := get(schema.FieldTax)
-	ship, okShip := get(schema.FieldShipping)
-	taxMissing, shipMissing := picked[schema.FieldTax] == nil, picked[schema.FieldShipping] == nil
+	sub, okSub := get(result.FieldSubtotal)
+	total, okTotal := get(result.FieldTotal)
+	tax, okTax := get(result.FieldTax)
+	ship, okShip := get(result.FieldShipping)
+	taxMissing, shipMissing := picked[result.FieldTax] == nil, picked[result.FieldShipping] == nil
 	if okSub && okTotal && (okTax || taxMissing) && (okShip || shipMissing) && sub.Add(tax).Add(ship).Equal(total) {
-		for _, f := range schema.AmountFields() {
+		for _, f := range result.AmountFields() {
 			if c := picked[f]; c != nil {
 				c.confirmed = true
 			}
@@ -287,7 +287,7 @@ func confirm(picked map[string]*candidate, lines []line) bool {
 	}
 	sum := decimal.Zero
 	for _, ln := range lines {
-		if ln.amt == nil || suspect(ln.amt) || hasAny(ln.issues, schema.IssueImplausibleSeparators, schema.IssueLineMismatch) {
+		if ln.amt == nil || suspect(ln.amt) || hasAny(ln.issues, result.IssueImplausibleSeparators, result.IssueLineMismatch) {
 			return false
 		}
 		sum = sum.Add(ln.amt.value)
@@ -296,7 +296,7 @@ func confirm(picked map[string]*candidate, lines []line) bool {
 	if sum.Sub(sub).Abs().GreaterThan(tol) {
 		return false
 	}
-	picked[schema.FieldSubtotal].confirmed = true
+	picked[result.FieldSubtotal].confirmed = true
 	return true
 }
 
@@ -336,30 +336,30 @@ func sumLines(lines []line) (decimal.Decimal, bool) {
 // expected is what field f must be for the invoice to add up, from the
 // amounts that are themselves trustworthy.
 func expected(f string, get func(string) (decimal.Decimal, bool), sum decimal.Decimal, haveSum bool) (decimal.Decimal, bool) {
-	sub, okSub := get(schema.FieldSubtotal)
+	sub, okSub := get(result.FieldSubtotal)
 	if !okSub && haveSum {
 		sub, okSub = sum, true
 	}
-	tax, okTax := get(schema.FieldTax)
-	ship, _ := get(schema.FieldShipping)
-	total, okTotal := get(schema.FieldTotal)
+	tax, okTax := get(result.FieldTax)
+	ship, _ := get(result.FieldShipping)
+	total, okTotal := get(result.FieldTotal)
 	switch f {
-	case schema.FieldTotal:
+	case result.FieldTotal:
 		if okSub {
 			return sub.Add(tax).Add(ship), true
 		}
-	case schema.FieldSubtotal:
+	case result.FieldSubtotal:
 		if haveSum {
 			return sum, true
 		}
 		if okTotal {
 			return total.Sub(tax).Sub(ship), true
 		}
-	case schema.FieldTax:
+	case result.FieldTax:
 		if okTotal && okSub {
 			return total.Sub(sub).Sub(ship), true
 		}
-	case schema.FieldShipping:
+	case result.FieldShipping:
 		if okTotal && okSub && okTax {
 			return total.Sub(sub).Sub(tax), true
 		}

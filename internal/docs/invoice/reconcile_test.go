@@ -3,7 +3,7 @@ package invoice
 import (
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // table3 is a table of three lines summing to 9,000.00.
@@ -27,23 +27,23 @@ func TestImplausibleAmountsAreNeverTrusted(t *testing.T) {
 		implausible bool
 		maxConf     float64
 	}{
-		{"well-formed", "$9,000.00", 0, "9000.00", schema.MethodLabel, false, 1},
-		{"grouping read as decimal", "$9.000.00", 0, "9000.00", schema.MethodInferred, true, 0.3},
-		{"separators lost, lines say 9000.00", "$900000", 0, "9000.00", schema.MethodInferred, true, 0.3},
-		{"separators lost, nothing agrees", "$700000", 0, "700000", schema.MethodLabel, true, 0.3},
-		{"grouping lost only", "$9000.00", 0, "9000.00", schema.MethodLabel, false, 1},
-		{"faint print read with low confidence", "$9,000.00", 35, "9000.00", schema.MethodLabel, false, 0.4},
-		{"zero read as O", "$9,O00.00", 88, "9000.00", schema.MethodLabel, false, 0.8},
+		{"well-formed", "$9,000.00", 0, "9000.00", result.MethodLabel, false, 1},
+		{"grouping read as decimal", "$9.000.00", 0, "9000.00", result.MethodInferred, true, 0.3},
+		{"separators lost, lines say 9000.00", "$900000", 0, "9000.00", result.MethodInferred, true, 0.3},
+		{"separators lost, nothing agrees", "$700000", 0, "700000", result.MethodLabel, true, 0.3},
+		{"grouping lost only", "$9000.00", 0, "9000.00", result.MethodLabel, false, 1},
+		{"faint print read with low confidence", "$9,000.00", 35, "9000.00", result.MethodLabel, false, 0.4},
+		{"zero read as O", "$9,O00.00", 88, "9000.00", result.MethodLabel, false, 0.8},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			runs := append(table3(), tx{x: 360, y: 330, text: "Total"}, tx{x: 540, y: 330, text: tt.total, right: true, conf: tt.conf})
 			res := mustExtract(t, textDoc(runs), Options{})
-			src := res.FieldSources[schema.FieldTotal]
-			if got := field(res, schema.FieldTotal); got != tt.want || src.Method != tt.method {
+			src := res.FieldSources[result.FieldTotal]
+			if got := field(res, result.FieldTotal); got != tt.want || src.Method != tt.method {
 				t.Fatalf("total %q by %s, want %q by %s", got, src.Method, tt.want, tt.method)
 			}
-			if hasIssue(src, schema.IssueImplausibleSeparators) != tt.implausible || src.Confidence > tt.maxConf {
+			if hasIssue(src, result.IssueImplausibleSeparators) != tt.implausible || src.Confidence > tt.maxConf {
 				t.Fatalf("source %+v", src)
 			}
 		})
@@ -58,7 +58,7 @@ func TestLostSeparatorInALineIsRepairedButMarked(t *testing.T) {
 	if got := val(res.Fields.LineItems[1].UnitPrice); got != "1500.00" {
 		t.Errorf("unit price %q", got)
 	}
-	if src := res.FieldSources[schema.FieldLineItems]; !hasIssue(src, schema.IssueImplausibleSeparators) || src.Confidence > 0.3 {
+	if src := res.FieldSources[result.FieldLineItems]; !hasIssue(src, result.IssueImplausibleSeparators) || src.Confidence > 0.3 {
 		t.Errorf("line items source %+v", src)
 	}
 }
@@ -82,18 +82,18 @@ func TestOCRRepairsAreRecorded(t *testing.T) {
 		doc.Pages[i].Method = "ocr"
 	}
 	res := mustExtract(t, doc, Options{})
-	want := map[string]string{schema.FieldInvoiceNumber: "INV-1006", schema.FieldPONumber: "PO-97489",
-		schema.FieldIBAN: "GB29NWBK60161331926819", schema.FieldTotal: "1200.00"}
+	want := map[string]string{result.FieldInvoiceNumber: "INV-1006", result.FieldPONumber: "PO-97489",
+		result.FieldIBAN: "GB29NWBK60161331926819", result.FieldTotal: "1200.00"}
 	for f, v := range want {
 		if got := field(res, f); got != v {
 			t.Errorf("%s = %q, want %q", f, got, v)
 		}
-		if !hasIssue(res.FieldSources[f], schema.IssueOCRCorrected) {
+		if !hasIssue(res.FieldSources[f], result.IssueOCRCorrected) {
 			t.Errorf("%s: repair not recorded: %+v", f, res.FieldSources[f])
 		}
 	}
 	// The first tax id on the page wins; the NL one keeps its B.
-	if got := field(res, schema.FieldVendorTaxID); got != "GB987654321" {
+	if got := field(res, result.FieldVendorTaxID); got != "GB987654321" {
 		t.Errorf("tax id %q", got)
 	}
 }
@@ -105,21 +105,21 @@ func TestNearMissesAreNotRepaired(t *testing.T) {
 		{x: 72, y: 560, text: "IBAN: GB29 NWBK 6016 1331 9268 18"}, // one digit off: fails mod-97
 	}
 	res := mustExtract(t, textDoc(runs), Options{})
-	if got := field(res, schema.FieldInvoiceNumber); got != "VD1009" {
+	if got := field(res, result.FieldInvoiceNumber); got != "VD1009" {
 		t.Errorf("invoice number %q", got)
 	}
-	if got := field(res, schema.FieldVendorTaxID); got != "NL123456789B01" {
+	if got := field(res, result.FieldVendorTaxID); got != "NL123456789B01" {
 		t.Errorf("tax id %q", got)
 	}
-	if src := res.FieldSources[schema.FieldIBAN]; field(res, schema.FieldIBAN) != "GB29NWBK60161331926818" || !hasIssue(src, schema.IssueChecksumFailed) {
-		t.Errorf("IBAN %q %+v: want it as read, marked", field(res, schema.FieldIBAN), src)
+	if src := res.FieldSources[result.FieldIBAN]; field(res, result.FieldIBAN) != "GB29NWBK60161331926818" || !hasIssue(src, result.IssueChecksumFailed) {
+		t.Errorf("IBAN %q %+v: want it as read, marked", field(res, result.FieldIBAN), src)
 	}
 }
 
 func TestUnreadableBankValueIsReported(t *testing.T) {
 	res := mustExtract(t, textDoc([]tx{{x: 72, y: 560, text: "IBAN: (see attached letter)"}}), Options{})
-	src, ok := res.FieldSources[schema.FieldIBAN]
-	if field(res, schema.FieldIBAN) != "<nil>" || !ok || !hasIssue(src, schema.IssueValueUnreadable) {
-		t.Fatalf("iban %q source %+v", field(res, schema.FieldIBAN), src)
+	src, ok := res.FieldSources[result.FieldIBAN]
+	if field(res, result.FieldIBAN) != "<nil>" || !ok || !hasIssue(src, result.IssueValueUnreadable) {
+		t.Fatalf("iban %q source %+v", field(res, result.FieldIBAN), src)
 	}
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // Digit repairs that the invoice's own arithmetic confirms twice.
@@ -71,7 +71,7 @@ func misreadsOf(v decimal.Decimal, frac int) []decimal.Decimal {
 
 // trustedAmount is a picked amount that is read cleanly (nil if absent).
 func trustedAmount(c *candidate) (decimal.Decimal, bool) {
-	if c == nil || c.amt == nil || suspect(c.amt) || hasAny(c.issues, schema.IssueImplausibleSeparators, schema.IssueLowOCRConfidence) {
+	if c == nil || c.amt == nil || suspect(c.amt) || hasAny(c.issues, result.IssueImplausibleSeparators, result.IssueLowOCRConfidence) {
 		return decimal.Zero, false
 	}
 	return c.amt.value, true
@@ -87,15 +87,15 @@ type totalsRow struct {
 func readTotals(picked map[string]*candidate) totalsRow {
 	var t totalsRow
 	var okSub, okTotal bool
-	t.sub, okSub = trustedAmount(picked[schema.FieldSubtotal])
-	t.total, okTotal = trustedAmount(picked[schema.FieldTotal])
+	t.sub, okSub = trustedAmount(picked[result.FieldSubtotal])
+	t.total, okTotal = trustedAmount(picked[result.FieldTotal])
 	t.ok = okSub && okTotal
-	for _, f := range []string{schema.FieldTax, schema.FieldShipping} {
+	for _, f := range []string{result.FieldTax, result.FieldShipping} {
 		v, ok := trustedAmount(picked[f])
 		if !ok && picked[f] != nil {
 			t.ok = false
 		}
-		if f == schema.FieldTax {
+		if f == result.FieldTax {
 			t.tax = v
 		} else {
 			t.ship = v
@@ -226,7 +226,7 @@ func (f lineFix) apply(ln *line) {
 	if f.price != nil {
 		ln.price = withValue(ln.price, *f.price)
 	}
-	ln.issues = appendOnce(ln.issues, schema.IssueOCRCorrected)
+	ln.issues = appendOnce(ln.issues, result.IssueOCRCorrected)
 }
 
 // withValue is a copy of a read as v (same printed precision).
@@ -245,7 +245,7 @@ func repairTotalsDigits(picked map[string]*candidate, lines []line) {
 		return
 	}
 	sum, linesOK := cleanSum(lines)
-	taxC := picked[schema.FieldTax]
+	taxC := picked[result.FieldTax]
 	rateSays := func(t totalsRow) bool { return taxC != nil && taxC.rate != nil && rateTaxWith(taxC, t) }
 	type option struct {
 		field string
@@ -257,16 +257,16 @@ func repairTotalsDigits(picked map[string]*candidate, lines []line) {
 			alt := t
 			alt.tax = v
 			if alt.balanced() && rateSays(alt) {
-				opts = append(opts, option{schema.FieldTax, v})
+				opts = append(opts, option{result.FieldTax, v})
 			}
 		}
 	}
-	if c := picked[schema.FieldSubtotal]; linesOK && ocrRead(c.words) {
+	if c := picked[result.FieldSubtotal]; linesOK && ocrRead(c.words) {
 		for _, v := range misreadsOf(t.sub, c.amt.frac) {
 			alt := t
 			alt.sub = v
 			if alt.balanced() && v.Equal(sum) {
-				opts = append(opts, option{schema.FieldSubtotal, v})
+				opts = append(opts, option{result.FieldSubtotal, v})
 			}
 		}
 	}
@@ -278,7 +278,7 @@ func repairTotalsDigits(picked map[string]*candidate, lines []line) {
 	fixed := *p
 	fixed.amt = withValue(p.amt, o.v)
 	fixed.value = formatAmount(*fixed.amt)
-	fixed.issues = appendOnce(fixed.issues, schema.IssueOCRCorrected)
+	fixed.issues = appendOnce(fixed.issues, result.IssueOCRCorrected)
 	picked[o.field] = &fixed
 }
 
@@ -302,7 +302,7 @@ func cleanSum(lines []line) (decimal.Decimal, bool) {
 	sum := decimal.Zero
 	for i := range lines {
 		ln := &lines[i]
-		if ln.amt == nil || suspect(ln.amt) || hasAny(ln.issues, schema.IssueImplausibleSeparators, schema.IssueLineMismatch) || !multipliesOut(ln) {
+		if ln.amt == nil || suspect(ln.amt) || hasAny(ln.issues, result.IssueImplausibleSeparators, result.IssueLineMismatch) || !multipliesOut(ln) {
 			return decimal.Zero, false
 		}
 		sum = sum.Add(ln.amt.value)

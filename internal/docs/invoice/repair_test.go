@@ -6,7 +6,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // scanned reads runs as one OCR page, every word at confidence 90 (what
@@ -54,8 +54,8 @@ func TestLineDigitRepairNeedsBothEquations(t *testing.T) {
 			if got := val(res.Fields.LineItems[1].Amount); got != tt.want {
 				t.Fatalf("line 2 amount %q, want %q", got, tt.want)
 			}
-			src := res.FieldSources[schema.FieldLineItems]
-			if hasIssue(src, schema.IssueOCRCorrected) != tt.repaired {
+			src := res.FieldSources[result.FieldLineItems]
+			if hasIssue(src, result.IssueOCRCorrected) != tt.repaired {
 				t.Fatalf("line items source %+v: repaired should be %v", src, tt.repaired)
 			}
 			if tt.repaired && src.Confidence < 0.6 {
@@ -90,13 +90,13 @@ func TestTaxRepairedOnlyByItsRate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			runs := table3With(-1, "", "Subtotal", "9,000.00", tt.label, tt.tax, "Total", "$10,800.00")
 			res := mustExtract(t, scanned(runs), Options{})
-			if got := field(res, schema.FieldTax); got != tt.want {
+			if got := field(res, result.FieldTax); got != tt.want {
 				t.Fatalf("tax %q, want %q", got, tt.want)
 			}
-			if got := hasIssue(res.FieldSources[schema.FieldTax], schema.IssueOCRCorrected); got != tt.repaired {
-				t.Fatalf("tax source %+v", res.FieldSources[schema.FieldTax])
+			if got := hasIssue(res.FieldSources[result.FieldTax], result.IssueOCRCorrected); got != tt.repaired {
+				t.Fatalf("tax source %+v", res.FieldSources[result.FieldTax])
 			}
-			if got := field(res, schema.FieldTotal); got != "10800.00" {
+			if got := field(res, result.FieldTotal); got != "10800.00" {
 				t.Fatalf("total %q: the total is never changed", got)
 			}
 		})
@@ -109,12 +109,12 @@ func TestTotalAndShippingAreNeverRepaired(t *testing.T) {
 	// inflated total.
 	runs := table3With(-1, "", "Subtotal", "9,000.00", "VAT 20%", "1,800.00", "Total", "$10,880.00")
 	res := mustExtract(t, scanned(runs), Options{})
-	if got := field(res, schema.FieldTotal); got != "10880.00" {
+	if got := field(res, result.FieldTotal); got != "10880.00" {
 		t.Errorf("total %q, want it as read", got)
 	}
 	runs = table3With(-1, "", "Subtotal", "9,000.00", "Shipping", "58.00", "Total", "$9,050.00")
 	res = mustExtract(t, scanned(runs), Options{})
-	if got := field(res, schema.FieldShipping); got != "58.00" {
+	if got := field(res, result.FieldShipping); got != "58.00" {
 		t.Errorf("shipping %q, want it as read", got)
 	}
 }
@@ -122,7 +122,7 @@ func TestTotalAndShippingAreNeverRepaired(t *testing.T) {
 func TestSubtotalRepairedByLinesAndBalance(t *testing.T) {
 	runs := table3With(-1, "", "Subtotal", "9,008.00", "Total", "$9,000.00")
 	res := mustExtract(t, scanned(runs), Options{})
-	if got := field(res, schema.FieldSubtotal); got != "9000.00" {
+	if got := field(res, result.FieldSubtotal); got != "9000.00" {
 		t.Errorf("subtotal %q, want 9000.00", got)
 	}
 }
@@ -204,21 +204,21 @@ func TestLowConfidenceTiedByTwoEquationsIsTrusted(t *testing.T) {
 	}
 	// The lines sum to the subtotal and the totals balance: a total
 	// tesseract read at 35 that satisfies both is the printed one.
-	src := mustExtract(t, doc(false), Options{}).FieldSources[schema.FieldTotal]
-	if hasIssue(src, schema.IssueLowOCRConfidence) || src.Confidence < 0.6 {
+	src := mustExtract(t, doc(false), Options{}).FieldSources[result.FieldTotal]
+	if hasIssue(src, result.IssueLowOCRConfidence) || src.Confidence < 0.6 {
 		t.Errorf("total tied by two equations: %+v", src)
 	}
 	// Faint ink goes to a person whatever the arithmetic says.
-	src = mustExtract(t, doc(true), Options{}).FieldSources[schema.FieldTotal]
-	if !hasIssue(src, schema.IssueLowOCRConfidence) || src.Confidence >= 0.6 {
+	src = mustExtract(t, doc(true), Options{}).FieldSources[result.FieldTotal]
+	if !hasIssue(src, result.IssueLowOCRConfidence) || src.Confidence >= 0.6 {
 		t.Errorf("faint total: %+v", src)
 	}
 	// One equation is not enough: no subtotal printed.
 	d := scanned(table3With(-1, "", "Total", "$9,000.00"))
 	ls := d.Pages[0].Lines
 	ls[len(ls)-1].Words[0].Conf = 35
-	src = mustExtract(t, d, Options{}).FieldSources[schema.FieldTotal]
-	if !hasIssue(src, schema.IssueLowOCRConfidence) {
+	src = mustExtract(t, d, Options{}).FieldSources[result.FieldTotal]
+	if !hasIssue(src, result.IssueLowOCRConfidence) {
 		t.Errorf("total with one equation: %+v", src)
 	}
 }

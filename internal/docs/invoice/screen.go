@@ -7,7 +7,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/hidden"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
 )
 
@@ -16,15 +16,15 @@ import (
 // what was found.
 type screened struct {
 	pages      []*page
-	info       []schema.PageInfo
-	hidden     []schema.HiddenText
-	injections []schema.Injection
+	info       []result.PageInfo
+	hidden     []result.HiddenText
+	injections []result.Injection
 }
 
 // sword is a word with its visibility verdict.
 type sword struct {
 	word
-	kind string // "" visible, else a schema.Hidden* kind
+	kind string // "" visible, else a result.Hidden* kind
 }
 
 // screen classifies every word, finds instruction-like phrases in all
@@ -46,13 +46,13 @@ func (e *Extractor) screen(doc *extract.Document, opts Options) screened {
 		if !render.Matches(p.Width, p.Height) {
 			render = nil // a render of some other geometry would misjudge every word
 		}
-		s.info = append(s.info, schema.PageInfo{Number: num, Method: pageMethod(p), OCRConfidence: p.OCRConfidence,
+		s.info = append(s.info, result.PageInfo{Number: num, Method: pageMethod(p), OCRConfidence: p.OCRConfidence,
 			InkChecked: !ocr && render != nil})
 		words := classifyPage(cfg, p, num, ocr, render)
 		if !ocr {
 			for _, w := range opts.OffPage[num] {
 				if t := cleanText(w.Text); t != "" {
-					words = append(words, sword{word: word{text: t, box: w.Box, conf: 1, page: num}, kind: schema.HiddenOffPage})
+					words = append(words, sword{word: word{text: t, box: w.Box, conf: 1, page: num}, kind: result.HiddenOffPage})
 				}
 			}
 			words = markOverlaps(words)
@@ -129,7 +129,7 @@ func markOverlaps(ws []sword) []sword {
 			continue
 		}
 		if over[i] && w.kind == "" {
-			w.kind = schema.HiddenOverlapping
+			w.kind = result.HiddenOverlapping
 		}
 		out = append(out, w)
 	}
@@ -141,7 +141,7 @@ func markOverlaps(ws []sword) []sword {
 func invisibleLayer(ws []sword) bool {
 	n := 0
 	for _, w := range ws {
-		if w.kind == schema.HiddenWhite || w.kind == schema.HiddenCovered {
+		if w.kind == result.HiddenWhite || w.kind == result.HiddenCovered {
 			n++
 		}
 	}
@@ -201,14 +201,14 @@ func (e *Extractor) findInjections(s *screened, num int, rows [][]sword) map[ext
 		}
 	}
 	marked := map[extract.Box]bool{}
-	seen := map[schema.Injection]bool{}
+	seen := map[result.Injection]bool{}
 	for _, st := range streams {
 		texts := make([]string, len(st))
 		for i, w := range st {
 			texts[i] = w.text
 		}
 		for _, m := range e.inj.Find(texts) {
-			inj := schema.Injection{Page: num, PhraseCode: m.Code, Visible: true}
+			inj := result.Injection{Page: num, PhraseCode: m.Code, Visible: true}
 			for i := m.First; i <= m.Last; i++ {
 				if st[i].kind == "" {
 					marked[st[i].box] = true
@@ -216,7 +216,7 @@ func (e *Extractor) findInjections(s *screened, num int, rows [][]sword) map[ext
 					inj.Visible, inj.HiddenKind = false, st[i].kind
 				}
 			}
-			if !seen[inj] && len(s.injections) < schema.MaxInjections {
+			if !seen[inj] && len(s.injections) < result.MaxInjections {
 				seen[inj] = true
 				s.injections = append(s.injections, inj)
 			}
@@ -238,7 +238,7 @@ func rowMarked(r *row, marked map[extract.Box]bool) bool {
 
 // appendHidden summarises hidden words per kind on a page: a character
 // count and a short masked excerpt of the first hidden run.
-func appendHidden(dst []schema.HiddenText, num int, rows [][]sword) []schema.HiddenText {
+func appendHidden(dst []result.HiddenText, num int, rows [][]sword) []result.HiddenText {
 	idx := map[string]int{}
 	for _, r := range rows {
 		for i := 0; i < len(r); i++ {
@@ -248,15 +248,15 @@ func appendHidden(dst []schema.HiddenText, num int, rows [][]sword) []schema.Hid
 			}
 			k, ok := idx[w.kind]
 			if !ok {
-				if len(dst) >= schema.MaxHiddenEntries {
+				if len(dst) >= result.MaxHiddenEntries {
 					continue
 				}
 				var run []string
 				for j := i; j < len(r) && r[j].kind == w.kind; j++ {
 					run = append(run, r[j].text)
 				}
-				dst = append(dst, schema.HiddenText{Page: num, Kind: w.kind,
-					Excerpt: textnorm.Excerpt(strings.Join(run, " "), schema.MaxExcerptRunes)})
+				dst = append(dst, result.HiddenText{Page: num, Kind: w.kind,
+					Excerpt: textnorm.Excerpt(strings.Join(run, " "), result.MaxExcerptRunes)})
 				k = len(dst) - 1
 				idx[w.kind] = k
 			}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
 )
 
@@ -144,7 +144,7 @@ func (x *run) tableRows(pg *page, start int, cols []column) ([]line, bool) {
 func (x *run) isTotalsRow(r *row) bool {
 	for _, h := range x.hits[r] {
 		switch h.lab.field {
-		case schema.FieldSubtotal, schema.FieldTax, schema.FieldShipping, schema.FieldTotal:
+		case result.FieldSubtotal, result.FieldTax, result.FieldShipping, result.FieldTotal:
 			return true
 		}
 	}
@@ -222,7 +222,7 @@ func (x *run) parseQty(ws []word, issues *[]string) (qty, unit string) {
 	num, rest := first, ""
 	if fixed, ok := fixColumnDigits(first); ok {
 		num = fixed
-		*issues = appendOnce(*issues, schema.IssueOCRCorrected)
+		*issues = appendOnce(*issues, result.IssueOCRCorrected)
 	} else if i := strings.IndexFunc(first, func(r rune) bool { return r > '9' }); i > 0 {
 		num, rest = first[:i], first[i:]
 	}
@@ -257,7 +257,7 @@ func harmonizeUnits(lines []line) {
 			tail := u[cut:]
 			if count[tail] >= 2 && !strings.ContainsFunc(tail, unicode.IsDigit) {
 				lines[i].unit = commonSpelling(lines, tail)
-				lines[i].issues = appendOnce(lines[i].issues, schema.IssueOCRCorrected)
+				lines[i].issues = appendOnce(lines[i].issues, result.IssueOCRCorrected)
 				break
 			}
 		}
@@ -285,7 +285,7 @@ func snapUnits(lines []line, known map[string]bool) {
 		fixed, ok := snapUnit(u, lines, count, known)
 		if ok {
 			lines[i].unit = fixed
-			lines[i].issues = appendOnce(lines[i].issues, schema.IssueOCRCorrected)
+			lines[i].issues = appendOnce(lines[i].issues, result.IssueOCRCorrected)
 		}
 	}
 }
@@ -411,7 +411,7 @@ func inferQty(ln *line, cent decimal.Decimal) {
 		q := ln.amt.value.DivRound(ln.price.value, places+2).Round(places)
 		if q.IsPositive() && q.Mul(ln.price.value).Sub(ln.amt.value).Abs().LessThanOrEqual(cent) {
 			ln.qty = q.String()
-			ln.issues = appendOnce(ln.issues, schema.IssueOCRCorrected)
+			ln.issues = appendOnce(ln.issues, result.IssueOCRCorrected)
 			return
 		}
 	}
@@ -421,7 +421,7 @@ func inferQty(ln *line, cent decimal.Decimal) {
 // minor unit for rounding.
 func checkLine(ln *line) {
 	if !multipliesOut(ln) {
-		ln.issues = appendOnce(ln.issues, schema.IssueLineMismatch)
+		ln.issues = appendOnce(ln.issues, result.IssueLineMismatch)
 	}
 }
 

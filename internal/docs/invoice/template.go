@@ -13,7 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/airlock-dev/airlock/internal/docs/invoice/datafile"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
 )
 
@@ -68,8 +68,8 @@ func ParseTemplate(file string, b []byte) (*Template, error) {
 	switch {
 	case !templateName.MatchString(f.Name):
 		return nil, datafile.Errorf(file, datafile.Lookup(root, "name"), "name %q: want lower-case letters, digits, '-' or '_'", f.Name)
-	case t.issuer == "" || len([]rune(t.issuer)) > schema.MaxTextRunes:
-		return nil, datafile.Errorf(file, datafile.Lookup(root, "issuer"), "issuer is required (at most %d characters)", schema.MaxTextRunes)
+	case t.issuer == "" || len([]rune(t.issuer)) > result.MaxTextRunes:
+		return nil, datafile.Errorf(file, datafile.Lookup(root, "issuer"), "issuer is required (at most %d characters)", result.MaxTextRunes)
 	case len(f.Keywords) == 0:
 		return nil, datafile.Errorf(file, datafile.Lookup(root, "keywords"), "at least one keyword is required")
 	case len(f.Fields) == 0:
@@ -130,7 +130,7 @@ func (t *Template) compileFields(file string, root *yaml.Node, fields map[string
 	sort.Strings(names)
 	for _, name := range names {
 		node := datafile.Lookup(root, "fields", name)
-		if !slices.Contains(schema.ScalarFields(), name) {
+		if !slices.Contains(result.ScalarFields(), name) {
 			return datafile.Errorf(file, node, "unknown field %q", name)
 		}
 		re, err := regexp.Compile(fields[name])
@@ -195,9 +195,9 @@ func ShippedTemplates() ([]*Template, error) { return LoadTemplates(shippedTempl
 // applyTemplate reads the template's fields from the document text; each
 // capture maps back to the words it came from (for page and confidence).
 func (x *run) applyTemplate(t *Template) {
-	x.add(schema.FieldVendorName, candidate{value: t.issuer, method: schema.MethodTemplate, pos: -1})
+	x.add(result.FieldVendorName, candidate{value: t.issuer, method: result.MethodTemplate, pos: -1})
 	if t.currency != "" {
-		x.add(schema.FieldCurrency, candidate{value: t.currency, method: schema.MethodTemplate, pos: -1})
+		x.add(result.FieldCurrency, candidate{value: t.currency, method: result.MethodTemplate, pos: -1})
 	}
 	text, spans := x.templateText()
 	for _, f := range t.fields {
@@ -207,7 +207,7 @@ func (x *run) applyTemplate(t *Template) {
 		}
 		ws := wordsIn(spans, m[2], m[3])
 		if p, ok := x.parseValue(fieldKind(f.name), ws); ok {
-			x.add(f.name, candidate{value: p.value, method: schema.MethodTemplate, words: p.words, issues: p.issues, amt: p.amt, pos: -1})
+			x.add(f.name, candidate{value: p.value, method: result.MethodTemplate, words: p.words, issues: p.issues, amt: p.amt, pos: -1})
 		}
 	}
 }

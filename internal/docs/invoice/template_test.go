@@ -5,7 +5,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 func TestShippedTemplatesLoad(t *testing.T) {
@@ -74,19 +74,19 @@ func TestTemplateReadsVendorWording(t *testing.T) {
 	if res.Template != "northwind" {
 		t.Fatalf("template %q", res.Template)
 	}
-	want := map[string]string{schema.FieldInvoiceNumber: "NWT/26/1042", schema.FieldInvoiceDate: "2026-03-04",
-		schema.FieldDueDate: "2026-04-03", schema.FieldSubtotal: "1000.00", schema.FieldTotal: "1082.50",
-		schema.FieldVendorName: "Northwind Traders Inc.", schema.FieldCurrency: "USD"}
+	want := map[string]string{result.FieldInvoiceNumber: "NWT/26/1042", result.FieldInvoiceDate: "2026-03-04",
+		result.FieldDueDate: "2026-04-03", result.FieldSubtotal: "1000.00", result.FieldTotal: "1082.50",
+		result.FieldVendorName: "Northwind Traders Inc.", result.FieldCurrency: "USD"}
 	for f, v := range want {
-		if got := field(res, f); got != v || res.FieldSources[f].Method != schema.MethodTemplate {
+		if got := field(res, f); got != v || res.FieldSources[f].Method != result.MethodTemplate {
 			t.Errorf("%s = %q by %s, want %q by template", f, got, res.FieldSources[f].Method, v)
 		}
 	}
 	// Near miss: the vendor's name without its "NWT/" numbers is not its
 	// template, and the generic reader does not know "Please remit".
 	res = mustExtract(t, textDoc(northwindPage("7781")), Options{})
-	if res.Template != "" || field(res, schema.FieldTotal) != "<nil>" {
-		t.Errorf("template %q total %q", res.Template, field(res, schema.FieldTotal))
+	if res.Template != "" || field(res, result.FieldTotal) != "<nil>" {
+		t.Errorf("template %q total %q", res.Template, field(res, result.FieldTotal))
 	}
 }
 
@@ -96,8 +96,8 @@ func TestTenantTemplateComesFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := mustExtract(t, textDoc(northwindPage("NWT/26/1042")), Options{Templates: []*Template{tp}})
-	if res.Template != "nw-tenant" || field(res, schema.FieldVendorName) != "Northwind (tenant)" || field(res, schema.FieldTotal) != "1082.50" {
-		t.Fatalf("template %q vendor %q total %q", res.Template, field(res, schema.FieldVendorName), field(res, schema.FieldTotal))
+	if res.Template != "nw-tenant" || field(res, result.FieldVendorName) != "Northwind (tenant)" || field(res, result.FieldTotal) != "1082.50" {
+		t.Fatalf("template %q vendor %q total %q", res.Template, field(res, result.FieldVendorName), field(res, result.FieldTotal))
 	}
 }
 

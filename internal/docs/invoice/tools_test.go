@@ -16,7 +16,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/hidden"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // These tests run the real guest tools (poppler, ghostscript, tesseract)
@@ -128,13 +128,13 @@ func TestRealToolsTextLayerWithInkCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := mustExtract(t, doc, Options{Renders: renders})
-	for f, v := range map[string]string{schema.FieldTotal: "1082.50", schema.FieldInvoiceNumber: "INV-0042",
-		schema.FieldInvoiceDate: "2026-03-12", schema.FieldAccountNumber: "4830012345", schema.FieldVendorName: "Acme Corporation"} {
+	for f, v := range map[string]string{result.FieldTotal: "1082.50", result.FieldInvoiceNumber: "INV-0042",
+		result.FieldInvoiceDate: "2026-03-12", result.FieldAccountNumber: "4830012345", result.FieldVendorName: "Acme Corporation"} {
 		if got := field(res, f); got != v {
 			t.Errorf("%s = %q, want %q", f, got, v)
 		}
 	}
-	if !res.Pages[0].InkChecked || len(res.HiddenText) != 1 || res.HiddenText[0].Kind != schema.HiddenWhite {
+	if !res.Pages[0].InkChecked || len(res.HiddenText) != 1 || res.HiddenText[0].Kind != result.HiddenWhite {
 		t.Errorf("pages %+v hidden %+v", res.Pages, res.HiddenText)
 	}
 	if !hasInjection(res, false) {
@@ -175,13 +175,13 @@ func tesseractDoc(t *testing.T, pdf string) *extract.Document {
 func TestRealToolsOCR(t *testing.T) {
 	needTools(t, "pdftoppm", "tesseract")
 	res := mustExtract(t, tesseractDoc(t, writePDF(t)), Options{})
-	for f, v := range map[string]string{schema.FieldTotal: "1082.50", schema.FieldSubtotal: "1000.00", schema.FieldTax: "82.50",
-		schema.FieldInvoiceNumber: "INV-0042", schema.FieldRoutingNumber: "021000021"} {
+	for f, v := range map[string]string{result.FieldTotal: "1082.50", result.FieldSubtotal: "1000.00", result.FieldTax: "82.50",
+		result.FieldInvoiceNumber: "INV-0042", result.FieldRoutingNumber: "021000021"} {
 		if got := field(res, f); got != v {
 			t.Errorf("%s = %q, want %q", f, got, v)
 		}
 	}
-	if s := res.FieldSources[schema.FieldTotal]; s.Confidence < 0.6 {
+	if s := res.FieldSources[result.FieldTotal]; s.Confidence < 0.6 {
 		t.Errorf("clean OCR total at confidence %.2f", s.Confidence)
 	}
 	// The white instruction is not in the image, so OCR does not see it.

@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // parsed is a value read from some words.
@@ -136,10 +136,10 @@ func formatAmount(a amount) string {
 func amountIssues(a amount) []string {
 	var is []string
 	if a.corrected {
-		is = append(is, schema.IssueOCRCorrected)
+		is = append(is, result.IssueOCRCorrected)
 	}
 	if a.implausible || a.ambiguous {
-		is = append(is, schema.IssueImplausibleSeparators)
+		is = append(is, result.IssueImplausibleSeparators)
 	}
 	return is
 }
@@ -159,10 +159,10 @@ func (x *run) parseDateValue(ws []word) (parsed, bool) {
 	}
 	p := parsed{value: d.t.Format("2006-01-02"), words: digitWords(ws)}
 	if d.ambiguous && x.orderWeak {
-		p.issues = append(p.issues, schema.IssueAmbiguousDate)
+		p.issues = append(p.issues, result.IssueAmbiguousDate)
 	}
 	if d.corrected {
-		p.issues = append(p.issues, schema.IssueOCRCorrected)
+		p.issues = append(p.issues, result.IssueOCRCorrected)
 	}
 	return p, true
 }
@@ -201,7 +201,7 @@ func parseID(ws []word) (parsed, bool) {
 		if w.conf < 1 {
 			// OCR reads a hyphen as a tilde or a dash ("INV~1042").
 			if d := idDashes.Replace(t); d != t {
-				t, issues = d, []string{schema.IssueOCRCorrected}
+				t, issues = d, []string{result.IssueOCRCorrected}
 			}
 		}
 		if !strings.ContainsFunc(t, unicode.IsDigit) || !idChars.MatchString(t) {
@@ -210,7 +210,7 @@ func parseID(ws []word) (parsed, bool) {
 		p := parsed{value: t, words: []word{w}, issues: issues}
 		if w.conf < 1 {
 			if fixed, ok := fixDigitRuns(t); ok {
-				p.value, p.issues = fixed, []string{schema.IssueOCRCorrected}
+				p.value, p.issues = fixed, []string{result.IssueOCRCorrected}
 			}
 		}
 		return p, true
@@ -278,7 +278,7 @@ func parseDigits(ws []word, minLen, maxLen int) (parsed, bool) {
 		t := strings.Trim(w.text, ":.,;()")
 		if fixed, ok := fixOCRNumber(t); ok {
 			t = fixed
-			issues = appendOnce(issues, schema.IssueOCRCorrected)
+			issues = appendOnce(issues, result.IssueOCRCorrected)
 		}
 		t = strings.ReplaceAll(t, "-", "")
 		if !isDigits(t) {
@@ -312,7 +312,7 @@ func parseSortCode(ws []word) (parsed, bool) {
 	var issues []string
 	if ok {
 		t = fixed
-		issues = []string{schema.IssueOCRCorrected}
+		issues = []string{result.IssueOCRCorrected}
 	}
 	m := sortCodeRe.FindStringSubmatch(t)
 	if m == nil {
@@ -395,7 +395,7 @@ func (x *run) repairTaxID(raw string, ocr bool) (string, []string) {
 			}
 		}
 		if c := strings.ToUpper(string(v)); x.fitsTaxFormat(c) {
-			return c, []string{schema.IssueOCRCorrected}
+			return c, []string{result.IssueOCRCorrected}
 		}
 	}
 	return x.lettersForDigits(up)
@@ -414,7 +414,7 @@ func (x *run) lettersForDigits(up string) (string, []string) {
 			v := []byte(up)
 			v[i] = l
 			if x.fitsTaxFormat(string(v)) {
-				return string(v), []string{schema.IssueOCRCorrected}
+				return string(v), []string{result.IssueOCRCorrected}
 			}
 		}
 	}
@@ -455,7 +455,7 @@ func parseText(ws []word) (parsed, bool) {
 			letters++
 		}
 	}
-	if letters < 2 || utf8.RuneCountInString(t) > schema.MaxTextRunes {
+	if letters < 2 || utf8.RuneCountInString(t) > result.MaxTextRunes {
 		return parsed{}, false
 	}
 	return parsed{value: t, words: first}, true

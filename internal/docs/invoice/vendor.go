@@ -7,7 +7,7 @@ import (
 	"unicode"
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
 )
 
@@ -51,7 +51,7 @@ func (x *run) coverPages() map[int]bool {
 
 // coverField: the fields a fax cover sheet may give, its sender and the
 // invoice it names.
-func coverField(f string) bool { return f == schema.FieldVendorName || f == schema.FieldInvoiceNumber }
+func coverField(f string) bool { return f == result.FieldVendorName || f == result.FieldInvoiceNumber }
 
 // inferVendor takes the letterhead: the most prominent cell in the top
 // third of the letterhead page that is not a title, a label, a value or the
@@ -88,7 +88,7 @@ func (x *run) inferVendor() {
 	if pg.ocr {
 		name = strings.TrimRight(trimOCRJunk(name, true)+keepDot(name), " ")
 	}
-	x.add(schema.FieldVendorName, candidate{value: name, method: schema.MethodInferred, words: best})
+	x.add(result.FieldVendorName, candidate{value: name, method: result.MethodInferred, words: best})
 }
 
 // letterhead is the page whose top carries the vendor's name: the first
@@ -136,7 +136,7 @@ func (x *run) vendorLike(r *row, c []word) bool {
 			digits++
 		}
 	}
-	if letters < 3 || digits > letters/2 || len([]rune(t)) > schema.MaxTextRunes {
+	if letters < 3 || digits > letters/2 || len([]rune(t)) > result.MaxTextRunes {
 		return false
 	}
 	b := boxOf(c)
@@ -243,7 +243,7 @@ func (x *run) inferCurrency(amounts []*candidate) {
 	if byCode[code] {
 		base = 0.93
 	}
-	x.add(schema.FieldCurrency, candidate{value: code, method: schema.MethodInferred, words: best[code], base: base})
+	x.add(result.FieldCurrency, candidate{value: code, method: result.MethodInferred, words: best[code], base: base})
 }
 
 // decideLocale sets the decimal hint and the date order: the template's

@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // Limits.
@@ -69,7 +69,7 @@ func userMessage(text string) string {
 // ExtractInvoice sends the document text and returns the fields the model
 // read. Any deviation from the protocol or the schema is an error: the
 // caller then keeps the rules extractor's answer alone.
-func (c *Client) ExtractInvoice(ctx context.Context, text string) (*schema.Fields, error) {
+func (c *Client) ExtractInvoice(ctx context.Context, text string) (*result.Fields, error) {
 	body, err := json.Marshal(map[string]any{
 		"model":       c.Model,
 		"temperature": 0,
@@ -112,7 +112,7 @@ func (c *Client) ExtractInvoice(ctx context.Context, text string) (*schema.Field
 
 // parseCompletion reads choices[0].message.content as the fields object,
 // strictly: unknown fields, trailing data or a refusal are errors.
-func parseCompletion(raw []byte) (*schema.Fields, error) {
+func parseCompletion(raw []byte) (*result.Fields, error) {
 	var comp struct {
 		Choices []struct {
 			Message struct {
@@ -137,7 +137,7 @@ func parseCompletion(raw []byte) (*schema.Fields, error) {
 	}
 	dec := json.NewDecoder(strings.NewReader(ch.Message.Content))
 	dec.DisallowUnknownFields()
-	var f schema.Fields
+	var f result.Fields
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("model fields: %w", err)
 	}
@@ -147,13 +147,13 @@ func parseCompletion(raw []byte) (*schema.Fields, error) {
 	return &f, nil
 }
 
-// fieldsSchema is the JSON schema of schema.Fields (strict mode: every
+// fieldsSchema is the JSON schema of result.Fields (strict mode: every
 // property required, nullable, no others).
 func fieldsSchema() map[string]any {
 	str := map[string]any{"type": []string{"string", "null"}}
 	props := map[string]any{}
 	var required []string
-	for _, f := range schema.ScalarFields() {
+	for _, f := range result.ScalarFields() {
 		props[f] = str
 		required = append(required, f)
 	}
@@ -161,7 +161,7 @@ func fieldsSchema() map[string]any {
 		"required": []string{"description", "quantity", "unit", "unit_price", "amount"},
 		"properties": map[string]any{"description": map[string]any{"type": "string"},
 			"quantity": str, "unit": str, "unit_price": str, "amount": str}}
-	props[schema.FieldLineItems] = map[string]any{"type": []string{"array", "null"}, "items": item}
-	required = append(required, schema.FieldLineItems)
+	props[result.FieldLineItems] = map[string]any{"type": []string{"array", "null"}, "items": item}
+	required = append(required, result.FieldLineItems)
 	return map[string]any{"type": "object", "additionalProperties": false, "required": required, "properties": props}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
-	"github.com/airlock-dev/airlock/internal/docs/redact/contract"
+	"github.com/airlock-dev/airlock/internal/docs/redact/result"
 )
 
 // BoxPadding is how far (points) a painted box extends past a word's
@@ -199,8 +199,8 @@ func labelLine(s string, lx *lexicon) (is, typed bool) {
 // extraction gives them: on a page deskewed for OCR they are already
 // mapped back onto the page as it is (extract.Page.SkewDegrees); turning
 // them again would move them off the words by twice the skew.
-func (pt *pageText) wordBoxes(words []int) []contract.Box {
-	var out []contract.Box
+func (pt *pageText) wordBoxes(words []int) []result.Box {
+	var out []result.Box
 	curLine := -1
 	for _, i := range words {
 		w := pt.words[i]
@@ -215,11 +215,11 @@ func (pt *pageText) wordBoxes(words []int) []contract.Box {
 	return out
 }
 
-func pad(b extract.Box) contract.Box {
-	return contract.Box{XMin: b.XMin - BoxPadding, YMin: b.YMin - BoxPadding, XMax: b.XMax + BoxPadding, YMax: b.YMax + BoxPadding}
+func pad(b extract.Box) result.Box {
+	return result.Box{XMin: b.XMin - BoxPadding, YMin: b.YMin - BoxPadding, XMax: b.XMax + BoxPadding, YMax: b.YMax + BoxPadding}
 }
 
-func union(a, b contract.Box) contract.Box {
-	return contract.Box{XMin: math.Min(a.XMin, b.XMin), YMin: math.Min(a.YMin, b.YMin),
+func union(a, b result.Box) result.Box {
+	return result.Box{XMin: math.Min(a.XMin, b.XMin), YMin: math.Min(a.YMin, b.YMin),
 		XMax: math.Max(a.XMax, b.XMax), YMax: math.Max(a.YMax, b.YMax)}
 }

@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/docs/redact"
-	"github.com/airlock-dev/airlock/internal/docs/redact/contract"
 	"github.com/airlock-dev/airlock/internal/docs/redact/corpus"
+	"github.com/airlock-dev/airlock/internal/docs/redact/result"
 	"github.com/airlock-dev/airlock/internal/docs/testdocs"
 )
 
@@ -249,4 +249,4 @@ func encodePNG(t *testing.T, img image.Image) []byte {
 	return buf.Bytes()
 }
 
-var _ = contract.Box{}
+var _ = result.Box{}

@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/airlock-dev/airlock/internal/docs"
 	"gopkg.in/yaml.v3"
+
+	"github.com/airlock-dev/airlock/internal/docs"
 )
 
 // Operators a policy may choose per type.

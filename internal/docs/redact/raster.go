@@ -13,11 +13,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/docs"
-	"github.com/airlock-dev/airlock/internal/docs/redact/contract"
 	"github.com/go-pdf/fpdf"
 	"golang.org/x/image/draw"
 	"golang.org/x/image/tiff"
+
+	"github.com/airlock-dev/airlock/internal/docs"
+	"github.com/airlock-dev/airlock/internal/docs/redact/result"
 )
 
 // MaxImagePixels bounds a decoded page or input image (a 300 dpi A3
@@ -33,7 +34,7 @@ type PageImage struct {
 // DrawBoxes returns a copy of img with opaque black rectangles over the
 // boxes (points, origin top left) at the image's dpi. Gray images stay
 // gray; anything else becomes RGBA. Boxes are clipped to the image.
-func DrawBoxes(img image.Image, dpi float64, boxes []contract.Box) image.Image {
+func DrawBoxes(img image.Image, dpi float64, boxes []result.Box) image.Image {
 	b := img.Bounds()
 	var dst draw.Image
 	if _, ok := img.(*image.Gray); ok {
@@ -56,8 +57,8 @@ func DrawBoxes(img image.Image, dpi float64, boxes []contract.Box) image.Image {
 
 // PageBoxes collects each page's boxes from findings (page numbers are
 // 1-based; the result is indexed from 0).
-func PageBoxes(findings []Finding, pages int) [][]contract.Box {
-	out := make([][]contract.Box, pages)
+func PageBoxes(findings []Finding, pages int) [][]result.Box {
+	out := make([][]result.Box, pages)
 	for _, f := range findings {
 		if f.Page >= 1 && f.Page <= pages {
 			out[f.Page-1] = append(out[f.Page-1], f.Boxes...)
@@ -160,7 +161,7 @@ const (
 // RedactImage decodes an image, paints the boxes (points at dpi) and
 // encodes it again in the same format. Re-encoding drops every metadata
 // chunk (EXIF, XMP, text chunks) of the input.
-func RedactImage(in []byte, format string, dpi float64, boxes []contract.Box) ([]byte, error) {
+func RedactImage(in []byte, format string, dpi float64, boxes []result.Box) ([]byte, error) {
 	cfg, _, err := image.DecodeConfig(bytes.NewReader(in))
 	if err == nil && cfg.Width*cfg.Height > MaxImagePixels {
 		return nil, docs.Errorf(docs.CodeTooLarge, "image is %dx%d, over %d pixels", cfg.Width, cfg.Height, MaxImagePixels)

@@ -8,10 +8,11 @@ import (
 	"image/png"
 	"testing"
 
+	"golang.org/x/image/tiff"
+
 	"github.com/airlock-dev/airlock/internal/docs"
 	"github.com/airlock-dev/airlock/internal/docs/extract"
-	"github.com/airlock-dev/airlock/internal/docs/redact/contract"
-	"golang.org/x/image/tiff"
+	"github.com/airlock-dev/airlock/internal/docs/redact/result"
 )
 
 func whitePage(w, h int) *image.Gray {
@@ -26,7 +27,7 @@ func whitePage(w, h int) *image.Gray {
 // pixels 144..288, in each format, which is kept.
 func TestRedactImageFormats(t *testing.T) {
 	src := whitePage(400, 400)
-	box := []contract.Box{{XMin: 72, YMin: 72, XMax: 144, YMax: 144}}
+	box := []result.Box{{XMin: 72, YMin: 72, XMax: 144, YMax: 144}}
 	encoders := map[string]func(*bytes.Buffer) error{
 		FormatPNG:  func(b *bytes.Buffer) error { return png.Encode(b, src) },
 		FormatJPEG: func(b *bytes.Buffer) error { return jpeg.Encode(b, src, nil) },

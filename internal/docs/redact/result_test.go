@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/docs/redact/contract"
+	"github.com/airlock-dev/airlock/internal/docs/redact/result"
 )
 
 // TestResultRoundTrip: a real redaction's result encodes, decodes
@@ -19,7 +19,7 @@ func TestResultRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := contract.Encode(NewResult("text", "redacted.txt", "text", out.Data, out.Findings, out.Truncated, map[string]int{"analyse": 1}))
+	b, err := result.Encode(NewResult("text", "redacted.txt", "text", out.Data, out.Findings, out.Truncated, map[string]int{"analyse": 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestResultRoundTrip(t *testing.T) {
 			t.Fatalf("result carries %q: %s", v, b)
 		}
 	}
-	res, err := contract.DecodeBytes(b)
+	res, err := result.DecodeBytes(b)
 	if err != nil || res.Counts["PERSON"] != 1 || res.Counts["US_SSN"] != 1 || res.Counts["EMAIL"] != 1 {
 		t.Fatalf("%v %+v", err, res)
 	}

@@ -1,6 +1,6 @@
 package redact
 
-import "github.com/airlock-dev/airlock/internal/docs/redact/contract"
+import "github.com/airlock-dev/airlock/internal/docs/redact/result"
 
 // Type is an entity type; its string is the placeholder's name ("<EMAIL>").
 type Type string
@@ -30,15 +30,15 @@ const (
 
 // AllTypes lists the entity types in a stable order.
 func AllTypes() []Type {
-	out := make([]Type, len(contract.Types))
-	for i, t := range contract.Types {
+	out := make([]Type, len(result.Types))
+	for i, t := range result.Types {
 		out[i] = Type(t)
 	}
 	return out
 }
 
 func knownType(t Type) bool {
-	for _, k := range contract.Types {
+	for _, k := range result.Types {
 		if string(t) == k {
 			return true
 		}
@@ -46,8 +46,8 @@ func knownType(t Type) bool {
 	return false
 }
 
-// Finding is one detected (and redacted) span; see contract.Finding.
-type Finding = contract.Finding
+// Finding is one detected (and redacted) span; see result.Finding.
+type Finding = result.Finding
 
 // span is a candidate in byte offsets of the analysed text, before
 // thresholds, overlap resolution and the conversion to code points.

@@ -7,7 +7,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs/redact"
 	"github.com/airlock-dev/airlock/internal/docs/redact/corpus"
 	"github.com/airlock-dev/airlock/internal/docs/verify"
-	"github.com/airlock-dev/airlock/internal/docs/verify/report"
+	"github.com/airlock-dev/airlock/internal/docs/verify/result"
 )
 
 // TestVerifierOnRedactedCorpus: the independent verifier finds nothing in
@@ -23,7 +23,7 @@ func TestVerifierOnRedactedCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, d := range docs {
-			if got := verify.Check(d.Text).Verdict; got != report.Suspicious {
+			if got := verify.Check(d.Text).Verdict; got != result.Suspicious {
 				t.Errorf("%s: unredacted verdict %s", d.Name, got)
 			}
 			if d.Format == "page" {
@@ -38,7 +38,7 @@ func TestVerifierOnRedactedCorpus(t *testing.T) {
 				t.Fatalf("%s: %v", d.Name, err)
 			}
 			rep := verify.Check(string(out.Data))
-			if rep.Verdict != report.Clean {
+			if rep.Verdict != result.Clean {
 				rs := []rune(string(out.Data))
 				for _, f := range rep.Findings {
 					t.Errorf("%s/%s: verifier %s %s on %q", op, d.Name, f.Type, f.Rule, string(rs[max(0, f.Start-20):min(len(rs), f.End+10)]))

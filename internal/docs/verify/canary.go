@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/airlock-dev/airlock/internal/docs/verify/report"
+	"github.com/airlock-dev/airlock/internal/docs/verify/result"
 )
 
 // Canaries are strings planted in a batch's inputs (fake names, numbers)
@@ -62,8 +62,8 @@ func FindCanaries(text string, canaries []string) []int {
 
 // CheckCanaries validates a canary list.
 func CheckCanaries(canaries []string) error {
-	if len(canaries) > report.MaxCanaries {
-		return fmt.Errorf("%d canaries, at most %d", len(canaries), report.MaxCanaries)
+	if len(canaries) > result.MaxCanaries {
+		return fmt.Errorf("%d canaries, at most %d", len(canaries), result.MaxCanaries)
 	}
 	for i, c := range canaries {
 		if len(squash(c)) < MinCanaryLen {
@@ -74,15 +74,15 @@ func CheckCanaries(canaries []string) error {
 }
 
 // WithCanaries adds canary hits to a report, making it suspicious.
-func WithCanaries(r *report.Report, hits []int) *report.Report {
+func WithCanaries(r *result.Report, hits []int) *result.Report {
 	if len(hits) == 0 {
 		return r
 	}
 	r.Canaries = hits
-	r.Verdict = report.Suspicious
+	r.Verdict = result.Suspicious
 	r.Reasons = append(r.Reasons, fmt.Sprintf("%d canary string(s) found", len(hits)))
 	if r.Findings == nil {
-		r.Findings = []report.Finding{}
+		r.Findings = []result.Finding{}
 	}
 	return r
 }

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/docs/verify/report"
+	"github.com/airlock-dev/airlock/internal/docs/verify/result"
 )
 
 func TestFindCanaries(t *testing.T) {
@@ -35,11 +35,11 @@ func TestFindCanaries(t *testing.T) {
 }
 
 func TestWithCanariesMakesSuspicious(t *testing.T) {
-	r := WithCanaries(&report.Report{Version: report.Version, Verdict: report.Clean, Findings: []report.Finding{}}, []int{2})
-	if r.Verdict != report.Suspicious || len(r.Reasons) != 1 || r.Validate() != nil {
+	r := WithCanaries(&result.Report{Version: result.Version, Verdict: result.Clean, Findings: []result.Finding{}}, []int{2})
+	if r.Verdict != result.Suspicious || len(r.Reasons) != 1 || r.Validate() != nil {
 		t.Fatalf("report after a canary hit: %+v (validate %v)", r, r.Validate())
 	}
-	clean := &report.Report{Version: report.Version, Verdict: report.Clean, Canaries: []int{0}}
+	clean := &result.Report{Version: result.Version, Verdict: result.Clean, Canaries: []int{0}}
 	if clean.Validate() == nil {
 		t.Error("a clean report with a canary hit validated")
 	}

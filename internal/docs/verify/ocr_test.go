@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
-	"github.com/airlock-dev/airlock/internal/docs/verify/report"
+	"github.com/airlock-dev/airlock/internal/docs/verify/result"
 )
 
 // page is a one-page document of lines of words, all read with the given
@@ -55,7 +55,7 @@ func TestCheckPagesOCR(t *testing.T) {
 					got = f.Type
 				}
 			}
-			if got != m.want || m.want == "" && rep.Verdict != report.Clean {
+			if got != m.want || m.want == "" && rep.Verdict != result.Clean {
 				t.Errorf("%s on a %s page: found %q, want %q (%v)", tc.name, m.method, got, m.want, rep.Reasons)
 			}
 		}

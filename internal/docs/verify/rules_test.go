@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/docs/verify/report"
+	"github.com/airlock-dev/airlock/internal/docs/verify/result"
 )
 
 // Each case: text, and the type the verifier must report ("" = clean).
@@ -115,7 +115,7 @@ func TestRules(t *testing.T) {
 			t.Fatalf("%s: invalid report: %v", c.name, err)
 		}
 		if c.typ == "" {
-			if rep.Verdict != report.Clean {
+			if rep.Verdict != result.Clean {
 				t.Errorf("%s: want clean, got %v", c.name, rep.Reasons)
 			}
 			continue

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
-	"github.com/airlock-dev/airlock/internal/docs/verify/report"
+	"github.com/airlock-dev/airlock/internal/docs/verify/result"
 )
 
 // MaxCheckBytes bounds one text checked in memory; longer texts are
@@ -65,7 +65,7 @@ func rules() []rule {
 }
 
 // Check returns the verdict on a text (the redacted output).
-func Check(text string) *report.Report {
+func Check(text string) *result.Report {
 	return finish(checkText(jsonEscapes(asText(text)), 0, false))
 }
 
@@ -121,8 +121,8 @@ func asText(b string) string {
 // black box ("Po", "Cad:", "Ca(]:"), and no rule needs such a guess to
 // find a leak (a digit group of a card or phone number is kept, however
 // faint).
-func CheckPages(doc *extract.Document) *report.Report {
-	var all []report.Finding
+func CheckPages(doc *extract.Document) *result.Report {
+	var all []result.Finding
 	for _, p := range doc.Pages {
 		var b strings.Builder
 		for i, l := range p.Lines {
@@ -166,7 +166,7 @@ func ocrWord(method string, w extract.Word) string {
 // overlap so nothing that fits in the overlap is cut in two). Text read
 // by OCR is also checked as read with look-alike letters taken for
 // digits, and by the OCR rules (see ocr.go).
-func checkText(text string, page int, ocr bool) []report.Finding {
+func checkText(text string, page int, ocr bool) []result.Finding {
 	var hits []hit
 	for start := 0; start < len(text); {
 		end := min(len(text), start+pieceBytes)
@@ -217,26 +217,26 @@ func dedupe(hs []hit) []hit {
 
 // toFindings converts byte offsets to code points, walking the text once
 // (hits are sorted by start).
-func toFindings(text string, hs []hit, page int) []report.Finding {
-	out := make([]report.Finding, 0, len(hs))
+func toFindings(text string, hs []hit, page int) []result.Finding {
+	out := make([]result.Finding, 0, len(hs))
 	at, cp := 0, 0
 	for _, h := range hs {
 		cp += utf8.RuneCountInString(text[at:h.start])
 		at = h.start
-		out = append(out, report.Finding{Type: h.typ, Rule: h.rule, Page: page,
+		out = append(out, result.Finding{Type: h.typ, Rule: h.rule, Page: page,
 			Start: cp, End: cp + utf8.RuneCountInString(text[h.start:h.end])})
 	}
 	return out
 }
 
-func finish(fs []report.Finding) *report.Report {
-	rep := &report.Report{Version: report.Version, Verdict: report.Clean, Findings: fs}
+func finish(fs []result.Finding) *result.Report {
+	rep := &result.Report{Version: result.Version, Verdict: result.Clean, Findings: fs}
 	if len(fs) == 0 {
-		rep.Findings = []report.Finding{}
+		rep.Findings = []result.Finding{}
 		rep.Reasons = []string{}
 		return rep
 	}
-	rep.Verdict = report.Suspicious
+	rep.Verdict = result.Suspicious
 	counts := map[string]int{}
 	for _, f := range fs {
 		counts[f.Type+" ("+f.Rule+")"]++
@@ -245,11 +245,11 @@ func finish(fs []report.Finding) *report.Report {
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("%dx %s", n, k))
 	}
 	sort.Strings(rep.Reasons)
-	if len(rep.Findings) > report.MaxFindings {
-		rep.Findings = rep.Findings[:report.MaxFindings]
+	if len(rep.Findings) > result.MaxFindings {
+		rep.Findings = rep.Findings[:result.MaxFindings]
 	}
-	if len(rep.Reasons) > report.MaxReasons {
-		rep.Reasons = rep.Reasons[:report.MaxReasons]
+	if len(rep.Reasons) > result.MaxReasons {
+		rep.Reasons = rep.Reasons[:result.MaxReasons]
 	}
 	return rep
 }

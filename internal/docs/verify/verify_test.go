@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/docs/redact/corpus"
-	"github.com/airlock-dev/airlock/internal/docs/verify/report"
+	"github.com/airlock-dev/airlock/internal/docs/verify/result"
 )
 
 // TestCorpusUnredactedIsSuspicious: on every corpus document as written
@@ -13,7 +13,7 @@ func TestCorpusUnredactedIsSuspicious(t *testing.T) {
 	docs := corpus.Generate(20240611, 40)
 	for _, d := range docs {
 		rep := Check(d.Text)
-		if rep.Verdict != report.Suspicious {
+		if rep.Verdict != result.Suspicious {
 			t.Errorf("%s: verdict %s on the unredacted document", d.Name, rep.Verdict)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // Policy is a tenant's approval policy.
@@ -39,7 +39,7 @@ type Report struct {
 	MatchedBy string `json:"matched_by"`
 	// Fields are the guest's values after clamping: every non-null value
 	// here passed its schema.
-	Fields schema.Fields `json:"fields"`
+	Fields result.Fields `json:"fields"`
 }
 
 // Codes returns the report's distinct flag codes in order.
@@ -136,7 +136,7 @@ func (c *Checker) refused(err error) *Report {
 }
 
 // check runs every check on a decoded result.
-func (c *Checker) check(ctx context.Context, res *schema.Result) (*Report, error) {
+func (c *Checker) check(ctx context.Context, res *result.Result) (*Report, error) {
 	var fl flagger
 	f := res.Fields
 	c.clamp(&f, &fl)
@@ -165,8 +165,8 @@ func (c *Checker) check(ctx context.Context, res *schema.Result) (*Report, error
 	return r, nil
 }
 
-func (c *Checker) checkRequired(f *schema.Fields, fl *flagger) {
-	for _, name := range []string{schema.FieldInvoiceNumber, schema.FieldTotal, schema.FieldCurrency} {
+func (c *Checker) checkRequired(f *result.Fields, fl *flagger) {
+	for _, name := range []string{result.FieldInvoiceNumber, result.FieldTotal, result.FieldCurrency} {
 		if *f.Ptr(name) == nil {
 			fl.add(FlagUnreadable, name, "no %s", name)
 		}
@@ -176,7 +176,7 @@ func (c *Checker) checkRequired(f *schema.Fields, fl *flagger) {
 // checkScreens turns the guest's hidden-text and injection findings into
 // flags. Hidden text with no known phrase is still flagged: text meant to
 // be read by software and not by people has no business on an invoice.
-func (c *Checker) checkScreens(res *schema.Result, fl *flagger) {
+func (c *Checker) checkScreens(res *result.Result, fl *flagger) {
 	for _, in := range res.Injection {
 		where := "visible text"
 		if !in.Visible {
@@ -197,14 +197,14 @@ func (c *Checker) checkScreens(res *schema.Result, fl *flagger) {
 	}
 }
 
-func (c *Checker) checkVendor(m vendorMatch, f *schema.Fields, fl *flagger) {
+func (c *Checker) checkVendor(m vendorMatch, f *result.Fields, fl *flagger) {
 	switch {
 	case m.vendor == nil && f.VendorName == nil && f.VendorTaxID == nil:
-		fl.add(FlagUnknownVendor, schema.FieldVendorName, "no vendor name or tax id on the invoice")
+		fl.add(FlagUnknownVendor, result.FieldVendorName, "no vendor name or tax id on the invoice")
 	case m.vendor == nil:
-		fl.add(FlagUnknownVendor, schema.FieldVendorName, "no vendor in the master matches the invoice's name or tax id")
+		fl.add(FlagUnknownVendor, result.FieldVendorName, "no vendor in the master matches the invoice's name or tax id")
 	case m.taxConflict:
-		fl.add(FlagUnknownVendor, schema.FieldVendorTaxID, "name matches %s but the tax id %s is not the one on file", m.vendor.VendorID, mask(*f.VendorTaxID))
+		fl.add(FlagUnknownVendor, result.FieldVendorTaxID, "name matches %s but the tax id %s is not the one on file", m.vendor.VendorID, mask(*f.VendorTaxID))
 	}
 }
 
@@ -216,13 +216,13 @@ type bankDetail struct {
 	same         func(a, b string) bool
 }
 
-func bankDetails(f *schema.Fields, known Bank) []bankDetail {
+func bankDetails(f *result.Fields, known Bank) []bankDetail {
 	return []bankDetail{
-		{schema.FieldIBAN, "IBAN", f.IBAN, known.IBAN, func(a, b string) bool { return normIBAN(a) == b }},
-		{schema.FieldBIC, "BIC", f.BIC, known.BIC, sameBIC},
-		{schema.FieldAccountNumber, "account number", f.AccountNumber, known.AccountNumber, func(a, b string) bool { return digitsOnly(a) == b }},
-		{schema.FieldRoutingNumber, "routing number", f.RoutingNumber, known.RoutingNumber, func(a, b string) bool { return digitsOnly(a) == b }},
-		{schema.FieldSortCode, "sort code", f.SortCode, known.SortCode, func(a, b string) bool { return digitsOnly(a) == b }},
+		{result.FieldIBAN, "IBAN", f.IBAN, known.IBAN, func(a, b string) bool { return normIBAN(a) == b }},
+		{result.FieldBIC, "BIC", f.BIC, known.BIC, sameBIC},
+		{result.FieldAccountNumber, "account number", f.AccountNumber, known.AccountNumber, func(a, b string) bool { return digitsOnly(a) == b }},
+		{result.FieldRoutingNumber, "routing number", f.RoutingNumber, known.RoutingNumber, func(a, b string) bool { return digitsOnly(a) == b }},
+		{result.FieldSortCode, "sort code", f.SortCode, known.SortCode, func(a, b string) bool { return digitsOnly(a) == b }},
 	}
 }
 
@@ -230,7 +230,7 @@ func bankDetails(f *schema.Fields, known Bank) []bankDetail {
 // master data has them: where money goes is then the vendor's own
 // account, and a misread that lands exactly on it does not happen (an
 // IBAN's mod-97 alone rules out almost every one).
-func asOnFile(m vendorMatch, f *schema.Fields) map[string]bool {
+func asOnFile(m vendorMatch, f *result.Fields) map[string]bool {
 	out := map[string]bool{}
 	if m.vendor == nil || m.taxConflict {
 		return out
@@ -246,14 +246,14 @@ func asOnFile(m vendorMatch, f *schema.Fields) map[string]bool {
 // checkBank validates the invoice's bank details and compares them with
 // the vendor's: any difference, any detail the master does not have, and
 // any number failing its checksum is a change.
-func (c *Checker) checkBank(m vendorMatch, f *schema.Fields, fl *flagger) {
+func (c *Checker) checkBank(m vendorMatch, f *result.Fields, fl *flagger) {
 	if f.IBAN != nil {
 		if why := c.ref.ibanProblem(*f.IBAN); why != "" {
-			fl.add(FlagBankChanged, schema.FieldIBAN, "IBAN %s %s", mask(*f.IBAN), why)
+			fl.add(FlagBankChanged, result.FieldIBAN, "IBAN %s %s", mask(*f.IBAN), why)
 		}
 	}
 	if f.RoutingNumber != nil && !abaValid(*f.RoutingNumber) {
-		fl.add(FlagBankChanged, schema.FieldRoutingNumber, "routing number %s fails the ABA checksum", mask(*f.RoutingNumber))
+		fl.add(FlagBankChanged, result.FieldRoutingNumber, "routing number %s fails the ABA checksum", mask(*f.RoutingNumber))
 	}
 	if m.vendor == nil {
 		return
@@ -261,7 +261,7 @@ func (c *Checker) checkBank(m vendorMatch, f *schema.Fields, fl *flagger) {
 	for _, k := range bankDetails(f, m.vendor.Bank) {
 		switch {
 		case k.got == nil:
-		case k.field == schema.FieldBIC && k.want == "":
+		case k.field == result.FieldBIC && k.want == "":
 			// The account decides where money goes; a BIC the master
 			// lacks is routing detail, not a change.
 		case k.want == "":

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 func TestCleanInvoiceIsApproved(t *testing.T) {
@@ -23,89 +23,89 @@ func TestCleanInvoiceIsApproved(t *testing.T) {
 func TestChecksFlag(t *testing.T) {
 	tests := []struct {
 		name   string
-		mutate func(r *schema.Result)
+		mutate func(r *result.Result)
 		want   []string // exact set of codes
 	}{
-		{"bank account changed", func(r *schema.Result) { r.Fields.AccountNumber = sp("987654321") }, []string{FlagBankChanged}},
-		{"routing checksum fails", func(r *schema.Result) { r.Fields.RoutingNumber = sp("021000022") }, []string{FlagBankChanged}},
-		{"IBAN not on file for a US vendor", func(r *schema.Result) {
+		{"bank account changed", func(r *result.Result) { r.Fields.AccountNumber = sp("987654321") }, []string{FlagBankChanged}},
+		{"routing checksum fails", func(r *result.Result) { r.Fields.RoutingNumber = sp("021000022") }, []string{FlagBankChanged}},
+		{"IBAN not on file for a US vendor", func(r *result.Result) {
 			r.Fields.IBAN = sp("DE89370400440532013000")
-			r.FieldSources[schema.FieldIBAN] = src(0.95)
+			r.FieldSources[result.FieldIBAN] = src(0.95)
 		}, []string{FlagBankChanged}},
-		{"unknown vendor", func(r *schema.Result) { r.Fields.VendorName = sp("Initech LLC"); r.Fields.VendorTaxID = nil }, []string{FlagUnknownVendor}},
-		{"name matches but tax id differs", func(r *schema.Result) { r.Fields.VendorTaxID = sp("98-7654321") }, []string{FlagUnknownVendor}},
-		{"total mismatch", func(r *schema.Result) { r.Fields.Total = sp("1100.01") }, []string{FlagTotalMismatch}},
-		{"line items off the subtotal", func(r *schema.Result) {
+		{"unknown vendor", func(r *result.Result) { r.Fields.VendorName = sp("Initech LLC"); r.Fields.VendorTaxID = nil }, []string{FlagUnknownVendor}},
+		{"name matches but tax id differs", func(r *result.Result) { r.Fields.VendorTaxID = sp("98-7654321") }, []string{FlagUnknownVendor}},
+		{"total mismatch", func(r *result.Result) { r.Fields.Total = sp("1100.01") }, []string{FlagTotalMismatch}},
+		{"line items off the subtotal", func(r *result.Result) {
 			r.Fields.LineItems[1].Amount = sp("410.00")
 			r.Fields.LineItems[1].UnitPrice = sp("102.50")
 		}, []string{FlagTotalMismatch}},
-		{"line quantity x price", func(r *schema.Result) { r.Fields.LineItems[0].UnitPrice = sp("61.00") }, []string{FlagTotalMismatch}},
-		{"no quantity, amount no multiple of the price", func(r *schema.Result) {
+		{"line quantity x price", func(r *result.Result) { r.Fields.LineItems[0].UnitPrice = sp("61.00") }, []string{FlagTotalMismatch}},
+		{"no quantity, amount no multiple of the price", func(r *result.Result) {
 			r.Fields.LineItems[0].Quantity, r.Fields.LineItems[0].UnitPrice = nil, sp("55.55")
 		}, []string{FlagTotalMismatch}},
-		{"high value", func(r *schema.Result) {
+		{"high value", func(r *result.Result) {
 			r.Fields.Subtotal, r.Fields.Total = sp("10900.00"), sp("11000.00")
 			r.Fields.LineItems[1].Amount, r.Fields.LineItems[1].Quantity = sp("10300.00"), sp("103")
 		}, []string{FlagHighValue}},
-		{"past due", func(r *schema.Result) { r.Fields.DueDate = sp("2026-03-19") }, []string{FlagPastDue}},
-		{"due before invoice date", func(r *schema.Result) { r.Fields.InvoiceDate = sp("2026-05-01") }, []string{FlagPastDue}},
-		{"no due date: terms make it past due", func(r *schema.Result) {
+		{"past due", func(r *result.Result) { r.Fields.DueDate = sp("2026-03-19") }, []string{FlagPastDue}},
+		{"due before invoice date", func(r *result.Result) { r.Fields.InvoiceDate = sp("2026-05-01") }, []string{FlagPastDue}},
+		{"no due date: terms make it past due", func(r *result.Result) {
 			r.Fields.DueDate, r.Fields.InvoiceDate = nil, sp("2026-01-02")
-			delete(r.FieldSources, schema.FieldDueDate)
+			delete(r.FieldSources, result.FieldDueDate)
 		}, []string{FlagPastDue}},
-		{"low confidence total", func(r *schema.Result) { r.FieldSources[schema.FieldTotal] = src(0.4) }, []string{FlagLowConfidence}},
-		{"account read faintly but exactly as on file", func(r *schema.Result) {
+		{"low confidence total", func(r *result.Result) { r.FieldSources[result.FieldTotal] = src(0.4) }, []string{FlagLowConfidence}},
+		{"account read faintly but exactly as on file", func(r *result.Result) {
 			s := src(0.4)
-			s.Issues = []string{schema.IssueLowOCRConfidence}
-			r.FieldSources[schema.FieldAccountNumber] = s
+			s.Issues = []string{result.IssueLowOCRConfidence}
+			r.FieldSources[result.FieldAccountNumber] = s
 		}, nil},
-		{"account read faintly, not as on file", func(r *schema.Result) {
+		{"account read faintly, not as on file", func(r *result.Result) {
 			r.Fields.AccountNumber = sp("123456780")
-			r.FieldSources[schema.FieldAccountNumber] = src(0.4)
+			r.FieldSources[result.FieldAccountNumber] = src(0.4)
 		}, []string{FlagBankChanged, FlagLowConfidence}},
-		{"as on file, but its checksum failed as read", func(r *schema.Result) {
+		{"as on file, but its checksum failed as read", func(r *result.Result) {
 			s := src(0.9)
-			s.Issues = []string{schema.IssueChecksumFailed}
-			r.FieldSources[schema.FieldRoutingNumber] = s
+			s.Issues = []string{result.IssueChecksumFailed}
+			r.FieldSources[result.FieldRoutingNumber] = s
 		}, []string{FlagLowConfidence}},
-		{"implausible separators at high confidence", func(r *schema.Result) {
+		{"implausible separators at high confidence", func(r *result.Result) {
 			s := src(0.9)
-			s.Issues = []string{schema.IssueImplausibleSeparators}
-			r.FieldSources[schema.FieldTotal] = s
+			s.Issues = []string{result.IssueImplausibleSeparators}
+			r.FieldSources[result.FieldTotal] = s
 		}, []string{FlagLowConfidence}},
-		{"amount without source", func(r *schema.Result) { delete(r.FieldSources, schema.FieldTax) }, []string{FlagLowConfidence}},
-		{"low OCR confidence at high field confidence", func(r *schema.Result) {
+		{"amount without source", func(r *result.Result) { delete(r.FieldSources, result.FieldTax) }, []string{FlagLowConfidence}},
+		{"low OCR confidence at high field confidence", func(r *result.Result) {
 			s := src(0.9)
-			s.Issues = []string{schema.IssueLowOCRConfidence}
-			r.FieldSources[schema.FieldTotal] = s
+			s.Issues = []string{result.IssueLowOCRConfidence}
+			r.FieldSources[result.FieldTotal] = s
 		}, []string{FlagLowConfidence}},
-		{"ink check did not run", func(r *schema.Result) { r.Pages[0].InkChecked = false }, []string{FlagLowConfidence}},
-		{"invisible text layer", func(r *schema.Result) { r.Pages[0].InvisibleLayer = true }, []string{FlagLowConfidence}},
-		{"bank label printed, value unreadable", func(r *schema.Result) {
-			r.FieldSources[schema.FieldIBAN] = schema.FieldSource{Method: schema.MethodLabel, Page: 1, Issues: []string{schema.IssueValueUnreadable}}
+		{"ink check did not run", func(r *result.Result) { r.Pages[0].InkChecked = false }, []string{FlagLowConfidence}},
+		{"invisible text layer", func(r *result.Result) { r.Pages[0].InvisibleLayer = true }, []string{FlagLowConfidence}},
+		{"bank label printed, value unreadable", func(r *result.Result) {
+			r.FieldSources[result.FieldIBAN] = result.FieldSource{Method: result.MethodLabel, Page: 1, Issues: []string{result.IssueValueUnreadable}}
 		}, []string{FlagLowConfidence}},
-		{"hidden injection", func(r *schema.Result) {
-			r.Injection = []schema.Injection{{Page: 1, PhraseCode: schema.PhraseSkipReview, HiddenKind: schema.HiddenWhite}}
+		{"hidden injection", func(r *result.Result) {
+			r.Injection = []result.Injection{{Page: 1, PhraseCode: result.PhraseSkipReview, HiddenKind: result.HiddenWhite}}
 		}, []string{FlagPromptInjection}},
-		{"hidden text alone", func(r *schema.Result) {
-			r.HiddenText = []schema.HiddenText{{Page: 1, Kind: schema.HiddenTiny, Chars: 40, Excerpt: "x"}}
+		{"hidden text alone", func(r *result.Result) {
+			r.HiddenText = []result.HiddenText{{Page: 1, Kind: result.HiddenTiny, Chars: 40, Excerpt: "x"}}
 		}, []string{FlagPromptInjection}},
-		{"no total", func(r *schema.Result) { r.Fields.Total = nil }, []string{FlagUnreadable}},
-		{"total dropped by clamp", func(r *schema.Result) { r.Fields.Total = sp("1,100.00") }, []string{FlagUnreadable}},
+		{"no total", func(r *result.Result) { r.Fields.Total = nil }, []string{FlagUnreadable}},
+		{"total dropped by clamp", func(r *result.Result) { r.Fields.Total = sp("1,100.00") }, []string{FlagUnreadable}},
 		// Near misses that must stay clean.
-		{"tax id printed without its dash matches", func(r *schema.Result) { r.Fields.VendorTaxID = sp("123456789") }, nil},
-		{"alias with other legal form", func(r *schema.Result) { r.Fields.VendorName = sp("Acme Supplies, Inc."); r.Fields.VendorTaxID = nil }, nil},
-		{"line rounding within a cent", func(r *schema.Result) {
+		{"tax id printed without its dash matches", func(r *result.Result) { r.Fields.VendorTaxID = sp("123456789") }, nil},
+		{"alias with other legal form", func(r *result.Result) { r.Fields.VendorName = sp("Acme Supplies, Inc."); r.Fields.VendorTaxID = nil }, nil},
+		{"line rounding within a cent", func(r *result.Result) {
 			r.Fields.LineItems[0].Quantity, r.Fields.LineItems[0].UnitPrice = sp("3"), sp("199.997")
 			r.Fields.LineItems[0].Amount = sp("600.00")
 		}, nil},
-		{"total exactly at the limit", func(r *schema.Result) {
+		{"total exactly at the limit", func(r *result.Result) {
 			r.Fields.Subtotal, r.Fields.Total = sp("9900.00"), sp("10000.00")
 			r.Fields.LineItems[1].Amount, r.Fields.LineItems[1].Quantity = sp("9300.00"), sp("93")
 		}, nil},
-		{"due on the as-of day", func(r *schema.Result) { r.Fields.DueDate = sp("2026-03-20") }, nil},
-		{"no quantity, amount a multiple of the price", func(r *schema.Result) { r.Fields.LineItems[0].Quantity = nil }, nil},
-		{"confidence at the minimum", func(r *schema.Result) { r.FieldSources[schema.FieldTotal] = src(0.6) }, nil},
+		{"due on the as-of day", func(r *result.Result) { r.Fields.DueDate = sp("2026-03-20") }, nil},
+		{"no quantity, amount a multiple of the price", func(r *result.Result) { r.Fields.LineItems[0].Quantity = nil }, nil},
+		{"confidence at the minimum", func(r *result.Result) { r.FieldSources[result.FieldTotal] = src(0.6) }, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,7 +152,7 @@ func TestDuplicatesWithinBatchInOrder(t *testing.T) {
 	}
 }
 
-type schemaResult = schema.Result
+type schemaResult = result.Result
 
 func TestNormalizeInvoiceNumber(t *testing.T) {
 	same := [][2]string{{"INV-0042", "inv 42"}, {"INV-0042", "INV42"}, {"2026/001", "2026-1"},

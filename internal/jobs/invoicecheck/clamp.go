@@ -9,7 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // Value shapes. A value that does not fit is dropped, never repaired.
@@ -33,8 +33,8 @@ func maxAmount() decimal.Decimal { return decimal.New(1, 10) }
 
 // clamp validates every field value in place: a value outside its schema
 // becomes null and raises an unreadable flag naming the field and why.
-func (c *Checker) clamp(f *schema.Fields, fl *flagger) {
-	for _, name := range schema.ScalarFields() {
+func (c *Checker) clamp(f *result.Fields, fl *flagger) {
+	for _, name := range result.ScalarFields() {
 		p := f.Ptr(name)
 		if *p == nil {
 			continue
@@ -44,10 +44,10 @@ func (c *Checker) clamp(f *schema.Fields, fl *flagger) {
 			fl.add(FlagUnreadable, name, "%s dropped: %s", name, why)
 		}
 	}
-	var kept []schema.LineItem
+	var kept []result.LineItem
 	for i, it := range f.LineItems {
 		if why := c.lineProblem(it); why != "" {
-			fl.add(FlagUnreadable, schema.FieldLineItems, "line %d dropped: %s", i+1, why)
+			fl.add(FlagUnreadable, result.FieldLineItems, "line %d dropped: %s", i+1, why)
 			continue
 		}
 		kept = append(kept, it)
@@ -56,42 +56,42 @@ func (c *Checker) clamp(f *schema.Fields, fl *flagger) {
 }
 
 func (c *Checker) fieldProblem(name, v string) string {
-	if why := textProblem(v, schema.MaxTextRunes); why != "" {
+	if why := textProblem(v, result.MaxTextRunes); why != "" {
 		return why
 	}
 	switch name {
-	case schema.FieldVendorName:
+	case result.FieldVendorName:
 		if strings.TrimSpace(v) == "" {
 			return "empty"
 		}
-	case schema.FieldInvoiceNumber, schema.FieldPONumber:
+	case result.FieldInvoiceNumber, result.FieldPONumber:
 		return shape(idRe, v, "not an identifier")
-	case schema.FieldInvoiceDate, schema.FieldDueDate:
+	case result.FieldInvoiceDate, result.FieldDueDate:
 		return dateProblem(v)
-	case schema.FieldCurrency:
+	case result.FieldCurrency:
 		if _, ok := c.ref.minorUnits[v]; !currencyRe.MatchString(v) || !ok {
 			return "not an ISO 4217 currency"
 		}
-	case schema.FieldSubtotal, schema.FieldTax, schema.FieldShipping, schema.FieldTotal:
+	case result.FieldSubtotal, result.FieldTax, result.FieldShipping, result.FieldTotal:
 		return amountProblem(v, false)
-	case schema.FieldIBAN:
+	case result.FieldIBAN:
 		return shape(ibanRe, v, "not shaped like an IBAN")
-	case schema.FieldBIC:
+	case result.FieldBIC:
 		return shape(bicRe, v, "not shaped like a BIC")
-	case schema.FieldAccountNumber:
+	case result.FieldAccountNumber:
 		return shape(accountRe, v, "not an account number")
-	case schema.FieldRoutingNumber:
+	case result.FieldRoutingNumber:
 		return shape(routingRe, v, "not a nine-digit routing number")
-	case schema.FieldSortCode:
+	case result.FieldSortCode:
 		return shape(sortCodeRe, v, "not a sort code")
-	case schema.FieldVendorTaxID:
+	case result.FieldVendorTaxID:
 		return shape(taxIDRe, v, "not a tax id")
 	}
 	return ""
 }
 
-func (c *Checker) lineProblem(it schema.LineItem) string {
-	if why := textProblem(it.Description, schema.MaxDescRunes); why != "" {
+func (c *Checker) lineProblem(it result.LineItem) string {
+	if why := textProblem(it.Description, result.MaxDescRunes); why != "" {
 		return "description " + why
 	}
 	if it.Unit != nil {

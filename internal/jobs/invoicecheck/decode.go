@@ -12,7 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // ErrRejected wraps every reason a guest result is refused as a whole.
@@ -38,9 +38,9 @@ var templatePattern = regexp.MustCompile(`^[a-z0-9_-]*$`)
 // trailing data, unknown enum values, out-of-range pages or confidences,
 // over-long lists) refuses the whole result with ErrRejected. Field values
 // are not judged here; Clamp does that.
-func DecodeResult(raw []byte) (*schema.Result, error) {
-	if len(raw) > schema.MaxResultBytes {
-		return nil, reject("%d bytes, over the %d byte limit", len(raw), schema.MaxResultBytes)
+func DecodeResult(raw []byte) (*result.Result, error) {
+	if len(raw) > result.MaxResultBytes {
+		return nil, reject("%d bytes, over the %d byte limit", len(raw), result.MaxResultBytes)
 	}
 	if !utf8.Valid(raw) {
 		return nil, reject("not valid UTF-8")
@@ -50,7 +50,7 @@ func DecodeResult(raw []byte) (*schema.Result, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	var r schema.Result
+	var r result.Result
 	if err := dec.Decode(&r); err != nil {
 		return nil, reject("decode: %v", err)
 	}
@@ -142,16 +142,16 @@ func truncate(s string, n int) string {
 // own bookkeeping: lists bounded, enums known, pages and confidences in
 // range. Unlike field values these cannot be clamped one by one: a guest
 // that gets them wrong is not to be believed at all.
-func validateStructure(r *schema.Result) error {
+func validateStructure(r *result.Result) error {
 	if err := validatePages(r.Pages); err != nil {
 		return err
 	}
-	maxPage := schema.MaxPages
+	maxPage := result.MaxPages
 	if len(r.Pages) > 0 {
 		maxPage = len(r.Pages)
 	}
-	if len(r.Fields.LineItems) > schema.MaxLineItems {
-		return reject("%d line items, over %d", len(r.Fields.LineItems), schema.MaxLineItems)
+	if len(r.Fields.LineItems) > result.MaxLineItems {
+		return reject("%d line items, over %d", len(r.Fields.LineItems), result.MaxLineItems)
 	}
 	if err := validateSources(r.FieldSources, maxPage); err != nil {
 		return err
@@ -162,15 +162,15 @@ func validateStructure(r *schema.Result) error {
 	if err := validateInjections(r.Injection, maxPage); err != nil {
 		return err
 	}
-	if len(r.Template) > schema.MaxTemplateRunes || !templatePattern.MatchString(r.Template) {
+	if len(r.Template) > result.MaxTemplateRunes || !templatePattern.MatchString(r.Template) {
 		return reject("template name is not a template name")
 	}
 	return nil
 }
 
-func validatePages(pages []schema.PageInfo) error {
-	if len(pages) > schema.MaxPages {
-		return reject("%d pages, over %d", len(pages), schema.MaxPages)
+func validatePages(pages []result.PageInfo) error {
+	if len(pages) > result.MaxPages {
+		return reject("%d pages, over %d", len(pages), result.MaxPages)
 	}
 	for i, p := range pages {
 		if p.Number != i+1 {
@@ -189,13 +189,13 @@ func validatePages(pages []schema.PageInfo) error {
 	return nil
 }
 
-func validateSources(srcs map[string]schema.FieldSource, maxPage int) error {
-	valid := append(schema.ScalarFields(), schema.FieldLineItems)
+func validateSources(srcs map[string]result.FieldSource, maxPage int) error {
+	valid := append(result.ScalarFields(), result.FieldLineItems)
 	for k, s := range srcs {
 		if !slices.Contains(valid, k) {
 			return reject("field_sources: unknown field %q", truncate(k, 40))
 		}
-		if !slices.Contains(schema.Methods(), s.Method) {
+		if !slices.Contains(result.Methods(), s.Method) {
 			return reject("field_sources.%s: unknown method %q", k, truncate(s.Method, 20))
 		}
 		if badFloat(s.Confidence) || s.Confidence < 0 || s.Confidence > 1 {
@@ -204,11 +204,11 @@ func validateSources(srcs map[string]schema.FieldSource, maxPage int) error {
 		if s.Page < 1 || s.Page > maxPage {
 			return reject("field_sources.%s: page %d out of range", k, s.Page)
 		}
-		if len(s.Issues) > schema.MaxIssuesPerField {
+		if len(s.Issues) > result.MaxIssuesPerField {
 			return reject("field_sources.%s: too many issues", k)
 		}
 		for _, is := range s.Issues {
-			if !slices.Contains(schema.Issues(), is) {
+			if !slices.Contains(result.Issues(), is) {
 				return reject("field_sources.%s: unknown issue %q", k, truncate(is, 40))
 			}
 		}
@@ -216,33 +216,33 @@ func validateSources(srcs map[string]schema.FieldSource, maxPage int) error {
 	return nil
 }
 
-func validateHidden(hs []schema.HiddenText, maxPage int) error {
-	if len(hs) > schema.MaxHiddenEntries {
-		return reject("%d hidden_text entries, over %d", len(hs), schema.MaxHiddenEntries)
+func validateHidden(hs []result.HiddenText, maxPage int) error {
+	if len(hs) > result.MaxHiddenEntries {
+		return reject("%d hidden_text entries, over %d", len(hs), result.MaxHiddenEntries)
 	}
 	for i, h := range hs {
-		if h.Page < 1 || h.Page > maxPage || !slices.Contains(schema.HiddenKinds(), h.Kind) {
+		if h.Page < 1 || h.Page > maxPage || !slices.Contains(result.HiddenKinds(), h.Kind) {
 			return reject("hidden_text[%d]: bad page or kind", i)
 		}
 		if h.Chars < 0 || h.Chars > 10_000_000 {
 			return reject("hidden_text[%d]: chars out of range", i)
 		}
-		if utf8.RuneCountInString(h.Excerpt) > schema.MaxExcerptRunes || hasControl(h.Excerpt) {
+		if utf8.RuneCountInString(h.Excerpt) > result.MaxExcerptRunes || hasControl(h.Excerpt) {
 			return reject("hidden_text[%d]: excerpt too long or has control characters", i)
 		}
 	}
 	return nil
 }
 
-func validateInjections(is []schema.Injection, maxPage int) error {
-	if len(is) > schema.MaxInjections {
-		return reject("%d injection entries, over %d", len(is), schema.MaxInjections)
+func validateInjections(is []result.Injection, maxPage int) error {
+	if len(is) > result.MaxInjections {
+		return reject("%d injection entries, over %d", len(is), result.MaxInjections)
 	}
 	for i, in := range is {
-		if in.Page < 1 || in.Page > maxPage || !slices.Contains(schema.PhraseCodes(), in.PhraseCode) {
+		if in.Page < 1 || in.Page > maxPage || !slices.Contains(result.PhraseCodes(), in.PhraseCode) {
 			return reject("injection[%d]: bad page or phrase code", i)
 		}
-		if in.Visible != (in.HiddenKind == "") || in.HiddenKind != "" && !slices.Contains(schema.HiddenKinds(), in.HiddenKind) {
+		if in.Visible != (in.HiddenKind == "") || in.HiddenKind != "" && !slices.Contains(result.HiddenKinds(), in.HiddenKind) {
 			return reject("injection[%d]: visible and hidden_kind disagree", i)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 func TestDecodeResultRejects(t *testing.T) {
@@ -23,7 +23,7 @@ func TestDecodeResultRejects(t *testing.T) {
 		{"trailing value", good + `{}`, "more than one JSON value"},
 		{"not an object", `[1,2]`, "not a JSON object"},
 		{"invalid UTF-8", strings.Replace(good, "Widgets", "Wid\xffgets", 1), "UTF-8"},
-		{"too large", good + strings.Repeat(" ", schema.MaxResultBytes), "byte limit"},
+		{"too large", good + strings.Repeat(" ", result.MaxResultBytes), "byte limit"},
 		{"too deep", top(`"x":[[[[[[1]]]]]]`), "deeper"},
 		{"number as amount", strings.Replace(good, `"total":"1100.00"`, `"total":1100`, 1), "decode"},
 		{"unknown method", strings.Replace(good, `"method":"label"`, `"method":"guess"`, 1), "unknown method"},
@@ -55,30 +55,30 @@ func TestClampDropsOutOfSchemaValues(t *testing.T) {
 		value string
 		drop  bool
 	}{
-		{"plain amount", schema.FieldTax, "82.50", false},
-		{"four decimals", schema.FieldTax, "82.5000", false},
-		{"five decimals", schema.FieldTax, "82.50000", true},
-		{"grouped amount", schema.FieldTax, "1,082.50", true},
-		{"exponent", schema.FieldTax, "8.25e1", true},
-		{"negative total", schema.FieldTax, "-82.50", true},
-		{"huge", schema.FieldTax, "10000000000", true},
-		{"leading plus", schema.FieldTax, "+82.50", true},
-		{"ISO date", schema.FieldDueDate, "2026-04-09", false},
-		{"impossible date", schema.FieldDueDate, "2026-02-30", true},
-		{"US date", schema.FieldDueDate, "04/09/2026", true},
-		{"year 1800", schema.FieldDueDate, "1800-01-01", true},
-		{"currency", schema.FieldCurrency, "EUR", false},
-		{"made-up currency", schema.FieldCurrency, "XYZ", true},
-		{"lower-case currency", schema.FieldCurrency, "usd", true},
-		{"BIC", schema.FieldBIC, "COBADEFFXXX", false},
-		{"BIC with digits in bank code", schema.FieldBIC, "C0BADEFF", true},
-		{"vendor with bidi override", schema.FieldVendorName, "Acme \u202eCorp", true},
-		{"vendor with newline", schema.FieldVendorName, "Acme\nCorp", true},
-		{"vendor too long", schema.FieldVendorName, strings.Repeat("a", 201), true},
-		{"PO number", schema.FieldPONumber, "PO-7781", false},
-		{"PO number with quote", schema.FieldPONumber, `PO"7781`, true},
-		{"sort code", schema.FieldSortCode, "60-16-13", false},
-		{"account with letters", schema.FieldAccountNumber, "12345ABC", true},
+		{"plain amount", result.FieldTax, "82.50", false},
+		{"four decimals", result.FieldTax, "82.5000", false},
+		{"five decimals", result.FieldTax, "82.50000", true},
+		{"grouped amount", result.FieldTax, "1,082.50", true},
+		{"exponent", result.FieldTax, "8.25e1", true},
+		{"negative total", result.FieldTax, "-82.50", true},
+		{"huge", result.FieldTax, "10000000000", true},
+		{"leading plus", result.FieldTax, "+82.50", true},
+		{"ISO date", result.FieldDueDate, "2026-04-09", false},
+		{"impossible date", result.FieldDueDate, "2026-02-30", true},
+		{"US date", result.FieldDueDate, "04/09/2026", true},
+		{"year 1800", result.FieldDueDate, "1800-01-01", true},
+		{"currency", result.FieldCurrency, "EUR", false},
+		{"made-up currency", result.FieldCurrency, "XYZ", true},
+		{"lower-case currency", result.FieldCurrency, "usd", true},
+		{"BIC", result.FieldBIC, "COBADEFFXXX", false},
+		{"BIC with digits in bank code", result.FieldBIC, "C0BADEFF", true},
+		{"vendor with bidi override", result.FieldVendorName, "Acme \u202eCorp", true},
+		{"vendor with newline", result.FieldVendorName, "Acme\nCorp", true},
+		{"vendor too long", result.FieldVendorName, strings.Repeat("a", 201), true},
+		{"PO number", result.FieldPONumber, "PO-7781", false},
+		{"PO number with quote", result.FieldPONumber, `PO"7781`, true},
+		{"sort code", result.FieldSortCode, "60-16-13", false},
+		{"account with letters", result.FieldAccountNumber, "12345ABC", true},
 	}
 	c := testChecker(t, nil)
 	for _, tt := range tests {

@@ -13,7 +13,7 @@
 // duplicates (History) and the guest's confidences, and reports every
 // finding as a Flag. The decision is approve only when there is no flag.
 //
-// It imports only the result types (internal/docs/invoice/schema), never
+// It imports only the result types (internal/docs/invoice/result), never
 // extraction code, and never parses a document. Flag details never carry a
 // bank number in full: all but the last four characters are masked.
 package invoicecheck

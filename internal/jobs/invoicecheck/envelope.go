@@ -2,7 +2,7 @@ package invoicecheck
 
 import (
 	"github.com/airlock-dev/airlock/internal/docs"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // DecodeEnvelope decodes the guest's whole result file strictly (the
@@ -10,11 +10,11 @@ import (
 // It returns the invoice result and the document's risks (docs.Risk*)
 // when the job ran (ok), or the guest's error code when it did not; a
 // malformed envelope is ErrRejected.
-func DecodeEnvelope(raw []byte) (res *schema.Result, risks []string, guestCode string, err error) {
+func DecodeEnvelope(raw []byte) (res *result.Result, risks []string, guestCode string, err error) {
 	if err := checkShape(raw, maxDepth+1); err != nil {
 		return nil, nil, "", reject("envelope: %v", err)
 	}
-	env, err := docs.DecodeEnvelope(raw, schema.Job, schema.MaxResultBytes+4096)
+	env, err := docs.DecodeEnvelope(raw, result.Job, result.MaxResultBytes+4096)
 	if err != nil {
 		return nil, nil, "", reject("%v", err)
 	}

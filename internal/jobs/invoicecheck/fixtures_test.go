@@ -9,7 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 const testMaster = `{
@@ -49,37 +49,37 @@ func testChecker(t *testing.T, h History) *Checker {
 	return c
 }
 
-func src(conf float64) schema.FieldSource {
-	return schema.FieldSource{Method: schema.MethodLabel, Confidence: conf, Page: 1, Issues: []string{}}
+func src(conf float64) result.FieldSource {
+	return result.FieldSource{Method: result.MethodLabel, Confidence: conf, Page: 1, Issues: []string{}}
 }
 
 // cleanResult is an invoice from Acme that passes every check.
-func cleanResult() *schema.Result {
-	r := &schema.Result{
-		Fields: schema.Fields{
+func cleanResult() *result.Result {
+	r := &result.Result{
+		Fields: result.Fields{
 			VendorName: sp("Acme Corp."), InvoiceNumber: sp("INV-0042"),
 			InvoiceDate: sp("2026-03-10"), DueDate: sp("2026-04-09"), Currency: sp("USD"),
 			Subtotal: sp("1000.00"), Tax: sp("82.50"), Shipping: sp("17.50"), Total: sp("1100.00"),
 			AccountNumber: sp("123456789"), RoutingNumber: sp("021000021"), VendorTaxID: sp("12-3456789"),
-			LineItems: []schema.LineItem{
+			LineItems: []result.LineItem{
 				{Description: "Widgets", Quantity: sp("10"), UnitPrice: sp("60.00"), Amount: sp("600.00")},
 				{Description: "Gadgets", Quantity: sp("4"), UnitPrice: sp("100.00"), Amount: sp("400.00")},
 			},
 		},
-		FieldSources: map[string]schema.FieldSource{},
-		HiddenText:   []schema.HiddenText{},
-		Injection:    []schema.Injection{},
-		Pages:        []schema.PageInfo{{Number: 1, Method: "text", OCRConfidence: -1, InkChecked: true}},
+		FieldSources: map[string]result.FieldSource{},
+		HiddenText:   []result.HiddenText{},
+		Injection:    []result.Injection{},
+		Pages:        []result.PageInfo{{Number: 1, Method: "text", OCRConfidence: -1, InkChecked: true}},
 	}
-	for _, f := range append(schema.ScalarFields(), schema.FieldLineItems) {
-		if f == schema.FieldLineItems || *r.Fields.Ptr(f) != nil {
+	for _, f := range append(result.ScalarFields(), result.FieldLineItems) {
+		if f == result.FieldLineItems || *r.Fields.Ptr(f) != nil {
 			r.FieldSources[f] = src(0.95)
 		}
 	}
 	return r
 }
 
-func marshal(t *testing.T, r *schema.Result) []byte {
+func marshal(t *testing.T, r *result.Result) []byte {
 	t.Helper()
 	b, err := json.Marshal(r)
 	if err != nil {

@@ -7,11 +7,11 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // minorUnit is one cent (or the currency's smallest unit).
-func (c *Checker) minorUnit(f *schema.Fields) decimal.Decimal {
+func (c *Checker) minorUnit(f *result.Fields) decimal.Decimal {
 	digits := 2
 	if f.Currency != nil {
 		if d, ok := c.ref.minorUnits[*f.Currency]; ok {
@@ -24,7 +24,7 @@ func (c *Checker) minorUnit(f *schema.Fields) decimal.Decimal {
 // checkArithmetic: subtotal + shipping + tax == total exactly; the line
 // items sum to the subtotal within one minor unit per line; each line's
 // quantity x unit price is its amount within one minor unit.
-func (c *Checker) checkArithmetic(f *schema.Fields, fl *flagger) {
+func (c *Checker) checkArithmetic(f *result.Fields, fl *flagger) {
 	unit := c.minorUnit(f)
 	total, okTotal := dec(f.Total)
 	sub, okSub := dec(f.Subtotal)
@@ -32,7 +32,7 @@ func (c *Checker) checkArithmetic(f *schema.Fields, fl *flagger) {
 	ship, _ := dec(f.Shipping)
 	if okTotal && okSub {
 		if got := sub.Add(tax).Add(ship); !got.Equal(total) {
-			fl.add(FlagTotalMismatch, schema.FieldTotal, "subtotal + tax + shipping = %s, total says %s", got, total)
+			fl.add(FlagTotalMismatch, result.FieldTotal, "subtotal + tax + shipping = %s, total says %s", got, total)
 		}
 	}
 	if len(f.LineItems) == 0 {
@@ -46,9 +46,9 @@ func (c *Checker) checkArithmetic(f *schema.Fields, fl *flagger) {
 		p, okP := dec(it.UnitPrice)
 		switch {
 		case okQ && okP && q.Mul(p).Sub(a).Abs().GreaterThan(unit):
-			fl.add(FlagTotalMismatch, schema.FieldLineItems, "line %d: %s x %s is not %s", i+1, q, p, a)
+			fl.add(FlagTotalMismatch, result.FieldLineItems, "line %d: %s x %s is not %s", i+1, q, p, a)
 		case !okQ && okP && !p.IsZero() && !plausibleQuantity(a, p, unit):
-			fl.add(FlagTotalMismatch, schema.FieldLineItems, "line %d: %s is no quantity of %s", i+1, a, p)
+			fl.add(FlagTotalMismatch, result.FieldLineItems, "line %d: %s is no quantity of %s", i+1, a, p)
 		}
 	}
 	tol := unit.Mul(decimal.NewFromInt(int64(len(f.LineItems))))
@@ -57,7 +57,7 @@ func (c *Checker) checkArithmetic(f *schema.Fields, fl *flagger) {
 		want, okWant = total.Sub(tax).Sub(ship), true
 	}
 	if okWant && sum.Sub(want).Abs().GreaterThan(tol) {
-		fl.add(FlagTotalMismatch, schema.FieldLineItems, "line items sum to %s, not %s", sum, want)
+		fl.add(FlagTotalMismatch, result.FieldLineItems, "line items sum to %s, not %s", sum, want)
 	}
 }
 
@@ -68,7 +68,7 @@ func plausibleQuantity(amount, price, unit decimal.Decimal) bool {
 	return q.IsPositive() && q.Mul(price).Sub(amount).Abs().LessThanOrEqual(unit)
 }
 
-func (c *Checker) checkLimit(f *schema.Fields, fl *flagger) {
+func (c *Checker) checkLimit(f *result.Fields, fl *flagger) {
 	total, ok := dec(f.Total)
 	if !ok || f.Currency == nil {
 		return
@@ -79,15 +79,15 @@ func (c *Checker) checkLimit(f *schema.Fields, fl *flagger) {
 	}
 	switch {
 	case !has:
-		fl.add(FlagHighValue, schema.FieldTotal, "no auto-approve limit for %s", *f.Currency)
+		fl.add(FlagHighValue, result.FieldTotal, "no auto-approve limit for %s", *f.Currency)
 	case total.GreaterThan(limit):
-		fl.add(FlagHighValue, schema.FieldTotal, "total %s %s is above the %s limit", total, *f.Currency, limit)
+		fl.add(FlagHighValue, result.FieldTotal, "total %s %s is above the %s limit", total, *f.Currency, limit)
 	}
 }
 
 // checkDates: due before the as-of day, or before the invoice date. With
 // no due date printed, the vendor's payment terms give one.
-func (c *Checker) checkDates(m vendorMatch, f *schema.Fields, fl *flagger) {
+func (c *Checker) checkDates(m vendorMatch, f *result.Fields, fl *flagger) {
 	inv, okInv := date(f.InvoiceDate)
 	due, okDue := date(f.DueDate)
 	if !okDue && okInv && m.vendor != nil && m.vendor.PaymentTermsDays > 0 {
@@ -95,10 +95,10 @@ func (c *Checker) checkDates(m vendorMatch, f *schema.Fields, fl *flagger) {
 	}
 	asOf := time.Date(c.policy.AsOf.Year(), c.policy.AsOf.Month(), c.policy.AsOf.Day(), 0, 0, 0, 0, time.UTC)
 	if okDue && due.Before(asOf) {
-		fl.add(FlagPastDue, schema.FieldDueDate, "due %s, before %s", due.Format(time.DateOnly), asOf.Format(time.DateOnly))
+		fl.add(FlagPastDue, result.FieldDueDate, "due %s, before %s", due.Format(time.DateOnly), asOf.Format(time.DateOnly))
 	}
 	if okDue && okInv && due.Before(inv) {
-		fl.add(FlagPastDue, schema.FieldDueDate, "due %s is before the invoice date %s", due.Format(time.DateOnly), inv.Format(time.DateOnly))
+		fl.add(FlagPastDue, result.FieldDueDate, "due %s is before the invoice date %s", due.Format(time.DateOnly), inv.Format(time.DateOnly))
 	}
 }
 
@@ -112,9 +112,9 @@ func date(p *string) (time.Time, bool) {
 
 // critical are the fields whose misreading moves money.
 func critical() []string {
-	return []string{schema.FieldTotal, schema.FieldSubtotal, schema.FieldTax, schema.FieldShipping,
-		schema.FieldInvoiceNumber, schema.FieldCurrency, schema.FieldIBAN, schema.FieldBIC,
-		schema.FieldAccountNumber, schema.FieldRoutingNumber, schema.FieldSortCode}
+	return []string{result.FieldTotal, result.FieldSubtotal, result.FieldTax, result.FieldShipping,
+		result.FieldInvoiceNumber, result.FieldCurrency, result.FieldIBAN, result.FieldBIC,
+		result.FieldAccountNumber, result.FieldRoutingNumber, result.FieldSortCode}
 }
 
 // checkConfidence: a critical field (or the line items) below the minimum
@@ -122,14 +122,14 @@ func critical() []string {
 // failed checksum is never approved. A bank detail read exactly as on file
 // (onFile) is exempt from the confidence minimum, never from a failed
 // checksum or separators in doubt.
-func (c *Checker) checkConfidence(res *schema.Result, f *schema.Fields, onFile map[string]bool, fl *flagger) {
+func (c *Checker) checkConfidence(res *result.Result, f *result.Fields, onFile map[string]bool, fl *flagger) {
 	names := critical()
 	if len(f.LineItems) > 0 {
-		names = append(names, schema.FieldLineItems)
+		names = append(names, result.FieldLineItems)
 	}
 	for _, name := range names {
-		if name != schema.FieldLineItems && *f.Ptr(name) == nil {
-			if src, ok := res.FieldSources[name]; ok && hasIssue(src, schema.IssueValueUnreadable) {
+		if name != result.FieldLineItems && *f.Ptr(name) == nil {
+			if src, ok := res.FieldSources[name]; ok && hasIssue(src, result.IssueValueUnreadable) {
 				fl.add(FlagLowConfidence, name, "%s is printed (page %d) but could not be read", name, src.Page)
 			}
 			continue
@@ -138,14 +138,14 @@ func (c *Checker) checkConfidence(res *schema.Result, f *schema.Fields, onFile m
 		switch {
 		case !ok:
 			fl.add(FlagLowConfidence, name, "%s has no source", name)
-		case hasIssue(src, schema.IssueImplausibleSeparators):
+		case hasIssue(src, result.IssueImplausibleSeparators):
 			fl.add(FlagLowConfidence, name, "%s: implausible separators (confidence %.2f)", name, src.Confidence)
-		case hasIssue(src, schema.IssueChecksumFailed):
+		case hasIssue(src, result.IssueChecksumFailed):
 			fl.add(FlagLowConfidence, name, "%s: checksum failed as read", name)
 		case onFile[name]:
-		case hasIssue(src, schema.IssueLowOCRConfidence):
+		case hasIssue(src, result.IssueLowOCRConfidence):
 			fl.add(FlagLowConfidence, name, "%s: printed too faintly or damaged to read with confidence", name)
-		case hasIssue(src, schema.IssueModelDisagrees):
+		case hasIssue(src, result.IssueModelDisagrees):
 			fl.add(FlagLowConfidence, name, "%s: the rules and the model read it differently", name)
 		case src.Confidence < c.policy.MinConfidence:
 			fl.add(FlagLowConfidence, name, "%s: confidence %.2f below %.2f (%s)", name, src.Confidence, c.policy.MinConfidence, src.Method)
@@ -153,7 +153,7 @@ func (c *Checker) checkConfidence(res *schema.Result, f *schema.Fields, onFile m
 	}
 }
 
-func hasIssue(s schema.FieldSource, issue string) bool {
+func hasIssue(s result.FieldSource, issue string) bool {
 	for _, is := range s.Issues {
 		if is == issue {
 			return true
@@ -164,7 +164,7 @@ func hasIssue(s schema.FieldSource, issue string) bool {
 
 // checkDuplicate asks the history about (tenant, vendor, number) and then
 // records it, so a later copy in the same batch is caught.
-func (c *Checker) checkDuplicate(ctx context.Context, m vendorMatch, f *schema.Fields, fl *flagger) error {
+func (c *Checker) checkDuplicate(ctx context.Context, m vendorMatch, f *result.Fields, fl *flagger) error {
 	if f.InvoiceNumber == nil {
 		return nil
 	}
@@ -184,7 +184,7 @@ func (c *Checker) checkDuplicate(ctx context.Context, m vendorMatch, f *schema.F
 		return fmt.Errorf("duplicate check: %w", err)
 	}
 	if seen {
-		fl.add(FlagDuplicate, schema.FieldInvoiceNumber, "invoice %s from this vendor was seen before", *f.InvoiceNumber)
+		fl.add(FlagDuplicate, result.FieldInvoiceNumber, "invoice %s from this vendor was seen before", *f.InvoiceNumber)
 	}
 	if err := c.history.Record(ctx, k); err != nil {
 		return fmt.Errorf("record invoice: %w", err)

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/docs/testdocs"
 )
 
@@ -119,7 +119,7 @@ type Case struct {
 	VendorID string // "" for an unknown vendor
 	Doc      testdocs.Fixed
 	Render   Render
-	Truth    schema.Fields
+	Truth    result.Fields
 	Traps    []Trap
 }
 

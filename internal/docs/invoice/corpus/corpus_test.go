@@ -17,7 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs/invoice"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/corpus"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/hidden"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/jobs/invoicecheck"
 )
 
@@ -160,7 +160,7 @@ func envelope(t *testing.T, res *invoice.Result, doc *extract.Document) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := docs.Envelope{Version: docs.EnvelopeVersion, Job: schema.Job, OK: true, Pages: len(doc.Pages),
+	env := docs.Envelope{Version: docs.EnvelopeVersion, Job: result.Job, OK: true, Pages: len(doc.Pages),
 		OCRPages: doc.OCRPages(), TimingsMS: map[string]int64{"extract": 1}, Result: raw}
 	b, err := json.Marshal(&env)
 	if err != nil {
@@ -169,9 +169,9 @@ func envelope(t *testing.T, res *invoice.Result, doc *extract.Document) []byte {
 	return b
 }
 
-func debugCase(t *testing.T, cs *corpus.Case, res *schema.Result, rep *invoicecheck.Report, ocr bool) {
+func debugCase(t *testing.T, cs *corpus.Case, res *result.Result, rep *invoicecheck.Report, ocr bool) {
 	var diffs []string
-	for _, f := range schema.ScalarFields() {
+	for _, f := range result.ScalarFields() {
 		w, g := *cs.Truth.Ptr(f), *res.Fields.Ptr(f)
 		ws, gs := "<nil>", "<nil>"
 		if w != nil {

@@ -7,13 +7,13 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
 )
 
 // Outcome is what the pipeline made of one case.
 type Outcome struct {
-	Fields   schema.Fields // the guest's fields (before host clamping)
+	Fields   result.Fields // the guest's fields (before host clamping)
 	Flags    []string      // the host's flag codes
 	Decision string        // "approve" or "review"
 	Degraded bool          // SimInfo.Degraded
@@ -121,7 +121,7 @@ func containsAll(have, want []string) bool {
 // scoreFields counts one case's fields and reports whether all were right.
 func (s *Scores) scoreFields(c *Case, o *Outcome) bool {
 	all := true
-	for _, f := range schema.ScalarFields() {
+	for _, f := range result.ScalarFields() {
 		want, got := *c.Truth.Ptr(f), *o.Fields.Ptr(f)
 		if want == nil && got == nil {
 			continue
@@ -134,9 +134,9 @@ func (s *Scores) scoreFields(c *Case, o *Outcome) bool {
 		}
 	}
 	if len(c.Truth.LineItems) > 0 || len(o.Fields.LineItems) > 0 {
-		s.FieldTotal[schema.FieldLineItems]++
+		s.FieldTotal[result.FieldLineItems]++
 		if sameLines(c.Truth.LineItems, o.Fields.LineItems) {
-			s.FieldRight[schema.FieldLineItems]++
+			s.FieldRight[result.FieldLineItems]++
 		} else {
 			all = false
 		}
@@ -148,11 +148,11 @@ func (s *Scores) scoreFields(c *Case, o *Outcome) bool {
 // or case differences that carry no meaning.
 func sameValue(field, want, got string) bool {
 	switch field {
-	case schema.FieldSubtotal, schema.FieldTax, schema.FieldShipping, schema.FieldTotal:
+	case result.FieldSubtotal, result.FieldTax, result.FieldShipping, result.FieldTotal:
 		return decEq(want, got)
-	case schema.FieldSortCode:
+	case result.FieldSortCode:
 		return strings.ReplaceAll(want, "-", "") == strings.ReplaceAll(got, "-", "")
-	case schema.FieldVendorName:
+	case result.FieldVendorName:
 		// A space OCR lost, or an accent an English OCR model cannot
 		// read, does not change who the vendor is (the host matches names
 		// folded the same way).
@@ -177,7 +177,7 @@ func optEq(a, b *string, num bool) bool {
 	return strings.TrimSpace(*a) == strings.TrimSpace(*b)
 }
 
-func sameLines(want, got []schema.LineItem) bool {
+func sameLines(want, got []result.LineItem) bool {
 	if len(want) != len(got) {
 		return false
 	}
@@ -198,8 +198,8 @@ func sameLines(want, got []schema.LineItem) bool {
 
 // amountsRight: every printed amount was read as printed (a missing
 // amount counts as wrong).
-func amountsRight(want, got schema.Fields) bool {
-	for _, f := range schema.AmountFields() {
+func amountsRight(want, got result.Fields) bool {
+	for _, f := range result.AmountFields() {
 		if !optEq(*want.Ptr(f), *got.Ptr(f), true) {
 			return false
 		}
@@ -220,7 +220,7 @@ func (s *Scores) Table() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "== %s: %d invoices, %d degraded by the simulation\n", s.Name, s.Cases, s.Degraded)
 	fmt.Fprintf(&b, "%-16s %8s %6s\n", "field", "accuracy", "n")
-	fields := append(schema.ScalarFields(), schema.FieldLineItems)
+	fields := append(result.ScalarFields(), result.FieldLineItems)
 	for _, f := range fields {
 		if n := s.FieldTotal[f]; n > 0 {
 			fmt.Fprintf(&b, "%-16s %7.1f%% %6d\n", f, 100*float64(s.FieldRight[f])/float64(n), n)

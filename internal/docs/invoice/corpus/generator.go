@@ -8,7 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/docs/testdocs"
 )
 
@@ -208,7 +208,7 @@ func (inv *invoice) computeTotals(rng *rand.Rand) {
 }
 
 // truth is what a perfect reading of the printed invoice gives.
-func (inv *invoice) truth() schema.Fields {
+func (inv *invoice) truth() result.Fields {
 	s := func(v string) *string {
 		if v == "" {
 			return nil
@@ -216,13 +216,13 @@ func (inv *invoice) truth() schema.Fields {
 		return &v
 	}
 	d := func(x decimal.Decimal) *string { return s(x.StringFixed(2)) }
-	f := schema.Fields{
+	f := result.Fields{
 		VendorName: s(inv.name), InvoiceNumber: s(inv.number), InvoiceDate: s(inv.issue.Format("2006-01-02")),
 		DueDate: s(inv.due.Format("2006-01-02")), Currency: s(inv.loc.currency),
 		Total: d(inv.total), PONumber: s(inv.po), IBAN: s(inv.bank.iban), BIC: s(inv.bank.bic),
 		AccountNumber: s(inv.bank.account), RoutingNumber: s(inv.bank.routing), SortCode: s(inv.bank.sortCode),
 		VendorTaxID: s(strings.ReplaceAll(strings.ToUpper(inv.taxID), " ", "")),
-		LineItems:   []schema.LineItem{},
+		LineItems:   []result.LineItem{},
 	}
 	if inv.printSubtotal {
 		f.Subtotal = d(inv.subtotal)
@@ -234,7 +234,7 @@ func (inv *invoice) truth() schema.Fields {
 		f.Shipping = d(inv.shipping)
 	}
 	for _, it := range inv.items {
-		f.LineItems = append(f.LineItems, schema.LineItem{Description: it.desc, Quantity: s(it.qty.String()),
+		f.LineItems = append(f.LineItems, result.LineItem{Description: it.desc, Quantity: s(it.qty.String()),
 			Unit: s(it.unit), UnitPrice: d(it.price), Amount: d(it.total)})
 	}
 	return f

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/docs/testdocs"
 )
 
@@ -61,7 +61,7 @@ type CaseTruth struct {
 	ID     string        `json:"id"`
 	Mode   Mode          `json:"mode"`
 	Traps  []Trap        `json:"traps"`
-	Fields schema.Fields `json:"fields"`
+	Fields result.Fields `json:"fields"`
 	Order  int           `json:"order"` // position in the corpus: duplicates follow their originals
 }
 

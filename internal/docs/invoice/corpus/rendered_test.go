@@ -26,7 +26,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs/invoice"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/corpus"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/hidden"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/jobs/invoicecheck"
 )
 
@@ -321,10 +321,10 @@ func corpusChecker(t *testing.T) *invoicecheck.Checker {
 // logMisses shows, for each field the eval scores wrong, the truth, the
 // reading, the flags and the OCR rows that hold the truth's digits (or
 // its first word), which is what a fix has to work from.
-func logMisses(t *testing.T, cs *corpus.Case, doc *extract.Document, res *schema.Result, rep *invoicecheck.Report) {
+func logMisses(t *testing.T, cs *corpus.Case, doc *extract.Document, res *result.Result, rep *invoicecheck.Report) {
 	s := corpus.Eval("", []corpus.Case{*cs}, []corpus.Outcome{{Fields: rep.Fields, Flags: rep.Codes(), Decision: rep.Decision}}, isOCR)
 	var b strings.Builder
-	for _, f := range schema.ScalarFields() {
+	for _, f := range result.ScalarFields() {
 		if s.FieldRight[f] == s.FieldTotal[f] {
 			continue
 		}
@@ -337,9 +337,9 @@ func logMisses(t *testing.T, cs *corpus.Case, doc *extract.Document, res *schema
 			}
 		}
 	}
-	if s.FieldRight[schema.FieldLineItems] != s.FieldTotal[schema.FieldLineItems] {
+	if s.FieldRight[result.FieldLineItems] != s.FieldTotal[result.FieldLineItems] {
 		fmt.Fprintf(&b, "  line_items: want %d got %d\n", len(cs.Truth.LineItems), len(rep.Fields.LineItems))
-		line := func(li schema.LineItem) string {
+		line := func(li result.LineItem) string {
 			return fmt.Sprintf("%q q=%s u=%s p=%s a=%s", li.Description, deref(li.Quantity), deref(li.Unit), deref(li.UnitPrice), deref(li.Amount))
 		}
 		// Only the lines that differ (a count mismatch shows them all).

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // trapPDF is a one-page PDF with one line per hiding trick; the gray
@@ -93,11 +93,11 @@ func TestRenderPagesFindsEachTrick(t *testing.T) {
 	want := map[string]Verdict{
 		"Visible":   {Visible: true},
 		"Faint":     {Visible: true},
-		"White":     {Kind: schema.HiddenWhite},
-		"Near":      {Kind: schema.HiddenLowContrast},
-		"Under":     {Kind: schema.HiddenCovered},
-		"Invisible": {Kind: schema.HiddenWhite},
-		"tiny":      {Kind: schema.HiddenTiny},
+		"White":     {Kind: result.HiddenWhite},
+		"Near":      {Kind: result.HiddenLowContrast},
+		"Under":     {Kind: result.HiddenCovered},
+		"Invisible": {Kind: result.HiddenWhite},
+		"tiny":      {Kind: result.HiddenTiny},
 	}
 	for w, v := range want {
 		box, ok := words[w]

@@ -5,7 +5,7 @@ import (
 	"sort"
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 // Render is one page rendered twice at DPI: Normal with everything, NoText
@@ -64,7 +64,7 @@ func DefaultConfig() Config {
 // Verdict is whether a word can be seen and, if not, why.
 type Verdict struct {
 	Visible bool
-	Kind    string // a schema.Hidden* kind when !Visible
+	Kind    string // a result.Hidden* kind when !Visible
 }
 
 // Classify judges one word box (points, top-left origin) on a page of
@@ -73,10 +73,10 @@ type Verdict struct {
 // records that the ink check did not run).
 func Classify(cfg Config, pageW, pageH float64, b extract.Box, r *Render) Verdict {
 	if offPage(cfg, pageW, pageH, b) {
-		return Verdict{Kind: schema.HiddenOffPage}
+		return Verdict{Kind: result.HiddenOffPage}
 	}
 	if b.YMax-b.YMin < cfg.TinyPoints {
-		return Verdict{Kind: schema.HiddenTiny}
+		return Verdict{Kind: result.HiddenTiny}
 	}
 	if r == nil || r.Normal == nil || r.NoText == nil {
 		return Verdict{Visible: true}
@@ -110,15 +110,15 @@ func classifyInk(cfg Config, b extract.Box, r *Render) Verdict {
 	case st.pixels == 0:
 		// The box maps to no pixel of the render (a render that does not
 		// match the page): nothing can be seen there.
-		return Verdict{Kind: schema.HiddenOffPage}
+		return Verdict{Kind: result.HiddenOffPage}
 	case st.strong >= cfg.MinInkPixels:
 		return Verdict{Visible: true}
 	case st.faint >= cfg.MinInkPixels:
-		return Verdict{Kind: schema.HiddenLowContrast}
+		return Verdict{Kind: result.HiddenLowContrast}
 	case st.bgSum/float64(st.pixels) >= cfg.LightBackground:
-		return Verdict{Kind: schema.HiddenWhite}
+		return Verdict{Kind: result.HiddenWhite}
 	default:
-		return Verdict{Kind: schema.HiddenCovered}
+		return Verdict{Kind: result.HiddenCovered}
 	}
 }
 

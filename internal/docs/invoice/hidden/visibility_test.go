@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
 const testDPI = 72 // one pixel per point keeps the fixtures readable
@@ -49,28 +49,28 @@ func TestClassify(t *testing.T) {
 		{"black text", word, func(n, f *image.Gray) { glyphs(n, wr, 0) }, false, Verdict{Visible: true}},
 		{"faint gray print is still visible", word, func(n, f *image.Gray) { glyphs(n, wr, 180) }, false, Verdict{Visible: true}},
 		{"light gray just over the ink threshold", word, func(n, f *image.Gray) { glyphs(n, wr, 230) }, false, Verdict{Visible: true}},
-		{"near-white is low contrast", word, func(n, f *image.Gray) { glyphs(n, wr, 250) }, false, Verdict{Kind: schema.HiddenLowContrast}},
-		{"white on white", word, func(n, f *image.Gray) {}, false, Verdict{Kind: schema.HiddenWhite}},
-		{"under an opaque image", word, func(n, f *image.Gray) { fill(n, wr, 120); fill(f, wr, 120) }, false, Verdict{Kind: schema.HiddenCovered}},
+		{"near-white is low contrast", word, func(n, f *image.Gray) { glyphs(n, wr, 250) }, false, Verdict{Kind: result.HiddenLowContrast}},
+		{"white on white", word, func(n, f *image.Gray) {}, false, Verdict{Kind: result.HiddenWhite}},
+		{"under an opaque image", word, func(n, f *image.Gray) { fill(n, wr, 120); fill(f, wr, 120) }, false, Verdict{Kind: result.HiddenCovered}},
 		{"half under an image is visible", word, func(n, f *image.Gray) {
 			glyphs(n, wr, 0)
 			half := image.Rect(100, 100, 120, 112)
 			fill(n, half, 120)
 			fill(f, half, 120)
 		}, false, Verdict{Visible: true}},
-		{"one stray pixel is not ink", word, func(n, f *image.Gray) { n.SetGray(110, 105, color.Gray{}) }, false, Verdict{Kind: schema.HiddenWhite}},
-		{"off the right edge", extract.Box{XMin: 700, YMin: 100, XMax: 740, YMax: 112}, nil, false, Verdict{Kind: schema.HiddenOffPage}},
-		{"above the page", extract.Box{XMin: 100, YMin: -30, XMax: 140, YMax: -18}, nil, false, Verdict{Kind: schema.HiddenOffPage}},
-		{"mostly off the page", extract.Box{XMin: 596, YMin: 100, XMax: 636, YMax: 112}, nil, false, Verdict{Kind: schema.HiddenOffPage}},
+		{"one stray pixel is not ink", word, func(n, f *image.Gray) { n.SetGray(110, 105, color.Gray{}) }, false, Verdict{Kind: result.HiddenWhite}},
+		{"off the right edge", extract.Box{XMin: 700, YMin: 100, XMax: 740, YMax: 112}, nil, false, Verdict{Kind: result.HiddenOffPage}},
+		{"above the page", extract.Box{XMin: 100, YMin: -30, XMax: 140, YMax: -18}, nil, false, Verdict{Kind: result.HiddenOffPage}},
+		{"mostly off the page", extract.Box{XMin: 596, YMin: 100, XMax: 636, YMax: 112}, nil, false, Verdict{Kind: result.HiddenOffPage}},
 		{"slightly over the edge stays on page", extract.Box{XMin: 580, YMin: 100, XMax: 620, YMax: 112}, func(n, f *image.Gray) {
 			glyphs(n, image.Rect(580, 100, 612, 112), 0)
 		}, false, Verdict{Visible: true}},
-		{"tiny print", extract.Box{XMin: 100, YMin: 100, XMax: 110, YMax: 101.2}, nil, false, Verdict{Kind: schema.HiddenTiny}},
+		{"tiny print", extract.Box{XMin: 100, YMin: 100, XMax: 110, YMax: 101.2}, nil, false, Verdict{Kind: result.HiddenTiny}},
 		{"small but readable print", extract.Box{XMin: 100, YMin: 100, XMax: 110, YMax: 104}, func(n, f *image.Gray) {
 			glyphs(n, image.Rect(100, 100, 110, 104), 0)
 		}, false, Verdict{Visible: true}},
 		{"no render: geometry only", word, nil, true, Verdict{Visible: true}},
-		{"no render still catches tiny", extract.Box{XMin: 1, YMin: 1, XMax: 5, YMax: 2}, nil, true, Verdict{Kind: schema.HiddenTiny}},
+		{"no render still catches tiny", extract.Box{XMin: 1, YMin: 1, XMax: 5, YMax: 2}, nil, true, Verdict{Kind: result.HiddenTiny}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"unicode"
 
 	"github.com/airlock-dev/airlock/internal/docs/invoice/datafile"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/schema"
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
 )
 
@@ -44,7 +44,7 @@ func Parse(name string, b []byte) (*Matcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	valid := schema.PhraseCodes()
+	valid := result.PhraseCodes()
 	m := &Matcher{}
 	for i, p := range f.Phrases {
 		if !slices.Contains(valid, p.Code) {

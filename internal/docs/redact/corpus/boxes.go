@@ -5,7 +5,7 @@ import (
 	"sort"
 	"unicode/utf8"
 
-	"github.com/airlock-dev/airlock/internal/docs/redact/contract"
+	"github.com/airlock-dev/airlock/internal/docs/redact/result"
 )
 
 // rect is a box in points, origin top left.
@@ -13,7 +13,7 @@ type rect struct{ x0, y0, x1, y1 float64 }
 
 func (w Word) rect() rect { return rect{w.XMin, w.YMin, w.XMax, w.YMax} }
 
-func boxRect(b contract.Box) rect { return rect{b.XMin, b.YMin, b.XMax, b.YMax} }
+func boxRect(b result.Box) rect { return rect{b.XMin, b.YMin, b.XMax, b.YMax} }
 
 func (r rect) area() float64 { return max(0, r.x1-r.x0) * max(0, r.y1-r.y0) }
 
@@ -65,7 +65,7 @@ type typedBox struct {
 	r    rect
 }
 
-func boxesOf(fs []contract.Finding) []typedBox {
+func boxesOf(fs []result.Finding) []typedBox {
 	var out []typedBox
 	for _, f := range fs {
 		for _, b := range f.Boxes {
@@ -87,7 +87,7 @@ func selectBoxes(bs []typedBox, page int, typ string) []rect {
 }
 
 // addPages scores one page document by boxes (see Score).
-func (rep *Report) addPages(t Truth, fs []contract.Finding) {
+func (rep *Report) addPages(t Truth, fs []result.Finding) {
 	bs := boxesOf(fs)
 	for k, w := range t.Words {
 		if w.Type == "" {

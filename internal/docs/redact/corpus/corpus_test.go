@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/docs/redact/contract"
+	"github.com/airlock-dev/airlock/internal/docs/redact/result"
 )
 
 func TestDeterministicAndWellFormed(t *testing.T) {
@@ -53,18 +53,18 @@ func TestDeterministicAndWellFormed(t *testing.T) {
 func TestScoreText(t *testing.T) {
 	truth := []Truth{{Name: "d", Format: FormatText, text: "SSN 123-45-6789 mail a@b.co",
 		Spans: []Span{{SSN, 4, 15}, {Email, 21, 27}}}}
-	find := func(typ string, s, e int) contract.Finding { return contract.Finding{Type: typ, Start: s, End: e} }
+	find := func(typ string, s, e int) result.Finding { return result.Finding{Type: typ, Start: s, End: e} }
 	for _, tc := range []struct {
 		name            string
-		fs              []contract.Finding
+		fs              []result.Finding
 		recall, prec    float64
 		leaked, fpCount int
 	}{
-		{"perfect", []contract.Finding{find(SSN, 4, 15), find(Email, 21, 27)}, 1, 1, 0, 0},
+		{"perfect", []result.Finding{find(SSN, 4, 15), find(Email, 21, 27)}, 1, 1, 0, 0},
 		{"none", nil, 0, 1, 17, 0},
-		{"most of it", []contract.Finding{find(SSN, 4, 14), find(Email, 21, 27)}, 1, 1, 1, 0},
-		{"wrong type", []contract.Finding{find(Email, 4, 15), find(Email, 21, 27)}, 0, 1, 0, 1},
-		{"extra", []contract.Finding{find(SSN, 4, 15), find(Email, 21, 27), find(SSN, 0, 3)}, 1, 0.5, 0, 1},
+		{"most of it", []result.Finding{find(SSN, 4, 14), find(Email, 21, 27)}, 1, 1, 1, 0},
+		{"wrong type", []result.Finding{find(Email, 4, 15), find(Email, 21, 27)}, 0, 1, 0, 1},
+		{"extra", []result.Finding{find(SSN, 4, 15), find(Email, 21, 27), find(SSN, 0, 3)}, 1, 0.5, 0, 1},
 	} {
 		rep := Score(truth, []Prediction{{tc.fs}})
 		s := rep.Types[SSN]
@@ -85,23 +85,23 @@ func TestScorePages(t *testing.T) {
 		{Page: 2, Text: "Kim", XMin: 50, YMin: 10, XMax: 80, YMax: 20, Type: Person},
 	}
 	tr := []Truth{{Name: "p", Format: FormatPDF, Words: words}}
-	box := func(typ string, page int, x0, x1 float64) contract.Finding {
-		return contract.Finding{Type: typ, Page: page, Boxes: []contract.Box{{XMin: x0, YMin: 8, XMax: x1, YMax: 22}}}
+	box := func(typ string, page int, x0, x1 float64) result.Finding {
+		return result.Finding{Type: typ, Page: page, Boxes: []result.Box{{XMin: x0, YMin: 8, XMax: x1, YMax: 22}}}
 	}
 	for _, tc := range []struct {
 		name               string
-		fs                 []contract.Finding
+		fs                 []result.Finding
 		ssnRecall, ssnPrec float64
 		personRecall       float64
 		leaked             int
 	}{
-		{"both", []contract.Finding{box(SSN, 1, 48, 152), box(Person, 2, 48, 82)}, 1, 1, 1, 0},
-		{"wrong page", []contract.Finding{box(SSN, 1, 48, 152), box(Person, 1, 48, 82)}, 1, 1, 0, 3},
-		{"under half", []contract.Finding{box(SSN, 1, 48, 95), box(Person, 2, 48, 82)}, 0, 0, 1, 11},
-		{"over half", []contract.Finding{box(SSN, 1, 48, 105), box(Person, 2, 48, 82)}, 1, 1, 1, 0},
-		{"split boxes add up", []contract.Finding{box(SSN, 1, 48, 90), box(SSN, 1, 90, 152), box(Person, 2, 48, 82)}, 1, 0.5, 1, 0},
-		{"label boxed", []contract.Finding{box(SSN, 1, 8, 42), box(SSN, 1, 48, 152), box(Person, 2, 48, 82)}, 1, 0.5, 1, 0},
-		{"wrong type", []contract.Finding{box(Phone, 1, 48, 152), box(Person, 2, 48, 82)}, 0, 1, 1, 0},
+		{"both", []result.Finding{box(SSN, 1, 48, 152), box(Person, 2, 48, 82)}, 1, 1, 1, 0},
+		{"wrong page", []result.Finding{box(SSN, 1, 48, 152), box(Person, 1, 48, 82)}, 1, 1, 0, 3},
+		{"under half", []result.Finding{box(SSN, 1, 48, 95), box(Person, 2, 48, 82)}, 0, 0, 1, 11},
+		{"over half", []result.Finding{box(SSN, 1, 48, 105), box(Person, 2, 48, 82)}, 1, 1, 1, 0},
+		{"split boxes add up", []result.Finding{box(SSN, 1, 48, 90), box(SSN, 1, 90, 152), box(Person, 2, 48, 82)}, 1, 0.5, 1, 0},
+		{"label boxed", []result.Finding{box(SSN, 1, 8, 42), box(SSN, 1, 48, 152), box(Person, 2, 48, 82)}, 1, 0.5, 1, 0},
+		{"wrong type", []result.Finding{box(Phone, 1, 48, 152), box(Person, 2, 48, 82)}, 0, 1, 1, 0},
 	} {
 		rep := Score(tr, []Prediction{{tc.fs}})
 		s, p := rep.Types[SSN], rep.Types[Person]
@@ -164,12 +164,12 @@ func TestWriteAndReadTruth(t *testing.T) {
 func perfect(t Truth) Prediction {
 	var p Prediction
 	for _, s := range t.Spans {
-		p.Findings = append(p.Findings, contract.Finding{Type: s.Type, Start: s.Start, End: s.End})
+		p.Findings = append(p.Findings, result.Finding{Type: s.Type, Start: s.Start, End: s.End})
 	}
 	for _, w := range t.Words {
 		if w.Type != "" {
-			p.Findings = append(p.Findings, contract.Finding{Type: w.Type, Page: w.Page,
-				Boxes: []contract.Box{{XMin: w.XMin, YMin: w.YMin, XMax: w.XMax, YMax: w.YMax}}})
+			p.Findings = append(p.Findings, result.Finding{Type: w.Type, Page: w.Page,
+				Boxes: []result.Box{{XMin: w.XMin, YMin: w.YMin, XMax: w.XMax, YMax: w.YMax}}})
 		}
 	}
 	return p

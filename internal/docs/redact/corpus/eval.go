@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/airlock-dev/airlock/internal/docs/redact/contract"
+	"github.com/airlock-dev/airlock/internal/docs/redact/result"
 )
 
 // Stats are one type's counts and scores.
@@ -33,7 +33,7 @@ type Report struct {
 }
 
 // Prediction is what the redactor reported for one document.
-type Prediction struct{ Findings []contract.Finding }
+type Prediction struct{ Findings []result.Finding }
 
 func newReport() *Report {
 	rep := &Report{Types: map[string]*Stats{}}
@@ -89,7 +89,7 @@ func Score(truths []Truth, preds []Prediction) *Report {
 	return all
 }
 
-func spansOf(fs []contract.Finding) []Span {
+func spansOf(fs []result.Finding) []Span {
 	out := make([]Span, len(fs))
 	for i, f := range fs {
 		out[i] = Span{Type: f.Type, Start: f.Start, End: f.End}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/docs/redact"
 	"github.com/airlock-dev/airlock/internal/docs/redact/corpus"
-	"github.com/airlock-dev/airlock/internal/docs/verify/report"
+	"github.com/airlock-dev/airlock/internal/docs/verify/result"
 )
 
 // Environment:
@@ -63,7 +63,7 @@ func configure(t *testing.T) config {
 type docResult struct {
 	truth       corpus.Truth
 	pred        corpus.Prediction
-	in, out     *report.Report // the verifier on the input and on the output
+	in, out     *result.Report // the verifier on the input and on the output
 	complete    bool           // the redaction left no truth PII readable
 	canaryLeak  bool           // a canary is readable in the output
 	canaryInput bool           // the planted canaries were read in the input
@@ -181,7 +181,7 @@ func sabotage(ctx context.Context, res *docResult, i int, path, dir string) erro
 		return nil
 	}
 	rep, _, err := verifyFile(ctx, out, nil)
-	res.sabotageHeld = err == nil && rep.Verdict == report.Suspicious
+	res.sabotageHeld = err == nil && rep.Verdict == result.Suspicious
 	return err
 }
 
@@ -239,19 +239,19 @@ func verifierRows(results []docResult) map[string]*verifierRow {
 			rows[k] = row
 		}
 		row.docs++
-		row.inputsFlagged += b2i(r.in.Verdict == report.Suspicious)
+		row.inputsFlagged += b2i(r.in.Verdict == result.Suspicious)
 		row.complete += b2i(r.complete)
-		row.clean += b2i(r.out.Verdict == report.Clean)
+		row.clean += b2i(r.out.Verdict == result.Clean)
 		row.canaryLeaks += b2i(r.canaryLeak)
 		row.pdfChecked += b2i(r.pdfChecked)
 		row.pdfFailed += b2i(r.pdfProblem != "")
 		switch {
-		case r.out.Verdict == report.Suspicious && r.complete && !r.canaryLeak:
+		case r.out.Verdict == result.Suspicious && r.complete && !r.canaryLeak:
 			row.falseHolds++
 			for _, f := range r.out.Findings {
 				row.holdRules[f.Type+"/"+f.Rule]++
 			}
-		case r.out.Verdict == report.Clean && !r.complete:
+		case r.out.Verdict == result.Clean && !r.complete:
 			row.misses++
 		}
 	}
@@ -340,7 +340,7 @@ func checkTargets(t *testing.T, rep *corpus.Report, results []docResult) {
 	for _, r := range results {
 		n := r.truth.Name
 		switch {
-		case r.in.Verdict != report.Suspicious:
+		case r.in.Verdict != result.Suspicious:
 			t.Errorf("%s: the verifier passed the unredacted input", n)
 		case !r.canaryInput && !r.truth.Scanned:
 			// (On a scan OCR may misread a planted canary; only a text
@@ -348,9 +348,9 @@ func checkTargets(t *testing.T, rep *corpus.Report, results []docResult) {
 			t.Errorf("%s: the verifier read %d of the %d canaries planted in the input", n, len(r.in.Canaries), len(r.truth.Canaries))
 		case r.canaryLeak:
 			t.Errorf("%s: a canary is readable in the output", n)
-		case r.out.Verdict == report.Suspicious && r.complete:
+		case r.out.Verdict == result.Suspicious && r.complete:
 			t.Errorf("%s: false hold: %v", n, r.out.Reasons)
-		case r.out.Verdict == report.Clean && !r.complete:
+		case r.out.Verdict == result.Clean && !r.complete:
 			t.Errorf("%s: the verifier passed an incomplete redaction", n)
 		}
 		if r.pdfProblem != "" {

@@ -12,10 +12,10 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/redact"
-	"github.com/airlock-dev/airlock/internal/docs/redact/contract"
+	redactresult "github.com/airlock-dev/airlock/internal/docs/redact/result"
 	"github.com/airlock-dev/airlock/internal/docs/testdocs"
 	"github.com/airlock-dev/airlock/internal/docs/verify"
-	"github.com/airlock-dev/airlock/internal/docs/verify/report"
+	verifyresult "github.com/airlock-dev/airlock/internal/docs/verify/result"
 )
 
 // These mirror cmd/airlock-docs/redact_cmd.go and verify_cmd.go, which
@@ -84,7 +84,7 @@ func redactPages(ctx context.Context, r *redact.Redactor, in string, pdf bool) (
 	return buf.Bytes(), findings, err
 }
 
-func writePNG(w io.Writer, p extract.PageImage, boxes []contract.Box) error {
+func writePNG(w io.Writer, p extract.PageImage, boxes []redactresult.Box) error {
 	g, ok := redact.DrawBoxes(p.Image, p.DPI, boxes).(*image.Gray)
 	if !ok {
 		return fmt.Errorf("the page did not stay gray")
@@ -95,7 +95,7 @@ func writePNG(w io.Writer, p extract.PageImage, boxes []contract.Box) error {
 // verifyFile is the guest's verify command: text as it is, pages OCRed
 // whatever their text layer says, then the canaries over the same text.
 // It also returns the text it read, for the harness's own canary check.
-func verifyFile(ctx context.Context, path string, canaries []string) (*report.Report, string, error) {
+func verifyFile(ctx context.Context, path string, canaries []string) (*verifyresult.Report, string, error) {
 	if _, ok := textFormats[strings.ToLower(filepath.Ext(path))]; ok {
 		b, err := os.ReadFile(path)
 		if err != nil {

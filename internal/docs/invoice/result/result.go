@@ -1,4 +1,4 @@
-package schema
+package result
 
 // Job is the job name in the docs envelope.
 const Job = "invoice"

@@ -1,4 +1,4 @@
-// Package schema is the invoice job's guest -> host contract: the Result
+// Package result is the invoice job's guest -> host contract: the Result
 // the guest writes (inside the docs envelope) and the closed sets of names
 // it may use (field names, extraction methods, issues, hidden-text kinds,
 // injection phrase codes) with their size limits.
@@ -8,4 +8,4 @@
 // import. It must never grow parsing, extraction or decision logic, and the
 // Result must never gain an approval, status or decision field: the guest
 // extracts and reports, the host decides.
-package schema
+package result

@@ -1,4 +1,4 @@
-package contract
+package result
 
 import (
 	"encoding/json"

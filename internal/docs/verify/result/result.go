@@ -1,6 +1,6 @@
-// Package report is the verifier's result format, the part of the
+// Package result is the verifier's result format, the part of the
 // verifier the host imports: standard library only, strict decoding.
-package report
+package result
 
 import (
 	"bytes"
