@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -39,8 +38,6 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
-
-func is(err, class error) bool { return err != nil && errors.Is(err, class) }
 
 // exec runs SQL on the store's pool, for tests that set rows up directly.
 func (s *Store) exec(t testing.TB, sql string, args ...any) {

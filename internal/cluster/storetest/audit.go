@@ -71,122 +71,144 @@ func query(t *testing.T, s Subject, f store.AuditFilter) []store.AuditRecord {
 
 func auditCases() []Case {
 	return []Case{
-		{"audit/empty_log", func(t *testing.T, s Subject) {
-			if recs := query(t, s, store.AuditFilter{}); len(recs) != 0 {
-				t.Fatalf("%d records in a new store", len(recs))
-			}
-		}},
+		{"audit/empty_log", auditEmptyLog},
 		{"audit/fields_round_trip", auditFieldsRoundTrip},
-		{"audit/order_and_numbering", func(t *testing.T, s Subject) {
-			all := fixture(t, s)
-			last := map[string]int64{}
-			for i, r := range all {
-				if i > 0 && r.Seq <= all[i-1].Seq {
-					t.Fatalf("seq %d after %d: not increasing", r.Seq, all[i-1].Seq)
-				}
-				if r.TenantSeq != last[r.Tenant]+1 {
-					t.Fatalf("record %d of tenant %q numbered %d, want %d", r.Seq, r.Tenant, r.TenantSeq, last[r.Tenant]+1)
-				}
-				last[r.Tenant] = r.TenantSeq
-				if r.Hash == "" || (i > 0 && r.PrevHash == "") {
-					t.Fatalf("record %d without its chain hashes", r.Seq)
-				}
-			}
-			if last["a"] != 4 || last["b"] != 3 || last[""] != 1 {
-				t.Fatalf("per-tenant counts %v", last)
-			}
-		}},
-		{"audit/filter_tenant", func(t *testing.T, s Subject) {
-			all := fixture(t, s)
-			sameRecords(t, "tenant a", query(t, s, store.AuditFilter{Tenant: "a"}), pick(all, func(r store.AuditRecord) bool { return r.Tenant == "a" }))
-		}},
-		{"audit/filter_sandbox", func(t *testing.T, s Subject) {
-			all := fixture(t, s)
-			sameRecords(t, "sandbox sb2", query(t, s, store.AuditFilter{SandboxID: "sb2"}), pick(all, func(r store.AuditRecord) bool { return r.SandboxID == "sb2" }))
-		}},
-		{"audit/filter_events", func(t *testing.T, s Subject) {
-			all := fixture(t, s)
-			ev := []string{store.EventCreate, store.EventKill}
-			sameRecords(t, "create or kill", query(t, s, store.AuditFilter{Events: ev}), pick(all, func(r store.AuditRecord) bool { return slices.Contains(ev, r.Event) }))
-		}},
-		{"audit/filter_metadata_all_pairs", func(t *testing.T, s Subject) {
-			all := fixture(t, s)
-			md := map[string]string{"doc": "d1", "job": "j1"}
-			sameRecords(t, "doc=d1 job=j1", query(t, s, store.AuditFilter{Metadata: md}), pick(all, func(r store.AuditRecord) bool {
-				return r.Metadata["doc"] == "d1" && r.Metadata["job"] == "j1"
-			}))
-			sameRecords(t, "doc=d1", query(t, s, store.AuditFilter{Metadata: map[string]string{"doc": "d1"}}), pick(all, func(r store.AuditRecord) bool {
-				return r.Metadata["doc"] == "d1"
-			}))
-			if got := query(t, s, store.AuditFilter{Metadata: map[string]string{"doc": "nope"}}); len(got) != 0 {
-				t.Fatalf("no record has doc=nope, got %d", len(got))
-			}
-		}},
+		{"audit/order_and_numbering", auditOrderAndNumbering},
+		{"audit/filter_tenant", auditFilterTenant},
+		{"audit/filter_sandbox", auditFilterSandbox},
+		{"audit/filter_events", auditFilterEvents},
+		{"audit/filter_metadata_all_pairs", auditFilterMetadataAllPairs},
 		{"audit/filter_time_window", auditTimeWindow},
-		{"audit/filters_combine_with_limit", func(t *testing.T, s Subject) {
-			all := fixture(t, s)
-			want := pick(all, func(r store.AuditRecord) bool {
-				return r.Tenant == "a" && r.Metadata["doc"] == "d1" && r.Event != store.EventFork
-			})[:2]
-			got := query(t, s, store.AuditFilter{Tenant: "a", Metadata: map[string]string{"doc": "d1"},
-				Events: []string{store.EventCreate, store.EventExec, store.EventKill}, Limit: 2})
-			sameRecords(t, "combined", got, want)
-		}},
-		{"audit/paging_after_seq", func(t *testing.T, s Subject) {
-			all := fixture(t, s)
-			var got []store.AuditRecord
-			var after int64
-			for pages := 0; ; pages++ {
-				page := query(t, s, store.AuditFilter{AfterSeq: after, Limit: 3})
-				if len(page) == 0 || pages > len(all) {
-					break
-				}
-				got = append(got, page...)
-				after = page[len(page)-1].Seq
-			}
-			sameRecords(t, "pages of 3", got, all)
-		}},
-		{"audit/paging_after_tenant_seq", func(t *testing.T, s Subject) {
-			all := fixture(t, s)
-			var got []store.AuditRecord
-			var after int64
-			for pages := 0; ; pages++ {
-				page := query(t, s, store.AuditFilter{Tenant: "a", AfterTenantSeq: after, Limit: 2})
-				if len(page) == 0 || pages > len(all) {
-					break
-				}
-				got = append(got, page...)
-				after = page[len(page)-1].TenantSeq
-			}
-			sameRecords(t, "tenant a in pages of 2", got, pick(all, func(r store.AuditRecord) bool { return r.Tenant == "a" }))
-			// A later append continues the tenant's numbering after the cursor.
-			must(t, s.Append(ctx, store.AuditRecord{Tenant: "a", Event: store.EventExec, Outcome: "ok"}))
-			next := query(t, s, store.AuditFilter{Tenant: "a", AfterTenantSeq: after})
-			if len(next) != 1 || next[0].TenantSeq != after+1 {
-				t.Fatalf("after the cursor %d: %+v", after, next)
-			}
-		}},
-		{"audit/refuses_bad_filters", func(t *testing.T, s Subject) {
-			_, err := s.Store.QueryAudit(ctx, store.AuditFilter{AfterTenantSeq: 1})
-			wantClass(t, "tenant cursor without tenant", err, errdefs.ErrInvalidArgument)
-			_, err = s.Store.QueryAudit(ctx, store.AuditFilter{Limit: -1})
-			wantClass(t, "negative limit", err, errdefs.ErrInvalidArgument)
-			_, err = s.Store.QueryAudit(ctx, store.AuditFilter{Tenant: "Bad Tenant"})
-			wantClass(t, "bad tenant", err, errdefs.ErrInvalidArgument)
-		}},
-		{"audit/refuses_content_and_bad_records", func(t *testing.T, s Subject) {
-			for name, r := range map[string]store.AuditRecord{
-				"content detail": {Event: store.EventExec, Outcome: "ok", Detail: map[string]string{"cmd": "cat /etc/passwd"}},
-				"bad event":      {Event: "Exec!", Outcome: "ok"},
-				"no outcome":     {Event: store.EventExec},
-				"negative bytes": {Event: store.EventExec, Outcome: "ok", Bytes: -1},
-			} {
-				wantClass(t, name, s.Append(ctx, r), errdefs.ErrInvalidArgument)
-			}
-			if recs := query(t, s, store.AuditFilter{}); len(recs) != 0 {
-				t.Fatalf("refused records were kept: %d", len(recs))
-			}
-		}},
+		{"audit/filters_combine_with_limit", auditFiltersCombineWithLimit},
+		{"audit/paging_after_seq", auditPagingAfterSeq},
+		{"audit/paging_after_tenant_seq", auditPagingAfterTenantSeq},
+		{"audit/refuses_bad_filters", auditRefusesBadFilters},
+		{"audit/refuses_content_and_bad_records", auditRefusesContentAndBadRecords},
+	}
+}
+
+func auditEmptyLog(t *testing.T, s Subject) {
+	if recs := query(t, s, store.AuditFilter{}); len(recs) != 0 {
+		t.Fatalf("%d records in a new store", len(recs))
+	}
+}
+
+func auditOrderAndNumbering(t *testing.T, s Subject) {
+	all := fixture(t, s)
+	last := map[string]int64{}
+	for i, r := range all {
+		if i > 0 && r.Seq <= all[i-1].Seq {
+			t.Fatalf("seq %d after %d: not increasing", r.Seq, all[i-1].Seq)
+		}
+		if r.TenantSeq != last[r.Tenant]+1 {
+			t.Fatalf("record %d of tenant %q numbered %d, want %d", r.Seq, r.Tenant, r.TenantSeq, last[r.Tenant]+1)
+		}
+		last[r.Tenant] = r.TenantSeq
+		if r.Hash == "" || (i > 0 && r.PrevHash == "") {
+			t.Fatalf("record %d without its chain hashes", r.Seq)
+		}
+	}
+	if last["a"] != 4 || last["b"] != 3 || last[""] != 1 {
+		t.Fatalf("per-tenant counts %v", last)
+	}
+}
+
+func auditFilterTenant(t *testing.T, s Subject) {
+	all := fixture(t, s)
+	sameRecords(t, "tenant a", query(t, s, store.AuditFilter{Tenant: "a"}), pick(all, func(r store.AuditRecord) bool { return r.Tenant == "a" }))
+}
+
+func auditFilterSandbox(t *testing.T, s Subject) {
+	all := fixture(t, s)
+	sameRecords(t, "sandbox sb2", query(t, s, store.AuditFilter{SandboxID: "sb2"}), pick(all, func(r store.AuditRecord) bool { return r.SandboxID == "sb2" }))
+}
+
+func auditFilterEvents(t *testing.T, s Subject) {
+	all := fixture(t, s)
+	ev := []string{store.EventCreate, store.EventKill}
+	sameRecords(t, "create or kill", query(t, s, store.AuditFilter{Events: ev}), pick(all, func(r store.AuditRecord) bool { return slices.Contains(ev, r.Event) }))
+}
+
+func auditFilterMetadataAllPairs(t *testing.T, s Subject) {
+	all := fixture(t, s)
+	md := map[string]string{"doc": "d1", "job": "j1"}
+	sameRecords(t, "doc=d1 job=j1", query(t, s, store.AuditFilter{Metadata: md}), pick(all, func(r store.AuditRecord) bool {
+		return r.Metadata["doc"] == "d1" && r.Metadata["job"] == "j1"
+	}))
+	sameRecords(t, "doc=d1", query(t, s, store.AuditFilter{Metadata: map[string]string{"doc": "d1"}}), pick(all, func(r store.AuditRecord) bool {
+		return r.Metadata["doc"] == "d1"
+	}))
+	if got := query(t, s, store.AuditFilter{Metadata: map[string]string{"doc": "nope"}}); len(got) != 0 {
+		t.Fatalf("no record has doc=nope, got %d", len(got))
+	}
+}
+
+func auditFiltersCombineWithLimit(t *testing.T, s Subject) {
+	all := fixture(t, s)
+	want := pick(all, func(r store.AuditRecord) bool {
+		return r.Tenant == "a" && r.Metadata["doc"] == "d1" && r.Event != store.EventFork
+	})[:2]
+	got := query(t, s, store.AuditFilter{Tenant: "a", Metadata: map[string]string{"doc": "d1"},
+		Events: []string{store.EventCreate, store.EventExec, store.EventKill}, Limit: 2})
+	sameRecords(t, "combined", got, want)
+}
+
+func auditPagingAfterSeq(t *testing.T, s Subject) {
+	all := fixture(t, s)
+	var got []store.AuditRecord
+	var after int64
+	for pages := 0; ; pages++ {
+		page := query(t, s, store.AuditFilter{AfterSeq: after, Limit: 3})
+		if len(page) == 0 || pages > len(all) {
+			break
+		}
+		got = append(got, page...)
+		after = page[len(page)-1].Seq
+	}
+	sameRecords(t, "pages of 3", got, all)
+}
+
+func auditPagingAfterTenantSeq(t *testing.T, s Subject) {
+	all := fixture(t, s)
+	var got []store.AuditRecord
+	var after int64
+	for pages := 0; ; pages++ {
+		page := query(t, s, store.AuditFilter{Tenant: "a", AfterTenantSeq: after, Limit: 2})
+		if len(page) == 0 || pages > len(all) {
+			break
+		}
+		got = append(got, page...)
+		after = page[len(page)-1].TenantSeq
+	}
+	sameRecords(t, "tenant a in pages of 2", got, pick(all, func(r store.AuditRecord) bool { return r.Tenant == "a" }))
+	// A later append continues the tenant's numbering after the cursor.
+	must(t, s.Append(ctx, store.AuditRecord{Tenant: "a", Event: store.EventExec, Outcome: "ok"}))
+	next := query(t, s, store.AuditFilter{Tenant: "a", AfterTenantSeq: after})
+	if len(next) != 1 || next[0].TenantSeq != after+1 {
+		t.Fatalf("after the cursor %d: %+v", after, next)
+	}
+}
+
+func auditRefusesBadFilters(t *testing.T, s Subject) {
+	_, err := s.Store.QueryAudit(ctx, store.AuditFilter{AfterTenantSeq: 1})
+	wantClass(t, "tenant cursor without tenant", err, errdefs.ErrInvalidArgument)
+	_, err = s.Store.QueryAudit(ctx, store.AuditFilter{Limit: -1})
+	wantClass(t, "negative limit", err, errdefs.ErrInvalidArgument)
+	_, err = s.Store.QueryAudit(ctx, store.AuditFilter{Tenant: "Bad Tenant"})
+	wantClass(t, "bad tenant", err, errdefs.ErrInvalidArgument)
+}
+
+func auditRefusesContentAndBadRecords(t *testing.T, s Subject) {
+	for name, r := range map[string]store.AuditRecord{
+		"content detail": {Event: store.EventExec, Outcome: "ok", Detail: map[string]string{"cmd": "cat /etc/passwd"}},
+		"bad event":      {Event: "Exec!", Outcome: "ok"},
+		"no outcome":     {Event: store.EventExec},
+		"negative bytes": {Event: store.EventExec, Outcome: "ok", Bytes: -1},
+	} {
+		wantClass(t, name, s.Append(ctx, r), errdefs.ErrInvalidArgument)
+	}
+	if recs := query(t, s, store.AuditFilter{}); len(recs) != 0 {
+		t.Fatalf("refused records were kept: %d", len(recs))
 	}
 }
 
