@@ -175,7 +175,10 @@ func TestAmnestyAfterDatabaseOutage(t *testing.T) {
 	waitAmnesty(t, f, time.Time{}, 2*c.TTL)
 	time.Sleep(2 * c.Heartbeat)
 	bound := c.TTL + c.Grace + c.SweepInterval
-	slack := 300 * time.Millisecond // a sweep's own latency and the ticker's jitter on two shared cores
+	// A sweep's own latency and its ticker's jitter: the bound is the
+	// rule's, the slack what two shared cores add to it (measured
+	// values are logged).
+	slack := 750 * time.Millisecond
 
 	lastBeat := f.kill(0)
 	detect := f.waitLost(t, f.ids[0], 3*bound).Sub(lastBeat)
