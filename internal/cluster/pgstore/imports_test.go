@@ -27,7 +27,7 @@ func TestOnlyClusterCodeReachesPostgres(t *testing.T) {
 		switch {
 		case strings.HasPrefix(rel, "internal/cluster/pgstore/"), strings.HasPrefix(rel, "internal/cluster/clustertest/"):
 			return true
-		case imp == mod+"internal/cluster/clustertest":
+		case imp == mod+"internal/cluster/clustertest", imp == mod+"internal/cluster/storetest":
 			return strings.HasSuffix(rel, "_test.go")
 		}
 		return rel == "cmd/airlock/cluster_cmd.go" || rel == "cmd/airlock/cluster_cmd_test.go"
@@ -51,7 +51,8 @@ func TestOnlyClusterCodeReachesPostgres(t *testing.T) {
 		rel, _ := filepath.Rel(root, path)
 		for _, is := range f.Imports {
 			imp, _ := strconv.Unquote(is.Path.Value)
-			pg := strings.HasPrefix(imp, "github.com/jackc/") || imp == mod+"internal/cluster/pgstore" || imp == mod+"internal/cluster/clustertest"
+			pg := strings.HasPrefix(imp, "github.com/jackc/") || imp == mod+"internal/cluster/pgstore" ||
+				imp == mod+"internal/cluster/clustertest" || imp == mod+"internal/cluster/storetest"
 			if pg && !allowed(filepath.ToSlash(rel), imp) {
 				t.Errorf("%s imports %s: PostgreSQL is for the cluster's code only", rel, imp)
 			}

@@ -70,16 +70,25 @@ type Registered struct {
 	WrittenOff []string
 }
 
-// Node is a node's row as placement reads it.
+// Node is a node's row as placement reads it: a snapshot, stale as soon
+// as it is read (the node's own refusal is the final word on capacity).
 type Node struct {
+	// Node is the lease part: state, epoch and lease times, all by the
+	// database clock.
 	lease.Node
-	Addr      string
+	// Addr is where the node API listens, as the node registered it.
+	Addr string
+	// HostClass is the class of builds the node can restore.
 	HostClass string
-	Capacity  Capacity
-	Used      Capacity
-	CPUUsage  float64
-	Version   string
-	// LostAt is when a sweep marked the node lost, nil otherwise.
+	// Capacity is the node's total as registered; Used what its last
+	// heartbeat reported (never above Capacity for an honest node).
+	Capacity Capacity
+	Used     Capacity
+	// CPUUsage is the host's CPU use at the last heartbeat, 0..1.
+	CPUUsage float64
+	// Version is the node daemon's version string.
+	Version string
+	// LostAt is when a sweep marked the node lost; nil unless lost.
 	LostAt *time.Time
 }
 

@@ -2,6 +2,8 @@ package pgstore
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,5 +124,54 @@ func TestFreshRegistrationWritesOffTheOldEpoch(t *testing.T) {
 	}
 	if got, _ := s.GetSandbox(ctx, "acme", "new"); got.State != StateRunning {
 		t.Fatalf("shipped running: %+v", got)
+	}
+}
+
+// TestConcurrentFirstRegistrations registers one new node id from eight
+// daemons at once: the inserts race, the losers are retried and then see
+// the winner's live lease, so exactly one registers.
+func TestConcurrentFirstRegistrations(t *testing.T) {
+	s, _ := open(t, Options{})
+	const daemons = 8
+	errs := make([]error, daemons)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range daemons {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, errs[i] = s.RegisterNode(ctx, spec("n1", fmt.Sprintf("s%d", i), 0))
+		}()
+	}
+	close(start)
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errdefs.IsFailedPrecondition(err):
+			t.Errorf("a losing registration: %v, want failed_precondition", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d of %d concurrent first registrations won, want 1", won, daemons)
+	}
+}
+
+// TestOpenRefusesBadAndUnreachableDatabases: a malformed DSN is the
+// caller's mistake, a server that is not there is unavailable.
+func TestOpenRefusesBadAndUnreachableDatabases(t *testing.T) {
+	if _, err := Open(ctx, "host=/nonexistent port=1 connect_timeout=2 user=x dbname=x", Options{}); !errdefs.IsUnavailable(err) {
+		t.Errorf("unreachable: %v, want unavailable", err)
+	}
+	if _, err := Open(ctx, "postgres://%zz", Options{}); !errdefs.IsInvalidArgument(err) {
+		t.Errorf("malformed: %v, want invalid_argument", err)
+	}
+	bad := testLease()
+	bad.SweepInterval = bad.TTL
+	if _, err := Open(ctx, "host=/nonexistent", Options{Lease: bad}); !errdefs.IsInvalidArgument(err) {
+		t.Errorf("contradictory lease timing: %v, want invalid_argument", err)
 	}
 }
