@@ -20,6 +20,9 @@ packages=(
   busybox-static               # the minimal root for `airlock run` without a template
   nftables iproute2            # sandbox networking
   ca-certificates python3      # the Python SDK and its tests
+  # The cluster's shared-state tests start a throwaway PostgreSQL 15 from
+  # these binaries (internal/cluster/clustertest); test.sh requires them.
+  postgresql-15 postgresql-client-15
   # Only for the unit tests of the in-guest document tool, which run its
   # pure-Go parts on the host against the same Debian tools the templates
   # carry. airlock itself never runs them on the host.

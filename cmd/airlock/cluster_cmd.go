@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/airlock-dev/airlock/internal/cluster/pgstore"
 	"github.com/airlock-dev/airlock/internal/cluster/placement/sim"
+	"github.com/airlock-dev/airlock/internal/errdefs"
 )
 
 func newClusterCmd() *cobra.Command {
@@ -15,7 +20,47 @@ func newClusterCmd() *cobra.Command {
 		Use:   "cluster",
 		Short: "Tools for airlock across many hosts",
 	}
-	cmd.AddCommand(newClusterSimCmd())
+	cmd.AddCommand(newClusterSimCmd(), newClusterMigrateCmd())
+	return cmd
+}
+
+// clusterDSNEnv names the variable that gives the cluster database's
+// connection string where --dsn is not given (a flag's value shows in
+// the process list; a password belongs in the environment or a
+// PostgreSQL password file).
+const clusterDSNEnv = "AIRLOCK_CLUSTER_DSN"
+
+func newClusterMigrateCmd() *cobra.Command {
+	var dsn string
+	cmd := &cobra.Command{
+		Use:   "migrate [--dsn DSN]",
+		Short: "Bring the cluster's PostgreSQL schema up to this binary's",
+		Long: `Apply the cluster schema migrations this binary knows and the database has
+not seen, under an advisory lock (replicas starting at the same time wait
+for each other), and print the schema version. A database whose schema is
+newer than this binary is refused. The single-host daemon never needs this.
+
+The DSN is a PostgreSQL connection string or URL; without --dsn it is read
+from $` + clusterDSNEnv + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dsn == "" {
+				dsn = os.Getenv(clusterDSNEnv)
+			}
+			if dsn == "" {
+				return errdefs.InvalidArgument("no database: pass --dsn or set %s", clusterDSNEnv)
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
+			defer cancel()
+			v, err := pgstore.Migrate(ctx, dsn)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cluster schema at version %d\n", v)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dsn, "dsn", "", "PostgreSQL connection string (default $"+clusterDSNEnv+")")
 	return cmd
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/internal/cluster/clustertest"
 )
 
 func TestClusterSimJSONLines(t *testing.T) {
@@ -40,5 +42,26 @@ func TestClusterSimTableAndUsage(t *testing.T) {
 	_, errOut, code = runCLI(t, nil, "cluster", "sim", "--load", "1.5")
 	if code != exitUsage || !strings.Contains(errOut, "load 1.5") {
 		t.Fatalf("load 1.5: exit %d, %s; want usage error", code, errOut)
+	}
+}
+
+// TestClusterMigrate migrates a new database twice (the second run
+// changes nothing) and refuses to run without one.
+func TestClusterMigrate(t *testing.T) {
+	_, errOut, code := runCLI(t, map[string]string{clusterDSNEnv: ""}, "cluster", "migrate")
+	if code == 0 || !strings.Contains(errOut, "--dsn") {
+		t.Fatalf("without a database: exit %d, %s", code, errOut)
+	}
+	srv := clustertest.Private(t)
+	dsn := srv.Database(t)
+	for range 2 {
+		out, errOut, code := runCLI(t, nil, "cluster", "migrate", "--dsn", dsn)
+		if code != 0 || !strings.Contains(out, "cluster schema at version 1") {
+			t.Fatalf("exit %d: %s%s", code, out, errOut)
+		}
+	}
+	out, errOut, code := runCLI(t, map[string]string{clusterDSNEnv: dsn}, "cluster", "migrate")
+	if code != 0 || !strings.Contains(out, "version 1") {
+		t.Fatalf("from the environment: exit %d: %s%s", code, out, errOut)
 	}
 }

@@ -39,10 +39,28 @@ const (
 	maxExecTimeout = 24 * time.Hour
 )
 
+// Store is what the API needs of the state store: API keys and the audit
+// log. *store.Store (one host, SQLite) satisfies it; a cluster's shared
+// store can too. Every method is read-only: creating and revoking keys
+// and appending audit records happen elsewhere.
+type Store interface {
+	// AuthenticateKey returns the valid key whose plaintext is given;
+	// unknown, malformed and revoked keys are PermissionDenied.
+	AuthenticateKey(ctx context.Context, plaintext string) (store.Key, error)
+	// ListKeys returns tenant's keys ("" = every tenant's), revoked ones
+	// included, oldest first.
+	ListKeys(ctx context.Context, tenant string) ([]store.Key, error)
+	// QueryAudit returns the records matching f in the store's order;
+	// TenantSeq is a tenant's paging cursor.
+	QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.AuditRecord, error)
+}
+
+var _ Store = (*store.Store)(nil)
+
 // Config configures the handler. Backend and Store are required.
 type Config struct {
 	Backend Backend
-	Store   *store.Store // API keys and the audit log
+	Store   Store        // API keys and the audit log
 	Logger  *slog.Logger // nil = slog.Default()
 	// MaxUploadBytes bounds one file upload; 0 = DefaultMaxUploadBytes.
 	MaxUploadBytes int64
@@ -60,7 +78,7 @@ type Config struct {
 // server holds the handler's dependencies; immutable after New.
 type server struct {
 	be        Backend
-	st        *store.Store
+	st        Store
 	log       *slog.Logger
 	m         *metrics.Metrics
 	maxUpload int64
@@ -77,6 +95,11 @@ type server struct {
 func New(cfg Config) http.Handler {
 	if cfg.Backend == nil || cfg.Store == nil {
 		panic("api.New: Config.Backend and Config.Store are required")
+	}
+	if st, ok := cfg.Store.(*store.Store); ok && st == nil {
+		// A nil *store.Store in the interface is not nil, and would
+		// fail on the first request rather than here.
+		panic("api.New: Config.Store is a nil *store.Store")
 	}
 	s := &server{
 		be: cfg.Backend, st: cfg.Store, log: cfg.Logger, m: cfg.Metrics,

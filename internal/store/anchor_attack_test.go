@@ -33,7 +33,7 @@ func forgeChain(t *testing.T, db *sql.DB, from int64, extra int) int64 {
 	for seq := from; seq <= end; seq++ {
 		r := AuditRecord{Seq: seq, Time: fromMS(timeMS), Tenant: "firm-a", SandboxID: "sb-forged", Template: "t",
 			Event: "exec", Metadata: map[string]string{}, Detail: map[string]string{}, Outcome: "ok", PrevHash: prev}
-		r.Hash = must(auditHash(r))
+		r.Hash = must(AuditHash(r))
 		mustExec(t, db, `INSERT INTO audit (seq, time_ms, tenant, sandbox_id, parent_id, template, event, metadata,
 			exit_code, bytes, duration_ms, outcome, detail, prev_hash, hash) VALUES (?, ?, ?, ?, '', ?, ?, '{}', NULL, 0, 0, ?, '{}', ?, ?)`,
 			seq, timeMS, r.Tenant, r.SandboxID, r.Template, r.Event, r.Outcome, r.PrevHash, r.Hash)

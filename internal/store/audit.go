@@ -150,8 +150,11 @@ type canonicalAudit struct {
 	PrevHash   string            `json:"prev_hash"`
 }
 
-// auditHash computes r's Hash: hex(sha256(PrevHash || canonicalJSON(r))).
-func auditHash(r AuditRecord) (string, error) {
+// AuditHash computes r's Hash: hex(sha256(PrevHash || canonicalJSON(r))).
+// It is the one canonical audit hash: every store that keeps audit
+// records (this one, and the cluster's) calls it rather than hashing on
+// its own, so a record verifies wherever it is kept.
+func AuditHash(r AuditRecord) (string, error) {
 	body, err := canonicalJSON(r)
 	if err != nil {
 		return "", err
@@ -211,7 +214,10 @@ var contentDetailKeys = map[string]bool{
 
 const maxDetailValue = 256
 
-func validateAudit(r AuditRecord) error {
+// ValidateAudit reports, as InvalidArgument, a record no audit log may
+// hold: a malformed event, outcome, tenant, id or template, negative
+// counts, oversized maps, or detail keys that name content.
+func ValidateAudit(r AuditRecord) error {
 	if !auditWordRE.MatchString(r.Event) {
 		return errdefs.InvalidArgument("invalid audit event %q: want [a-z][a-z0-9_]{0,31}", r.Event)
 	}
@@ -224,17 +230,17 @@ func validateAudit(r AuditRecord) error {
 		}
 	}
 	if r.SandboxID != "" {
-		if err := validateID("sandbox id", r.SandboxID); err != nil {
+		if err := ValidateID("sandbox id", r.SandboxID); err != nil {
 			return err
 		}
 	}
 	if r.ParentID != "" {
-		if err := validateID("parent sandbox id", r.ParentID); err != nil {
+		if err := ValidateID("parent sandbox id", r.ParentID); err != nil {
 			return err
 		}
 	}
 	if r.Template != "" {
-		if err := validateTemplateName(r.Template); err != nil {
+		if err := ValidateTemplateName(r.Template); err != nil {
 			return err
 		}
 	}
@@ -260,21 +266,21 @@ func validateAudit(r AuditRecord) error {
 // moving the head happen in one IMMEDIATE transaction, so any number of
 // concurrent appenders (goroutines or processes) produce one linear chain.
 func (s *Store) AppendAudit(ctx context.Context, r AuditRecord) (AuditRecord, error) {
-	if err := validateAudit(r); err != nil {
+	if err := ValidateAudit(r); err != nil {
 		return AuditRecord{}, fmt.Errorf("store: append audit %s: %w", r.Event, err)
 	}
-	md, err := encodeMap(r.Metadata)
+	md, err := EncodeMap(r.Metadata)
 	if err != nil {
 		return AuditRecord{}, fmt.Errorf("store: append audit %s: %w", r.Event, err)
 	}
-	detail, err := encodeMap(r.Detail)
+	detail, err := EncodeMap(r.Detail)
 	if err != nil {
 		return AuditRecord{}, fmt.Errorf("store: append audit %s: %w", r.Event, err)
 	}
 	// Store what a reader will get back, so the hash computed here is the
 	// hash VerifyAudit recomputes.
-	r.Metadata, _ = decodeMap(md)
-	r.Detail, _ = decodeMap(detail)
+	r.Metadata, _ = DecodeMap(md)
+	r.Detail, _ = DecodeMap(detail)
 
 	if s.auditRefused != nil {
 		return AuditRecord{}, fmt.Errorf("store: append audit %s: %w", r.Event, s.auditRefused)
@@ -314,7 +320,7 @@ func (s *Store) AppendAudit(ctx context.Context, r AuditRecord) (AuditRecord, er
 		rec.Seq = headSeq + 1
 		rec.Time = fromMS(now)
 		rec.PrevHash = headHash
-		if rec.Hash, err = auditHash(rec); err != nil {
+		if rec.Hash, err = AuditHash(rec); err != nil {
 			return err
 		}
 		var exit sql.NullInt64
@@ -367,16 +373,37 @@ func behindAnchor(a *anchor, headSeq int64, headHash string) error {
 	return nil
 }
 
+// Validate reports, as InvalidArgument, a filter no store answers: a
+// malformed tenant, a tenant cursor without a tenant, an oversized
+// metadata filter or a negative limit.
+func (f AuditFilter) Validate() error {
+	if f.Tenant != "" {
+		if err := ValidateTenant(f.Tenant); err != nil {
+			return err
+		}
+	}
+	if f.AfterTenantSeq > 0 && f.Tenant == "" {
+		return errdefs.InvalidArgument("a tenant cursor needs a tenant")
+	}
+	if err := validateStringMap("metadata filter", f.Metadata, maxMetadataValue); err != nil {
+		return err
+	}
+	if f.Limit < 0 {
+		return errdefs.InvalidArgument("negative limit")
+	}
+	return nil
+}
+
 // QueryAudit returns the records matching f in seq order.
 func (s *Store) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRecord, error) {
+	if err := f.Validate(); err != nil {
+		return nil, fmt.Errorf("store: query audit: %w", err)
+	}
 	var (
 		where []string
 		args  []any
 	)
 	if f.Tenant != "" {
-		if err := ValidateTenant(f.Tenant); err != nil {
-			return nil, fmt.Errorf("store: query audit: %w", err)
-		}
 		where = append(where, `tenant = ?`)
 		args = append(args, f.Tenant)
 	}
@@ -403,22 +430,13 @@ func (s *Store) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRecord, e
 		args = append(args, f.AfterSeq)
 	}
 	if f.AfterTenantSeq > 0 {
-		if f.Tenant == "" {
-			return nil, fmt.Errorf("store: query audit: %w", errdefs.InvalidArgument("a tenant cursor needs a tenant"))
-		}
 		where = append(where, `tenant_seq > ?`)
 		args = append(args, f.AfterTenantSeq)
 	}
 	if len(f.Metadata) > 0 {
-		if err := validateStringMap("metadata filter", f.Metadata, maxMetadataValue); err != nil {
-			return nil, fmt.Errorf("store: query audit: %w", err)
-		}
 		cond, cargs := metadataMatch("audit_metadata", "seq", f.Metadata)
 		where = append(where, `seq IN (`+cond+`)`)
 		args = append(args, cargs...)
-	}
-	if f.Limit < 0 {
-		return nil, fmt.Errorf("store: query audit: %w", errdefs.InvalidArgument("negative limit"))
 	}
 	q := `SELECT ` + auditColumns + ` FROM audit`
 	if len(where) > 0 {
@@ -610,7 +628,7 @@ func walkAudit(ctx context.Context, tx *sql.Tx) (rep VerifyReport, last int64, e
 		if !rep.OK {
 			break
 		}
-		h, err := auditHash(r)
+		h, err := AuditHash(r)
 		if err != nil {
 			return rep, last, err
 		}
@@ -618,7 +636,7 @@ func walkAudit(ctx context.Context, tx *sql.Tx) (rep VerifyReport, last int64, e
 			bad(r.Seq, "record %d does not match its hash (modified)", r.Seq)
 			break
 		}
-		idx, err := decodeMap(indexed)
+		idx, err := DecodeMap(indexed)
 		if err != nil || !maps.Equal(idx, r.Metadata) {
 			bad(r.Seq, "metadata index of record %d does not match the record", r.Seq)
 			break
@@ -674,10 +692,10 @@ func scanAudit(r rowScanner, extra ...any) (AuditRecord, error) {
 		rec.ExitCode = &c
 	}
 	var err error
-	if rec.Metadata, err = decodeMap(md); err != nil {
+	if rec.Metadata, err = DecodeMap(md); err != nil {
 		return AuditRecord{}, &decodeError{seq: rec.Seq, err: fmt.Errorf("metadata: %w", err)}
 	}
-	if rec.Detail, err = decodeMap(detail); err != nil {
+	if rec.Detail, err = DecodeMap(detail); err != nil {
 		return AuditRecord{}, &decodeError{seq: rec.Seq, err: fmt.Errorf("detail: %w", err)}
 	}
 	return rec, nil

@@ -136,7 +136,7 @@ func TestAuditHashIsCanonical(t *testing.T) {
 	if string(body) != golden {
 		t.Errorf("canonical JSON changed:\n got %s\nwant %s", body, golden)
 	}
-	h1, err := auditHash(r)
+	h1, err := AuditHash(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestAuditHashIsCanonical(t *testing.T) {
 	empty.Metadata, empty.Detail = nil, nil
 	empty2 := r
 	empty2.Metadata, empty2.Detail = map[string]string{}, map[string]string{}
-	if a, b := must(auditHash(empty)), must(auditHash(empty2)); a != b {
+	if a, b := must(AuditHash(empty)), must(AuditHash(empty2)); a != b {
 		t.Error("nil and empty maps hash differently")
 	}
 	// Every field is covered.
@@ -171,7 +171,7 @@ func TestAuditHashIsCanonical(t *testing.T) {
 	} {
 		c := r
 		edit(&c)
-		if must(auditHash(c)) == h1 {
+		if must(AuditHash(c)) == h1 {
 			t.Errorf("changing %s does not change the hash", name)
 		}
 	}
@@ -297,7 +297,7 @@ func TestAuditVerifyDetectsTampering(t *testing.T) {
 			// hash; the next record's link still exposes it.
 			r := recs[3]
 			r.Outcome = "not_found"
-			h := must(auditHash(r))
+			h := must(AuditHash(r))
 			mustExec(t, db, `UPDATE audit SET outcome = 'not_found', hash = ? WHERE seq = 4`, h)
 		}, 5, false},
 		{"delete a middle record", func(t *testing.T, db *sql.DB, _ []AuditRecord) {
@@ -341,7 +341,7 @@ func TestAuditVerifyDetectsTampering(t *testing.T) {
 			// head to match: the chain and the head agree, the anchor not.
 			r := recs[9]
 			r.Outcome = "not_found"
-			h := must(auditHash(r))
+			h := must(AuditHash(r))
 			mustExec(t, db, `UPDATE audit SET outcome = 'not_found', hash = ? WHERE seq = 10`, h)
 			mustExec(t, db, `UPDATE audit_head SET hash = ?`, h)
 		}, 10, true},

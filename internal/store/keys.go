@@ -61,38 +61,23 @@ func (k Key) Revoked() bool { return k.RevokedAt != nil }
 // which the caller shows once and the store never sees again, together with
 // its stored record.
 func (s *Store) CreateKey(ctx context.Context, tenant, name string) (plaintext string, k Key, err error) {
-	if err := ValidateTenant(tenant); err != nil {
+	plaintext, k, err = NewKey(tenant, name, s.now())
+	if err != nil {
 		return "", Key{}, fmt.Errorf("store: create key: %w", err)
-	}
-	if name == "" || len(name) > maxKeyName || !printable(name) {
-		return "", Key{}, fmt.Errorf("store: create key: %w",
-			errdefs.InvalidArgument("invalid key name %q: want 1-%d printable characters", name, maxKeyName))
-	}
-	var raw [keyRandomBytes]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return "", Key{}, fmt.Errorf("store: create key: read random: %w", err)
-	}
-	plaintext = KeyPrefix + keyEncoding.EncodeToString(raw[:])
-	k = Key{
-		ID:        uuid.NewString(),
-		Tenant:    tenant,
-		Name:      name,
-		Prefix:    plaintext[:keyDisplayLen],
-		CreatedAt: fromMS(toMS(s.now())),
 	}
 	_, err = s.db.ExecContext(ctx,
 		`INSERT INTO api_keys (id, tenant, name, prefix, hash, created_ms) VALUES (?, ?, ?, ?, ?, ?)`,
-		k.ID, k.Tenant, k.Name, k.Prefix, hashKey(plaintext), toMS(k.CreatedAt))
+		k.ID, k.Tenant, k.Name, k.Prefix, HashKey(plaintext), toMS(k.CreatedAt))
 	if err != nil {
 		return "", Key{}, fmt.Errorf("store: create key for tenant %s: %w", tenant, mapErr(err))
 	}
 	return plaintext, k, nil
 }
 
-// hashKey is the stored form of a key. A plain SHA-256 suffices (no salt, no
+// HashKey is the stored form of a key. A plain SHA-256 suffices (no salt, no
 // slow hash): the key carries 256 random bits, so there is no dictionary to
 // precompute and nothing to brute-force.
-func hashKey(plaintext string) string {
+func HashKey(plaintext string) string {
 	sum := sha256.Sum256([]byte(plaintext))
 	return hex.EncodeToString(sum[:])
 }
@@ -101,11 +86,10 @@ func hashKey(plaintext string) string {
 // given. Unknown, malformed and revoked keys are all PermissionDenied. The
 // lookup is by hash, so timing reveals nothing about stored keys.
 func (s *Store) AuthenticateKey(ctx context.Context, plaintext string) (Key, error) {
-	// The message never echoes the key: errors end up in logs.
-	if !strings.HasPrefix(plaintext, KeyPrefix) || len(plaintext) > 128 {
-		return Key{}, fmt.Errorf("store: authenticate: %w", errdefs.PermissionDenied("invalid API key"))
+	if err := CheckKeyShape(plaintext); err != nil {
+		return Key{}, fmt.Errorf("store: authenticate: %w", err)
 	}
-	row := s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hashKey(plaintext))
+	row := s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, HashKey(plaintext))
 	k, err := scanKey(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Key{}, fmt.Errorf("store: authenticate: %w", errdefs.PermissionDenied("invalid API key"))
@@ -155,7 +139,7 @@ func (s *Store) ListKeys(ctx context.Context, tenant string) ([]Key, error) {
 // no-op that keeps the first revocation time; an unknown id is NotFound.
 // Tenant scoping is the caller's job (key management is an operator action).
 func (s *Store) RevokeKey(ctx context.Context, id string) error {
-	if err := validateID("key id", id); err != nil {
+	if err := ValidateID("key id", id); err != nil {
 		return fmt.Errorf("store: revoke key: %w", err)
 	}
 	res, err := s.db.ExecContext(ctx,
@@ -187,4 +171,40 @@ func scanKey(r rowScanner) (Key, error) {
 	k.CreatedAt = fromMS(created)
 	k.RevokedAt = fromNullMS(revoked)
 	return k, nil
+}
+
+// NewKey makes a new API key for tenant: the plaintext, shown once and
+// never stored, and the record to store beside HashKey(plaintext). Every
+// store that keeps keys makes them here, so a key from any of them has one
+// shape and authenticates by one hash. created is rounded to the
+// millisecond, as stores keep it.
+func NewKey(tenant, name string, created time.Time) (plaintext string, k Key, err error) {
+	if err := ValidateTenant(tenant); err != nil {
+		return "", Key{}, err
+	}
+	if name == "" || len(name) > maxKeyName || !printable(name) {
+		return "", Key{}, errdefs.InvalidArgument("invalid key name %q: want 1-%d printable characters", name, maxKeyName)
+	}
+	var raw [keyRandomBytes]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", Key{}, fmt.Errorf("read random: %w", err)
+	}
+	plaintext = KeyPrefix + keyEncoding.EncodeToString(raw[:])
+	return plaintext, Key{
+		ID:        uuid.NewString(),
+		Tenant:    tenant,
+		Name:      name,
+		Prefix:    plaintext[:keyDisplayLen],
+		CreatedAt: fromMS(toMS(created)),
+	}, nil
+}
+
+// CheckKeyShape refuses, as PermissionDenied, a presented key that cannot
+// be one this package made, before any lookup. The message never echoes
+// the key: errors end up in logs.
+func CheckKeyShape(plaintext string) error {
+	if !strings.HasPrefix(plaintext, KeyPrefix) || len(plaintext) > 128 {
+		return errdefs.PermissionDenied("invalid API key")
+	}
+	return nil
 }

@@ -102,7 +102,7 @@ func (s *Store) PutSandbox(ctx context.Context, sb Sandbox) error {
 	if err := validateSandbox(sb); err != nil {
 		return fmt.Errorf("store: put sandbox: %w", err)
 	}
-	md, err := encodeMap(sb.Metadata)
+	md, err := EncodeMap(sb.Metadata)
 	if err != nil {
 		return fmt.Errorf("store: put sandbox %s: encode metadata: %w", sb.ID, err)
 	}
@@ -164,13 +164,13 @@ func (s *Store) PutSandbox(ctx context.Context, sb Sandbox) error {
 }
 
 func validateSandbox(sb Sandbox) error {
-	if err := validateID("sandbox id", sb.ID); err != nil {
+	if err := ValidateID("sandbox id", sb.ID); err != nil {
 		return err
 	}
 	if err := ValidateTenant(sb.Tenant); err != nil {
 		return err
 	}
-	if err := validateTemplateName(sb.Template); err != nil {
+	if err := ValidateTemplateName(sb.Template); err != nil {
 		return err
 	}
 	if err := validateStringMap("metadata", sb.Metadata, maxMetadataValue); err != nil {
@@ -195,7 +195,7 @@ func validateSandbox(sb Sandbox) error {
 		return errdefs.InvalidArgument("sandbox %s: net slot %d, want >= -1", sb.ID, sb.NetSlot)
 	}
 	if sb.ParentID != "" {
-		if err := validateID("parent sandbox id", sb.ParentID); err != nil {
+		if err := ValidateID("parent sandbox id", sb.ParentID); err != nil {
 			return err
 		}
 		if sb.ParentID == sb.ID {
@@ -213,7 +213,7 @@ func validateSandbox(sb Sandbox) error {
 // FailedPrecondition, so of a kill racing the reaper exactly one wins and the
 // other learns it lost.
 func (s *Store) UpdateSandboxState(ctx context.Context, id, state string, endedAt time.Time) error {
-	if err := validateID("sandbox id", id); err != nil {
+	if err := ValidateID("sandbox id", id); err != nil {
 		return fmt.Errorf("store: update sandbox state: %w", err)
 	}
 	if !validState(state) || state == StateRunning {
@@ -248,7 +248,7 @@ func (s *Store) UpdateSandboxState(ctx context.Context, id, state string, endedA
 // a sandbox of any other tenant is NotFound, exactly like a missing one,
 // so that one tenant cannot probe another's ids.
 func (s *Store) GetSandbox(ctx context.Context, tenant, id string) (Sandbox, error) {
-	if err := validateID("sandbox id", id); err != nil {
+	if err := ValidateID("sandbox id", id); err != nil {
 		return Sandbox{}, fmt.Errorf("store: get sandbox: %w", err)
 	}
 	q := `SELECT ` + sandboxColumns + ` FROM sandboxes WHERE id = ?`
@@ -321,7 +321,7 @@ func (s *Store) LiveSandboxes(ctx context.Context) ([]Sandbox, error) {
 // SetSandboxDeadline moves a running sandbox's deadline (the reaper's and
 // recovery's); an ended or missing sandbox is NotFound.
 func (s *Store) SetSandboxDeadline(ctx context.Context, id string, deadline time.Time) error {
-	if err := validateID("sandbox id", id); err != nil {
+	if err := ValidateID("sandbox id", id); err != nil {
 		return fmt.Errorf("store: set deadline: %w", err)
 	}
 	res, err := s.db.ExecContext(ctx, `UPDATE sandboxes SET deadline_ms = ? WHERE id = ? AND state = 'running' AND created_ms <= ?`,
@@ -338,7 +338,7 @@ func (s *Store) SetSandboxDeadline(ctx context.Context, id string, deadline time
 // SetSandboxEgress records the sandbox's current egress policy (valid JSON;
 // nil or empty clears it).
 func (s *Store) SetSandboxEgress(ctx context.Context, id string, egress json.RawMessage) error {
-	if err := validateID("sandbox id", id); err != nil {
+	if err := ValidateID("sandbox id", id); err != nil {
 		return fmt.Errorf("store: set egress: %w", err)
 	}
 	if len(egress) > 0 && !json.Valid(egress) {
@@ -428,7 +428,7 @@ func scanSandbox(r rowScanner) (Sandbox, error) {
 		&sb.PID, &sb.StateDir, &parentID, &egress, &sb.NetSlot, &sb.Jailed); err != nil {
 		return Sandbox{}, err
 	}
-	m, err := decodeMap(md)
+	m, err := DecodeMap(md)
 	if err != nil {
 		return Sandbox{}, fmt.Errorf("sandbox %s: decode metadata: %w", sb.ID, err)
 	}

@@ -291,18 +291,29 @@ func ValidateTenant(tenant string) error {
 	return nil
 }
 
-func validateID(what, id string) error {
+// ValidateID reports, as InvalidArgument naming what, an id that is not
+// [A-Za-z0-9][A-Za-z0-9._-]{0,127}.
+func ValidateID(what, id string) error {
 	if !idRE.MatchString(id) {
 		return errdefs.InvalidArgument("invalid %s %q", what, id)
 	}
 	return nil
 }
 
-func validateTemplateName(name string) error {
+// ValidateTemplateName reports, as InvalidArgument, a template name that
+// is not [a-z0-9][a-z0-9._-]{0,62}.
+func ValidateTemplateName(name string) error {
 	if !templateNameRE.MatchString(name) {
 		return errdefs.InvalidArgument("invalid template name %q: want [a-z0-9][a-z0-9._-]{0,62}", name)
 	}
 	return nil
+}
+
+// ValidateMetadata checks caller labels (of a sandbox, a record or a
+// filter) against the limits every store keeps: at most 64 pairs,
+// printable keys of 1-64 bytes, UTF-8 values of at most 512 bytes.
+func ValidateMetadata(what string, m map[string]string) error {
+	return validateStringMap(what, m, maxMetadataValue)
 }
 
 // validateStringMap checks a metadata-like map: bounded size, non-empty
@@ -334,10 +345,10 @@ func printable(s string) bool {
 	return true
 }
 
-// encodeMap returns the canonical JSON of a string map: keys sorted (as
+// EncodeMap returns the canonical JSON of a string map: keys sorted (as
 // encoding/json always does), a nil map encoded as {} so that nil and empty
 // are the same value on disk and in hashes.
-func encodeMap(m map[string]string) (string, error) {
+func EncodeMap(m map[string]string) (string, error) {
 	if m == nil {
 		m = map[string]string{}
 	}
@@ -348,9 +359,9 @@ func encodeMap(m map[string]string) (string, error) {
 	return string(b), nil
 }
 
-// decodeMap is the inverse of encodeMap; {} decodes to nil so callers see
+// DecodeMap is the inverse of EncodeMap; {} decodes to nil so callers see
 // one representation of "no metadata".
-func decodeMap(s string) (map[string]string, error) {
+func DecodeMap(s string) (map[string]string, error) {
 	var m map[string]string
 	if err := json.Unmarshal([]byte(s), &m); err != nil {
 		return nil, err

@@ -85,7 +85,7 @@ func TestMigrationUpgradesOlderDatabase(t *testing.T) {
 	prev := ""
 	for seq, tenant := range []string{"firm-a", "firm-b", "firm-a", "firm-b"} {
 		r := AuditRecord{Seq: int64(seq + 1), Time: t0, Tenant: tenant, Event: "exec", Outcome: "ok", PrevHash: prev}
-		r.Hash = must(auditHash(r))
+		r.Hash = must(AuditHash(r))
 		if _, err := old.db.ExecContext(ctx, `INSERT INTO audit (seq, time_ms, tenant, sandbox_id, parent_id, template, event,
 			metadata, exit_code, bytes, duration_ms, outcome, detail, prev_hash, hash)
 			VALUES (?, ?, ?, '', '', '', 'exec', '{}', NULL, 0, 0, 'ok', '{}', ?, ?)`, r.Seq, toMS(t0), tenant, prev, r.Hash); err != nil {

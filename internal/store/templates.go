@@ -32,7 +32,7 @@ type Template struct {
 
 // PutTemplate inserts t, or replaces the template of the same name.
 func (s *Store) PutTemplate(ctx context.Context, t Template) error {
-	if err := validateTemplateName(t.Name); err != nil {
+	if err := ValidateTemplateName(t.Name); err != nil {
 		return fmt.Errorf("store: put template: %w", err)
 	}
 	switch {
@@ -60,7 +60,7 @@ func (s *Store) PutTemplate(ctx context.Context, t Template) error {
 
 // GetTemplate returns the template called name, NotFound if there is none.
 func (s *Store) GetTemplate(ctx context.Context, name string) (Template, error) {
-	if err := validateTemplateName(name); err != nil {
+	if err := ValidateTemplateName(name); err != nil {
 		return Template{}, fmt.Errorf("store: get template: %w", err)
 	}
 	t, err := scanTemplate(s.db.QueryRowContext(ctx, `SELECT `+templateColumns+` FROM templates WHERE name = ?`, name))
@@ -98,7 +98,7 @@ func (s *Store) ListTemplates(ctx context.Context) ([]Template, error) {
 // is none, and FailedPrecondition while a running sandbox was restored from
 // it: that sandbox's memory is still mapped from the template's files.
 func (s *Store) DeleteTemplate(ctx context.Context, name string) error {
-	if err := validateTemplateName(name); err != nil {
+	if err := ValidateTemplateName(name); err != nil {
 		return fmt.Errorf("store: delete template: %w", err)
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {

@@ -1,0 +1,68 @@
+package clustertest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestMain(m *testing.M) { Main(m) }
+
+// TestDatabasesAreSeparate checks that each test gets its own empty
+// database on the shared server, reachable over the socket only.
+func TestDatabasesAreSeparate(t *testing.T) {
+	ctx := context.Background()
+	a, b := Database(t), Database(t)
+	if a == b {
+		t.Fatalf("two databases share a DSN: %s", a)
+	}
+	ca, err := pgx.Connect(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ca.Close(ctx)
+	if _, err := ca.Exec(ctx, "CREATE TABLE x (n int)"); err != nil {
+		t.Fatal(err)
+	}
+	cb, err := pgx.Connect(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close(ctx)
+	var n int
+	if err := cb.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE tablename = 'x'").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("table of one test's database seen in another's: %d, %v", n, err)
+	}
+	var listen, fsync, version string
+	if err := ca.QueryRow(ctx, "SELECT current_setting('listen_addresses'), current_setting('fsync'), current_setting('server_version')").Scan(&listen, &fsync, &version); err != nil {
+		t.Fatal(err)
+	}
+	if listen != "" || fsync != "off" {
+		t.Fatalf("listen_addresses %q fsync %q, want '' and off", listen, fsync)
+	}
+	t.Logf("PostgreSQL %s, started in %s", version, Shared(t).Started)
+}
+
+// TestStopStart stops a private server and starts it again: what outage
+// tests do.
+func TestStopStart(t *testing.T) {
+	ctx := context.Background()
+	s := Private(t)
+	dsn := s.Database(t)
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := pgx.Connect(ctx, dsn); err == nil {
+		c.Close(ctx)
+		t.Fatal("connected to a stopped server")
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("after restart: %v", err)
+	}
+	c.Close(ctx)
+}
