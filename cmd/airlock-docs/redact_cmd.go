@@ -14,11 +14,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
+
 	"github.com/airlock-dev/airlock/internal/docs"
 	"github.com/airlock-dev/airlock/internal/docs/extract"
+	"github.com/airlock-dev/airlock/internal/docs/imagewrite"
 	"github.com/airlock-dev/airlock/internal/docs/redact"
 	"github.com/airlock-dev/airlock/internal/docs/redact/result"
-	"github.com/airlock-dev/airlock/internal/docs/testdocs"
 )
 
 // Formats by extension. Text formats are told apart by the name (their
@@ -76,7 +78,7 @@ func newRedactor(policyPath, saltHex string) (*redact.Redactor, error) {
 		if err != nil {
 			return nil, docs.Errorf(docs.CodeInvalidArg, "policy: %v", err)
 		}
-		if opts.Policy, err = redact.ParsePolicy(policyPath, b); err != nil {
+		if opts.Policy, err = policy.Parse(policyPath, b); err != nil {
 			return nil, err
 		}
 	}
@@ -201,6 +203,9 @@ func writeImages(w io.Writer, format string, pages []extract.PageImage, boxes []
 		}
 		grays[i] = g
 	}
-	sf := map[string]testdocs.ScanFormat{"png": testdocs.ScanPNG, "jpeg": testdocs.ScanJPEG, "tiff": testdocs.ScanTIFF}[format]
-	return testdocs.WriteImages(w, grays, testdocs.Scan{DPI: int(pages[0].DPI + 0.5)}, sf)
+	f, ok := imagewrite.FormatOf(format)
+	if !ok {
+		return docs.Errorf(docs.CodeInternal, "no writer for %q images", format)
+	}
+	return imagewrite.Write(w, grays, f, imagewrite.Options{DPI: int(pages[0].DPI + 0.5)})
 }

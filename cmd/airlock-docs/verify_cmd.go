@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	verifyresult "github.com/airlock-dev/airlock/internal/docs/verify/result"
+
 	"github.com/airlock-dev/airlock/internal/docs"
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/verify"
@@ -86,5 +88,5 @@ func loadCanaries(path string) ([]string, error) {
 	if err := json.Unmarshal(b, &cs); err != nil {
 		return nil, err
 	}
-	return cs, verify.CheckCanaries(cs)
+	return cs, verifyresult.CheckCanaries(cs)
 }

@@ -10,11 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	invcorpus "github.com/airlock-dev/airlock/internal/docs/invoice/corpus"
-	rdcorpus "github.com/airlock-dev/airlock/internal/docs/redact/corpus"
-	"github.com/airlock-dev/airlock/internal/docs/review/corpus"
 	"github.com/airlock-dev/airlock/internal/docs/review/result"
-	"github.com/airlock-dev/airlock/internal/docs/testdocs"
+	invcorpus "github.com/airlock-dev/airlock/internal/docseval/invoicecorpus"
+	rdcorpus "github.com/airlock-dev/airlock/internal/docseval/redactcorpus"
+	"github.com/airlock-dev/airlock/internal/docseval/reviewcorpus"
+	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 	"github.com/airlock-dev/airlock/internal/jobs"
 )
 
@@ -40,12 +40,12 @@ func newCorpusReviewCmd() *cobra.Command {
 		Short: "Write contracts (text PDFs, some also as degraded scans) with their known clause statuses",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cs, err := corpus.Generate(corpus.Options{Seed: seed, Contracts: n})
+			cs, err := reviewcorpus.Generate(reviewcorpus.Options{Seed: seed, Contracts: n})
 			if err != nil {
 				return err
 			}
 			scan := testdocs.Scan{DPI: dpi, Skew: 0.8, Noise: 0.04, Blur: 0.6, Seed: seed}
-			paths, err := corpus.WritePDFs(args[0], cs, corpus.PDFOptions{Scans: scans, Scan: scan})
+			paths, err := reviewcorpus.WritePDFs(args[0], cs, reviewcorpus.PDFOptions{Scans: scans, Scan: scan})
 			if err != nil {
 				return err
 			}
@@ -117,7 +117,7 @@ func evalReviewGroup(cmd *cobra.Command, jf *jobFlags, kind string, ds []jobs.Do
 		ds[i].Index = i
 	}
 	results := map[string]*result.Result{}
-	var truths []corpus.Truth
+	var truths []reviewcorpus.Truth
 	var failures []string
 	collect := func(d jobs.Doc, o jobs.Outcome) {
 		name := strings.TrimSuffix(filepath.Base(d.Path), ".pdf")
@@ -139,7 +139,7 @@ func evalReviewGroup(cmd *cobra.Command, jf *jobFlags, kind string, ds []jobs.Do
 		return false, err
 	}
 	for _, d := range ds {
-		t, err := corpus.ReadTruth(d.Path)
+		t, err := reviewcorpus.ReadTruth(d.Path)
 		if err != nil {
 			return false, usageErr("%s: no truth beside it (write corpora with airlock corpus review): %v", d.Path, err)
 		}
@@ -147,7 +147,7 @@ func evalReviewGroup(cmd *cobra.Command, jf *jobFlags, kind string, ds []jobs.Do
 			truths = append(truths, t)
 		}
 	}
-	rep, err := corpus.Eval(truths, results)
+	rep, err := reviewcorpus.Eval(truths, results)
 	if err != nil {
 		return false, err
 	}

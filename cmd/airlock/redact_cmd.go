@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
+	verifyresult "github.com/airlock-dev/airlock/internal/docs/verify/result"
+
 	"github.com/spf13/cobra"
 
-	"github.com/airlock-dev/airlock/internal/docs/redact"
-	"github.com/airlock-dev/airlock/internal/docs/verify"
 	"github.com/airlock-dev/airlock/internal/jobs"
 )
 
@@ -88,16 +89,16 @@ failed (a canary found fails the batch), 2 on usage errors.`,
 
 // loadRedactInputs checks the policy and canaries on the host (operator
 // configuration, not documents) and gives the batch a fresh salt.
-func loadRedactInputs(job *jobs.Redact, policy, canaries string) error {
-	if policy != "" {
-		b, err := os.ReadFile(policy)
+func loadRedactInputs(job *jobs.Redact, policyPath, canaries string) error {
+	if policyPath != "" {
+		b, err := os.ReadFile(policyPath)
 		if err != nil {
 			return usageErr("--policy: %v", err)
 		}
-		if _, err := redact.ParsePolicy(policy, b); err != nil {
+		if _, err := policy.Parse(policyPath, b); err != nil {
 			return usageErr("%v", err)
 		}
-		job.Policy, job.PolicyName = b, filepath.Base(policy)
+		job.Policy, job.PolicyName = b, filepath.Base(policyPath)
 	}
 	if canaries != "" {
 		b, err := os.ReadFile(canaries)
@@ -107,7 +108,7 @@ func loadRedactInputs(job *jobs.Redact, policy, canaries string) error {
 		if err := json.Unmarshal(b, &job.Canaries); err != nil {
 			return usageErr("--canaries %s: want a JSON list of strings: %v", canaries, err)
 		}
-		if err := verify.CheckCanaries(job.Canaries); err != nil {
+		if err := verifyresult.CheckCanaries(job.Canaries); err != nil {
 			return usageErr("--canaries %s: %v", canaries, err)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/docs/testdocs"
+	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 	"github.com/airlock-dev/airlock/internal/jobs"
 )
 

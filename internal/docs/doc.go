@@ -21,8 +21,12 @@
 //     says ok=false with a classified error), 2 on usage errors, and 1 only
 //     when it could not write a result at all.
 //
-// This package (and every sub-package except extract's runners of
-// pdftotext, pdftoppm and tesseract) is pure Go and is tested on the host
-// with fixtures. It is never imported by the daemon: the host does not
-// parse documents.
+// Host code (the CLI and the daemon) links only the contract packages:
+// this one (the envelope and error codes), each job's result package,
+// review/playbook and redact/policy (operator configuration the host checks
+// before a job), review/report (renders a validated result) and imagewrite
+// (encodes images). They import only the standard library, each other and
+// a YAML parser. internal/hostimports fails the build's tests if any host
+// package links anything else under internal/docs. Generators, test
+// documents and eval scoring live apart, under internal/docseval.
 package docs

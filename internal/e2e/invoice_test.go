@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	invcorpus "github.com/airlock-dev/airlock/internal/docs/invoice/corpus"
-	"github.com/airlock-dev/airlock/internal/docs/testdocs"
+	invcorpus "github.com/airlock-dev/airlock/internal/docseval/invoicecorpus"
+	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 )
 
 type invoiceLine struct {

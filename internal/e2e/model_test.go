@@ -28,7 +28,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
-	invcorpus "github.com/airlock-dev/airlock/internal/docs/invoice/corpus"
+	invcorpus "github.com/airlock-dev/airlock/internal/docseval/invoicecorpus"
 	"github.com/airlock-dev/airlock/internal/netpool/netpooltest"
 )
 

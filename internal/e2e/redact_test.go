@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/docs/testdocs"
+	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 )
 
 type redactLine struct {

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/docs/review/corpus"
-	"github.com/airlock-dev/airlock/internal/docs/testdocs"
+	"github.com/airlock-dev/airlock/internal/docseval/reviewcorpus"
+	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 )
 
 // reviewLine is the part of an `airlock review --json` line the tests read.
@@ -58,11 +58,11 @@ func TestReviewBatch(t *testing.T) {
 	e := getEnv(t)
 	docsTemplate(t, e, "legal-doc-review")
 	dir := t.TempDir()
-	cs, err := corpus.Generate(corpus.Options{Seed: 42, Contracts: 2})
+	cs, err := reviewcorpus.Generate(reviewcorpus.Options{Seed: 42, Contracts: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := corpus.WritePDFs(dir, cs, corpus.PDFOptions{}); err != nil {
+	if _, err := reviewcorpus.WritePDFs(dir, cs, reviewcorpus.PDFOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var enc bytes.Buffer
@@ -141,7 +141,7 @@ func TestReviewBatch(t *testing.T) {
 // checkAgainstTruth: never a false MATCH, every numeric change caught,
 // and most statuses right (the eval measures accuracy; this guards the
 // path end to end).
-func checkAgainstTruth(t *testing.T, c corpus.Contract, l reviewLine) {
+func checkAgainstTruth(t *testing.T, c reviewcorpus.Contract, l reviewLine) {
 	t.Helper()
 	byClause := map[string]int{}
 	for i, f := range l.Findings {
@@ -189,11 +189,11 @@ func TestReviewThroughDaemon(t *testing.T) {
 	docsTemplate(t, e, "legal-doc-review")
 	d := startDaemon(t, e)
 	dir := t.TempDir()
-	cs, err := corpus.Generate(corpus.Options{Seed: 43, Contracts: 1})
+	cs, err := reviewcorpus.Generate(reviewcorpus.Options{Seed: 43, Contracts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := corpus.WritePDFs(dir, cs, corpus.PDFOptions{}); err != nil {
+	if _, err := reviewcorpus.WritePDFs(dir, cs, reviewcorpus.PDFOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out, stderr, code := d.cli(t, tenantA, "review", "--json", dir)

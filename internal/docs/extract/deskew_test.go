@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/docs/testdocs"
+	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 )
 
 // textPage is a page with enough lines of text for the projection profile

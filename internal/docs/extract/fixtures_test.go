@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/docs"
-	"github.com/airlock-dev/airlock/internal/docs/testdocs"
+	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 )
 
 // needTools skips t unless every named tool is installed.

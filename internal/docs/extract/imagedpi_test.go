@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/docs/testdocs"
+	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 )
 
 // imageListOutput is pdfimages -list as poppler 22 prints it.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/docs"
-	"github.com/airlock-dev/airlock/internal/docs/testdocs"
+	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 )
 
 func TestPickLanguage(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/docs/testdocs"
+	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 )
 
 // expectedParagraphs is what Reflow should recover from a Flow: one

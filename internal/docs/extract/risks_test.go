@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/docs"
-	"github.com/airlock-dev/airlock/internal/docs/testdocs"
+	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 )
 
 // Active content and polyglots are reported, each by its own name; a

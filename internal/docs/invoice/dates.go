@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
+	"github.com/airlock-dev/airlock/internal/textnorm"
 )
 
 // DateOrder is how an all-numeric date with '/' or '-' is read.

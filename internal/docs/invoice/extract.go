@@ -12,7 +12,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs/invoice/hidden"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/inject"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
+	"github.com/airlock-dev/airlock/internal/textnorm"
 )
 
 // OCRLanguages are the tesseract models scans, photos and faxes of

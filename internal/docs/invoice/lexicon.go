@@ -13,7 +13,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/docs/invoice/datafile"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
+	"github.com/airlock-dev/airlock/internal/textnorm"
 )
 
 //go:embed lexicon.yaml

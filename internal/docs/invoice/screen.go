@@ -8,7 +8,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/hidden"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
+	"github.com/airlock-dev/airlock/internal/textnorm"
 )
 
 // screened is the document after the hidden-text and injection screens:

@@ -8,7 +8,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
+	"github.com/airlock-dev/airlock/internal/textnorm"
 )
 
 // mainPage is the page with the most strong labels among the first two:

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
 )
 
 // Analysis windows: long texts are analysed in windows of windowSize
@@ -53,17 +55,17 @@ func newWindow(lx *lexicon, text string) *window {
 // thresholds. It is immutable and safe for concurrent use.
 type Analyzer struct {
 	lx  *lexicon
-	pol *Policy
+	pol *policy.Policy
 }
 
-// NewAnalyzer returns an analyzer for the policy (nil = DefaultPolicy).
-func NewAnalyzer(pol *Policy) (*Analyzer, error) {
+// NewAnalyzer returns an analyzer for the policy (nil = policy.Default()).
+func NewAnalyzer(pol *policy.Policy) (*Analyzer, error) {
 	lx, err := loadLexicon()
 	if err != nil {
 		return nil, err
 	}
 	if pol == nil {
-		pol = DefaultPolicy()
+		pol = policy.Default()
 	}
 	return &Analyzer{lx: lx, pol: pol}, nil
 }
@@ -204,14 +206,14 @@ func (a *Analyzer) windowSpans(text string) []span {
 	w := newWindow(a.lx, text)
 	var out []span
 	for _, p := range a.lx.patterns {
-		if a.pol.enabled(p.typ) {
+		if a.pol.Enabled(p.typ) {
 			out = append(out, p.find(w)...)
 		}
 	}
-	if a.pol.enabled(StreetAddress) {
+	if a.pol.Enabled(StreetAddress) {
 		out = append(out, findAddresses(w)...)
 	}
-	if a.pol.enabled(Person) {
+	if a.pol.Enabled(Person) {
 		out = append(out, findPersons(w)...)
 	}
 	return out
@@ -224,7 +226,7 @@ func (a *Analyzer) windowSpans(text string) []span {
 func (a *Analyzer) resolve(in []span) []span {
 	c := make([]span, 0, len(in))
 	for _, s := range in {
-		if s.end > s.start && a.pol.enabled(s.typ) && s.score >= a.pol.threshold(s.typ) {
+		if s.end > s.start && a.pol.Enabled(s.typ) && s.score >= a.pol.Threshold(s.typ) {
 			c = append(c, s)
 		}
 	}

@@ -1,6 +1,10 @@
 package redact
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
+)
 
 // Context outcomes for a candidate, from the labels before it.
 const (
@@ -71,7 +75,7 @@ func (w *window) contextAfter(end int, typ Type) int {
 // labels and openers do not compete with numeric context).
 func (l *label) hasContextType() bool {
 	for _, t := range l.types {
-		if knownType(t) {
+		if policy.Known(t) {
 			return true
 		}
 	}

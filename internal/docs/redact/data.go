@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
 )
 
 //go:embed data/*
@@ -155,7 +157,7 @@ func loadContext(lx *lexicon) error {
 	}
 	for k, words := range raw {
 		t := Type(k)
-		if t != negativeLabel && !knownType(t) {
+		if t != negativeLabel && !policy.Known(t) {
 			return fmt.Errorf("unknown type %q", k)
 		}
 		for _, w := range words {

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/docseval/redactcorpus/redactsim"
+
 	"github.com/airlock-dev/airlock/internal/docs/redact"
-	"github.com/airlock-dev/airlock/internal/docs/redact/corpus"
+	"github.com/airlock-dev/airlock/internal/docseval/redactcorpus"
 )
 
 // corpusSeed and corpusSize fix the corpus the targets are measured on.
@@ -18,7 +20,7 @@ const (
 )
 
 // redactDoc runs the redactor on a corpus document in its format.
-func redactDoc(r *redact.Redactor, d corpus.Doc) (*redact.Output, error) {
+func redactDoc(r *redact.Redactor, d redactcorpus.Doc) (*redact.Output, error) {
 	switch d.Format {
 	case "json":
 		return r.JSON([]byte(d.Text))
@@ -32,11 +34,11 @@ func redactDoc(r *redact.Redactor, d corpus.Doc) (*redact.Output, error) {
 // the format's redactor, page documents through the page pipeline on the
 // corpus's own word boxes (the real extraction is the pipeline harness's
 // business).
-func predictions(r *redact.Redactor, docs []corpus.Doc) ([]corpus.Prediction, error) {
-	out := make([]corpus.Prediction, len(docs))
+func predictions(r *redact.Redactor, docs []redactcorpus.Doc) ([]redactcorpus.Prediction, error) {
+	out := make([]redactcorpus.Prediction, len(docs))
 	for i, d := range docs {
 		if d.Page != nil {
-			out[i].Findings = r.Pages(d.Page.Document())
+			out[i].Findings = r.Pages(redactsim.Document(d.Page))
 			continue
 		}
 		o, err := redactDoc(r, d)
@@ -61,12 +63,12 @@ func TestCorpusTargets(t *testing.T) {
 		seed, _ = strconv.ParseInt(v, 10, 64)
 		size = 200
 	}
-	docs := corpus.Generate(seed, size)
+	docs := redactcorpus.Generate(seed, size)
 	preds, err := predictions(r, docs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := corpus.Score(corpus.Truths(docs), preds)
+	rep := redactcorpus.Score(redactcorpus.Truths(docs), preds)
 	var b strings.Builder
 	rep.Print(&b)
 	t.Log("\n" + b.String())
@@ -76,7 +78,7 @@ func TestCorpusTargets(t *testing.T) {
 	for typ, s := range rep.Types {
 		want := 0.97
 		switch typ {
-		case corpus.SSN, corpus.CreditCard, corpus.IBAN, corpus.BankRouting, corpus.Email, corpus.Phone:
+		case redactcorpus.SSN, redactcorpus.CreditCard, redactcorpus.IBAN, redactcorpus.BankRouting, redactcorpus.Email, redactcorpus.Phone:
 			want = 1
 		}
 		if s.TruthSpans > 0 && s.Recall < want {

@@ -103,7 +103,7 @@ func (a *Analyzer) ocrSpans(text string) []span {
 		all = append(all, a.spans(fixed)...)
 	}
 	all = append(all, a.ocrLabelled(text)...)
-	if a.pol.enabled(Email) {
+	if a.pol.Enabled(Email) {
 		all = append(all, a.ocrEmails(text)...)
 	}
 	return a.resolve(all)

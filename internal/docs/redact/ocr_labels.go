@@ -36,7 +36,7 @@ func (a *Analyzer) ocrLabelled(text string) []span {
 	for _, l := range w.labels {
 		typ := Type("")
 		for _, t := range vouchedTypes {
-			if l.has(t) && a.pol.enabled(t) {
+			if l.has(t) && a.pol.Enabled(t) {
 				typ = t
 				break
 			}

@@ -7,25 +7,27 @@ import (
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
 )
 
 // operator turns one finding's original text into its replacement. It
 // holds the job's salt and never keeps values.
 type operator struct {
-	pol  *Policy
+	pol  *policy.Policy
 	salt []byte
 }
 
 // apply returns the replacement for orig (of type t) and, for the hash
 // operator, the hash that the finding may carry.
 func (o *operator) apply(t Type, orig string) (repl, hash string) {
-	switch o.pol.operator(t) {
-	case OpMask:
+	switch o.pol.Operator(t) {
+	case policy.OpMask:
 		return o.mask(t, orig), ""
-	case OpHash:
+	case policy.OpHash:
 		h := o.hash(t, orig)
 		return "<" + string(t) + ":" + h + ">", h
-	case OpRemove:
+	case policy.OpRemove:
 		return "", ""
 	}
 	return "<" + string(t) + ">", ""
@@ -37,7 +39,7 @@ func (o *operator) apply(t Type, orig string) (repl, hash string) {
 func (o *operator) mask(t Type, orig string) string {
 	tp := o.pol.Types[t]
 	keep := 0
-	if o.pol.lxNumeric(t) {
+	if lxNumeric(t) {
 		keep = 4
 	}
 	if tp.KeepLast != nil {
@@ -90,7 +92,7 @@ func (o *operator) hash(t Type, orig string) string {
 }
 
 // lxNumeric: types whose mask keeps the last four characters by default.
-func (p *Policy) lxNumeric(t Type) bool {
+func lxNumeric(t Type) bool {
 	switch t {
 	case SSN, CreditCard, Phone, BankAccount, BankRouting, IBAN, Passport, DriverLicense:
 		return true

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
+	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
 	"github.com/airlock-dev/airlock/internal/docs/redact/result"
 )
 
@@ -149,7 +150,7 @@ func (pf *pageFinder) add(s span, value string, words []int) {
 	f := Finding{Type: string(s.typ), Start: pf.conv.at(first.start), End: pf.conv.at(last.end),
 		Page: p.Number, Detector: s.detector, Score: round2(s.score)}
 	f.Boxes = pt.wordBoxes(words)
-	if pf.r.op.pol.operator(s.typ) == OpHash {
+	if pf.r.op.pol.Operator(s.typ) == policy.OpHash {
 		f.Hash = pf.r.op.hash(s.typ, value)
 	}
 	pf.out = append(pf.out, f)

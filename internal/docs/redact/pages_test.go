@@ -14,16 +14,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/docseval/redactcorpus/redactsim"
+
 	"github.com/airlock-dev/airlock/internal/docs/redact"
-	"github.com/airlock-dev/airlock/internal/docs/redact/corpus"
 	"github.com/airlock-dev/airlock/internal/docs/redact/result"
-	"github.com/airlock-dev/airlock/internal/docs/testdocs"
+	"github.com/airlock-dev/airlock/internal/docseval/redactcorpus"
+	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 )
 
 // pageDocs returns the corpus's page documents.
-func pageDocs() []corpus.Doc {
-	var out []corpus.Doc
-	for _, d := range corpus.Generate(corpusSeed, corpusSize) {
+func pageDocs() []redactcorpus.Doc {
+	var out []redactcorpus.Doc
+	for _, d := range redactcorpus.Generate(corpusSeed, corpusSize) {
 		if d.Format == "page" {
 			out = append(out, d)
 		}
@@ -32,7 +34,7 @@ func pageDocs() []corpus.Doc {
 }
 
 // inBox reports whether the word's centre is inside a box on its page.
-func inBox(w corpus.Word, fs []redact.Finding) (string, bool) {
+func inBox(w redactcorpus.Word, fs []redact.Finding) (string, bool) {
 	cx, cy := (w.XMin+w.XMax)/2, (w.YMin+w.YMax)/2
 	for _, f := range fs {
 		if f.Page != w.Page {
@@ -64,7 +66,7 @@ func TestPageWordCoverage(t *testing.T) {
 			// area.
 			continue
 		}
-		fs := r.Pages(d.Page.Document())
+		fs := r.Pages(redactsim.Document(d.Page))
 		for _, w := range d.Page.Words {
 			_, boxed := inBox(w, fs)
 			if w.Type == "" {
@@ -101,7 +103,7 @@ func TestPageWordCoverage(t *testing.T) {
 
 // renderPDF draws a corpus page document as a text PDF with the
 // corpus's renderer, and metadata for CheckPDF to catch.
-func renderPDF(t *testing.T, pd *corpus.PageDoc, path string) {
+func renderPDF(t *testing.T, pd *redactcorpus.PageDoc, path string) {
 	t.Helper()
 	f := pd.Fixed
 	f.Meta = testdocs.Meta{Title: "Intake form for a patient", Author: "Clinic"}
@@ -152,7 +154,7 @@ func TestRasteriseAndRebuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	boxes := redact.PageBoxes(r.Pages(d.Page.Document()), 1)
+	boxes := redact.PageBoxes(r.Pages(redactsim.Document(d.Page)), 1)
 	redacted := redact.DrawBoxes(img, dpi, boxes[0])
 	var buf bytes.Buffer
 	if err := redact.RebuildPDF(&buf, []redact.PageImage{{Image: redacted, DPI: dpi}}); err != nil {
@@ -184,7 +186,7 @@ func decodePNG(t *testing.T, path string) image.Image {
 
 // checkOCR: tesseract reads the SSN, card and phone digits on the
 // original page image and none of them on the redacted one.
-func checkOCR(t *testing.T, dir string, orig, redacted image.Image, d corpus.Doc) {
+func checkOCR(t *testing.T, dir string, orig, redacted image.Image, d redactcorpus.Doc) {
 	if _, err := exec.LookPath("tesseract"); err != nil {
 		t.Log("tesseract not installed: OCR check skipped")
 		return
@@ -192,7 +194,7 @@ func checkOCR(t *testing.T, dir string, orig, redacted image.Image, d corpus.Doc
 	rs := []rune(d.Text)
 	var want []string
 	for _, s := range d.Spans {
-		if s.Type == corpus.SSN || s.Type == corpus.CreditCard || s.Type == corpus.Phone {
+		if s.Type == redactcorpus.SSN || s.Type == redactcorpus.CreditCard || s.Type == redactcorpus.Phone {
 			if v := digits(string(rs[s.Start:s.End])); len(v) >= 4 {
 				want = append(want, v)
 			}

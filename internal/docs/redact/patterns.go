@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
 )
 
 // patternRec is one recogniser from patterns.yaml.
@@ -61,7 +63,7 @@ func loadPatterns(lx *lexicon) error {
 		if !ok {
 			return fmt.Errorf("recognizer %s: unknown validator %q", r.Name, r.Validator)
 		}
-		if !knownType(Type(r.Type)) {
+		if !policy.Known(Type(r.Type)) {
 			return fmt.Errorf("recognizer %s: unknown type %q", r.Name, r.Type)
 		}
 		switch r.Boundary {

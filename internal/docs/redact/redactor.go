@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/airlock-dev/airlock/internal/docs"
+	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
 )
 
 // Limits bound what one job reads. Going over one is a too_large error;
@@ -39,7 +40,7 @@ func DefaultLimits() Limits {
 
 // Options configure a Redactor.
 type Options struct {
-	Policy *Policy // nil = DefaultPolicy
+	Policy *policy.Policy // nil = policy.Default()
 	// Salt keys the hash operator (HMAC-SHA256). It must be random per
 	// job and at least 16 bytes when the policy hashes any type.
 	Salt   []byte
@@ -56,9 +57,9 @@ type Redactor struct {
 // New checks the options and builds a Redactor.
 func New(o Options) (*Redactor, error) {
 	if o.Policy == nil {
-		o.Policy = DefaultPolicy()
+		o.Policy = policy.Default()
 	}
-	if o.Policy.usesHash() && len(o.Salt) < 16 {
+	if o.Policy.UsesHash() && len(o.Salt) < 16 {
 		return nil, docs.Errorf(docs.CodeInvalidArg, "the policy hashes values but no salt of 16+ bytes was given")
 	}
 	if o.Limits == (Limits{}) {

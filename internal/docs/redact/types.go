@@ -1,25 +1,33 @@
 package redact
 
-import "github.com/airlock-dev/airlock/internal/docs/redact/result"
+import (
+	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
+	"github.com/airlock-dev/airlock/internal/docs/redact/result"
+)
 
-// Type is an entity type; its string is the placeholder's name ("<EMAIL>").
-type Type string
+// Type is an entity type (see policy.Type); the detectors also use a few
+// internal labels of the same type that never become findings.
+type Type = policy.Type
 
-// The entity types the detectors find.
+// The entity types the detectors find, named here for the detectors' use.
 const (
-	Person        Type = "PERSON"
-	Email         Type = "EMAIL"
-	Phone         Type = "PHONE"
-	SSN           Type = "US_SSN"
-	CreditCard    Type = "CREDIT_CARD"
-	IBAN          Type = "IBAN"
-	IPAddress     Type = "IP_ADDRESS"
-	DateOfBirth   Type = "DATE_OF_BIRTH"
-	StreetAddress Type = "STREET_ADDRESS"
-	BankAccount   Type = "US_BANK_ACCOUNT"
-	BankRouting   Type = "US_BANK_ROUTING"
-	Passport      Type = "US_PASSPORT"
-	DriverLicense Type = "US_DRIVER_LICENSE"
+	Person        = policy.Person
+	Email         = policy.Email
+	Phone         = policy.Phone
+	SSN           = policy.SSN
+	CreditCard    = policy.CreditCard
+	IBAN          = policy.IBAN
+	IPAddress     = policy.IPAddress
+	DateOfBirth   = policy.DateOfBirth
+	StreetAddress = policy.StreetAddress
+	BankAccount   = policy.BankAccount
+	BankRouting   = policy.BankRouting
+	Passport      = policy.Passport
+	DriverLicense = policy.DriverLicense
+)
+
+// Labels the context lists use; never findings.
+const (
 	negativeLabel Type = "negative"        // context.yaml's "negative" list, never a finding
 	personLabel   Type = "person_label"    // "Name:", any name-ish words follow
 	personRole    Type = "person_role"     // "Patient:", list-backed names follow
@@ -27,24 +35,6 @@ const (
 	personCue     Type = "person_cue"      // "please contact", "case officer": name-shaped words follow
 	nonPerson     Type = "non_person_name" // "Company Name:", nothing follows
 )
-
-// AllTypes lists the entity types in a stable order.
-func AllTypes() []Type {
-	out := make([]Type, len(result.Types))
-	for i, t := range result.Types {
-		out[i] = Type(t)
-	}
-	return out
-}
-
-func knownType(t Type) bool {
-	for _, k := range result.Types {
-		if string(t) == k {
-			return true
-		}
-	}
-	return false
-}
 
 // Finding is one detected (and redacted) span; see result.Finding.
 type Finding = result.Finding

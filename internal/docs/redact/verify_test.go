@@ -3,20 +3,24 @@ package redact_test
 import (
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
+
+	"github.com/airlock-dev/airlock/internal/docseval/redactcorpus/redactsim"
+
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/redact"
-	"github.com/airlock-dev/airlock/internal/docs/redact/corpus"
 	"github.com/airlock-dev/airlock/internal/docs/verify"
 	"github.com/airlock-dev/airlock/internal/docs/verify/result"
+	"github.com/airlock-dev/airlock/internal/docseval/redactcorpus"
 )
 
 // TestVerifierOnRedactedCorpus: the independent verifier finds nothing in
 // any redacted corpus document (text, JSON, CSV, page text) under each
 // operator, and finds something in every unredacted one.
 func TestVerifierOnRedactedCorpus(t *testing.T) {
-	docs := corpus.Generate(corpusSeed, corpusSize)
-	for _, op := range []string{redact.OpReplace, redact.OpMask, redact.OpHash, redact.OpRemove} {
-		pol := redact.DefaultPolicy()
+	docs := redactcorpus.Generate(corpusSeed, corpusSize)
+	for _, op := range []string{policy.OpReplace, policy.OpMask, policy.OpHash, policy.OpRemove} {
+		pol := policy.Default()
 		pol.DefaultOperator = op
 		r, err := redact.New(redact.Options{Policy: pol, Salt: []byte("0123456789abcdef-test-salt")})
 		if err != nil {
@@ -27,7 +31,7 @@ func TestVerifierOnRedactedCorpus(t *testing.T) {
 				t.Errorf("%s: unredacted verdict %s", d.Name, got)
 			}
 			if d.Format == "page" {
-				rep := verify.CheckPages(unboxedWords(d, r.Pages(d.Page.Document())))
+				rep := verify.CheckPages(unboxedWords(d, r.Pages(redactsim.Document(d.Page))))
 				for _, f := range rep.Findings {
 					t.Errorf("%s/%s: verifier %s %s on page %d", op, d.Name, f.Type, f.Rule, f.Page)
 				}
@@ -51,7 +55,7 @@ func TestVerifierOnRedactedCorpus(t *testing.T) {
 // unboxedWords is what re-extracting the redacted page would read: the
 // page document without the words under a box (a black box reads as
 // nothing).
-func unboxedWords(d corpus.Doc, fs []redact.Finding) *extract.Document {
+func unboxedWords(d redactcorpus.Doc, fs []redact.Finding) *extract.Document {
 	kept := *d.Page
 	kept.Words = nil
 	for _, w := range d.Page.Words {
@@ -59,5 +63,5 @@ func unboxedWords(d corpus.Doc, fs []redact.Finding) *extract.Document {
 			kept.Words = append(kept.Words, w)
 		}
 	}
-	return kept.Document()
+	return redactsim.Document(&kept)
 }

@@ -18,8 +18,8 @@ import (
 // (a card or phone number reformatted).
 
 // MinCanaryLen is the shortest canary (letters and digits) accepted:
-// shorter ones would match by chance.
-const MinCanaryLen = 4
+// shorter ones would match by chance (result.CheckCanaries).
+const MinCanaryLen = result.MinCanaryLen
 
 // squash keeps letters and digits, lower-cased, with compatibility forms
 // folded and accents dropped ("José" and "JOSE" are one rendering).
@@ -58,19 +58,6 @@ func FindCanaries(text string, canaries []string) []int {
 		}
 	}
 	return out
-}
-
-// CheckCanaries validates a canary list.
-func CheckCanaries(canaries []string) error {
-	if len(canaries) > result.MaxCanaries {
-		return fmt.Errorf("%d canaries, at most %d", len(canaries), result.MaxCanaries)
-	}
-	for i, c := range canaries {
-		if len(squash(c)) < MinCanaryLen {
-			return fmt.Errorf("canary %d has fewer than %d letters and digits", i, MinCanaryLen)
-		}
-	}
-	return nil
 }
 
 // WithCanaries adds canary hits to a report, making it suspicious.

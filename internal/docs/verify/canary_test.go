@@ -29,7 +29,7 @@ func TestFindCanaries(t *testing.T) {
 			t.Errorf("%s: FindCanaries = %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if err := CheckCanaries([]string{"ok-1234", "a b"}); err == nil {
+	if err := result.CheckCanaries([]string{"ok-1234", "a b"}); err == nil {
 		t.Error("CheckCanaries accepted a canary of two letters")
 	}
 }

@@ -14,6 +14,7 @@
 // finding as a Flag. The decision is approve only when there is no flag.
 //
 // It imports only the result types (internal/docs/invoice/result), never
-// extraction code, and never parses a document. Flag details never carry a
+// extraction code, and never parses a document (internal/hostimports
+// enforces this for every host package). Flag details never carry a
 // bank number in full: all but the last four characters are masked.
 package invoicecheck

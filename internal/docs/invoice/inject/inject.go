@@ -10,7 +10,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/docs/invoice/datafile"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
-	"github.com/airlock-dev/airlock/internal/docs/invoice/textnorm"
+	"github.com/airlock-dev/airlock/internal/textnorm"
 )
 
 //go:embed phrases.yaml

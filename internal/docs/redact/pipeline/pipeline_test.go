@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
+
 	"github.com/airlock-dev/airlock/internal/docs/redact"
-	"github.com/airlock-dev/airlock/internal/docs/redact/corpus"
 	"github.com/airlock-dev/airlock/internal/docs/verify/result"
+	"github.com/airlock-dev/airlock/internal/docseval/redactcorpus"
 )
 
 // Environment:
@@ -61,8 +63,8 @@ func configure(t *testing.T) config {
 
 // docResult is one document through the pipeline.
 type docResult struct {
-	truth       corpus.Truth
-	pred        corpus.Prediction
+	truth       redactcorpus.Truth
+	pred        redactcorpus.Prediction
 	in, out     *result.Report // the verifier on the input and on the output
 	complete    bool           // the redaction left no truth PII readable
 	canaryLeak  bool           // a canary is readable in the output
@@ -87,16 +89,16 @@ type docResult struct {
 func TestPipeline(t *testing.T) {
 	c := configure(t)
 	ctx := context.Background()
-	docs := corpus.Generate(c.seed, c.n)
+	docs := redactcorpus.Generate(c.seed, c.n)
 	inDir, outDir := filepath.Join(c.dir, "in"), filepath.Join(c.dir, "out")
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	paths, err := corpus.WriteFiles(inDir, docs)
+	paths, err := redactcorpus.WriteFiles(inDir, docs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	canaries, err := corpus.ReadCanaries(inDir)
+	canaries, err := redactcorpus.ReadCanaries(inDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,9 +121,9 @@ func TestPipeline(t *testing.T) {
 	checkTargets(t, rep, results)
 }
 
-func runDoc(ctx context.Context, t *testing.T, r *redact.Redactor, i int, path, outDir string, canaries []string, d corpus.Doc) docResult {
+func runDoc(ctx context.Context, t *testing.T, r *redact.Redactor, i int, path, outDir string, canaries []string, d redactcorpus.Doc) docResult {
 	start := time.Now()
-	tr, err := corpus.ReadTruth(path)
+	tr, err := redactcorpus.ReadTruth(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +132,8 @@ func runDoc(ctx context.Context, t *testing.T, r *redact.Redactor, i int, path, 
 	if err != nil {
 		t.Fatalf("%s: redact: %v", filepath.Base(path), err)
 	}
-	res.pred = corpus.Prediction{Findings: findings}
-	res.complete = corpus.Score([]corpus.Truth{tr}, []corpus.Prediction{res.pred}).Leaked == 0
+	res.pred = redactcorpus.Prediction{Findings: findings}
+	res.complete = redactcorpus.Score([]redactcorpus.Truth{tr}, []redactcorpus.Prediction{res.pred}).Leaked == 0
 	if res.in, _, err = verifyFile(ctx, path, canaries); err != nil {
 		t.Fatalf("%s: %v", filepath.Base(path), err)
 	}
@@ -163,8 +165,8 @@ func sabotage(ctx context.Context, res *docResult, i int, path, dir string) erro
 		return nil
 	}
 	res.sabotaged = types[i%len(types)]
-	pol := redact.DefaultPolicy()
-	pol.Types[redact.Type(res.sabotaged)] = redact.TypePolicy{Disabled: true}
+	pol := policy.Default()
+	pol.Types[redact.Type(res.sabotaged)] = policy.TypePolicy{Disabled: true}
 	r, err := redact.New(redact.Options{Policy: pol})
 	if err != nil {
 		return err
@@ -176,7 +178,7 @@ func sabotage(ctx context.Context, res *docResult, i int, path, dir string) erro
 	if err != nil {
 		return err
 	}
-	res.sabotageLeaked = corpus.Score([]corpus.Truth{res.truth}, []corpus.Prediction{{Findings: findings}}).Leaked > 0
+	res.sabotageLeaked = redactcorpus.Score([]redactcorpus.Truth{res.truth}, []redactcorpus.Prediction{{Findings: findings}}).Leaked > 0
 	if !res.sabotageLeaked {
 		return nil
 	}
@@ -186,7 +188,7 @@ func sabotage(ctx context.Context, res *docResult, i int, path, dir string) erro
 }
 
 // truthTypes lists the entity types in a truth, sorted.
-func truthTypes(t corpus.Truth) []string {
+func truthTypes(t redactcorpus.Truth) []string {
 	set := map[string]bool{}
 	for _, s := range t.Spans {
 		set[s.Type] = true
@@ -205,7 +207,7 @@ func truthTypes(t corpus.Truth) []string {
 }
 
 // originals are a document's entity values, for CheckPDF to look for.
-func originals(d corpus.Doc) []string {
+func originals(d redactcorpus.Doc) []string {
 	rs := []rune(d.Text)
 	out := make([]string, 0, len(d.Spans))
 	for _, s := range d.Spans {
@@ -214,13 +216,13 @@ func originals(d corpus.Doc) []string {
 	return out
 }
 
-func scoreAll(results []docResult) *corpus.Report {
-	truths := make([]corpus.Truth, len(results))
-	preds := make([]corpus.Prediction, len(results))
+func scoreAll(results []docResult) *redactcorpus.Report {
+	truths := make([]redactcorpus.Truth, len(results))
+	preds := make([]redactcorpus.Prediction, len(results))
 	for i, r := range results {
 		truths[i], preds[i] = r.truth, r.pred
 	}
-	return corpus.Score(truths, preds)
+	return redactcorpus.Score(truths, preds)
 }
 
 // verifierRow counts one format's verifier outcomes.
@@ -323,11 +325,11 @@ func b2i(b bool) int {
 }
 
 // checkTargets fails the test on every target missed.
-func checkTargets(t *testing.T, rep *corpus.Report, results []docResult) {
+func checkTargets(t *testing.T, rep *redactcorpus.Report, results []docResult) {
 	for typ, s := range rep.Types {
 		want := 0.97
 		switch typ {
-		case corpus.SSN, corpus.CreditCard, corpus.IBAN, corpus.BankRouting, corpus.Email, corpus.Phone:
+		case redactcorpus.SSN, redactcorpus.CreditCard, redactcorpus.IBAN, redactcorpus.BankRouting, redactcorpus.Email, redactcorpus.Phone:
 			want = 1
 		}
 		if s.TruthSpans > 0 && s.Recall < want {

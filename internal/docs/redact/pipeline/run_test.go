@@ -13,9 +13,9 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/redact"
 	redactresult "github.com/airlock-dev/airlock/internal/docs/redact/result"
-	"github.com/airlock-dev/airlock/internal/docs/testdocs"
 	"github.com/airlock-dev/airlock/internal/docs/verify"
 	verifyresult "github.com/airlock-dev/airlock/internal/docs/verify/result"
+	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 )
 
 // These mirror cmd/airlock-docs/redact_cmd.go and verify_cmd.go, which

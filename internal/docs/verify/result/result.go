@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode"
 )
 
 // Verdicts.
@@ -101,6 +102,30 @@ func (r *Report) Validate() error {
 	for _, s := range r.Reasons {
 		if len(s) > 200 {
 			return errors.New("reason too long")
+		}
+	}
+	return nil
+}
+
+// MinCanaryLen is the shortest canary (letters and digits) accepted:
+// shorter ones would match by chance.
+const MinCanaryLen = 4
+
+// CheckCanaries validates a canary list before any sandbox is made: at
+// most MaxCanaries, each with at least MinCanaryLen letters and digits.
+func CheckCanaries(canaries []string) error {
+	if len(canaries) > MaxCanaries {
+		return fmt.Errorf("%d canaries, at most %d", len(canaries), MaxCanaries)
+	}
+	for i, c := range canaries {
+		n := 0
+		for _, r := range c {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				n++
+			}
+		}
+		if n < MinCanaryLen {
+			return fmt.Errorf("canary %d has fewer than %d letters and digits", i, MinCanaryLen)
 		}
 	}
 	return nil
