@@ -72,7 +72,7 @@ func TestSessionEndKillsSandboxes(t *testing.T) {
 
 // stdio runs Serve over pipes with the Go client backend, as `airlock
 // mcp` does, and connects the Go SDK's client to it.
-func (e *testEnv) stdio(t *testing.T, tenant string) (*sdk.ClientSession, chan error) {
+func (e *testEnv) stdio(t testing.TB, tenant string) (*sdk.ClientSession, chan error) {
 	t.Helper()
 	cr, sw := io.Pipe() // server -> client
 	sr, cw := io.Pipe() // client -> server
