@@ -115,9 +115,20 @@ func (o *serveOptions) run(ctx context.Context) error {
 		return err
 	}
 	log.Info("airlock serving", "socket", o.socket, "tcp", o.tcp, "accel", host.Accel.Accel, "kernel", host.Kernel.Release, "version", version)
+	// MCP sessions live in this process, so they end with it, and their
+	// sandboxes die before the manager stops. They end as soon as the
+	// daemon is told to stop: a session's event stream is a request that
+	// would otherwise hold the shutdown for its whole grace period.
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		select {
+		case <-ctx.Done():
+			mh.Close()
+		case <-stopped:
+		}
+	}()
 	err = api.Serve(ctx, h, api.ServeOptions{Log: log, MaxConnections: o.maxConns}, ls...)
-	// MCP sessions live in this process: their end kills their
-	// sandboxes, before the manager stops.
 	mh.Close()
 	return err
 }

@@ -244,8 +244,8 @@ func mcpTSAgent(t *testing.T, d *daemon, docsRoot string) {
 		t.Fatal(err)
 	}
 	cfg, _ := json.Marshal(map[string]any{"transport": "stdio", "command": d.env.bin,
-		"args": []string{"mcp", "--docs-root", docsRoot},
-		"env":  map[string]string{"AIRLOCK_URL": d.url(), "AIRLOCK_API_KEY": d.env.keys[tenantA], "PATH": os.Getenv("PATH")},
+		"args":     []string{"mcp", "--docs-root", docsRoot},
+		"env":      map[string]string{"AIRLOCK_URL": d.url(), "AIRLOCK_API_KEY": d.env.keys[tenantA], "PATH": os.Getenv("PATH")},
 		"contract": filepath.Join(docsRoot, "contract.pdf"), "review": map[string]any{"path": "contract.pdf"}})
 	c, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

@@ -36,6 +36,9 @@ func BenchmarkMCPOverhead(b *testing.B) {
 		mustCall(b, cs, "sandbox_create", map[string]any{"template": "base", "ttl_seconds": 3600}, &created)
 		sbx := api.Sandbox(created.SandboxID)
 		payload := strings.Repeat("x", 1024)
+		if _, err := sbx.Files().Write(context.Background(), "/f", strings.NewReader(payload)); err != nil {
+			b.Fatal(err)
+		}
 		ops := []struct {
 			name string
 			api  func(ctx context.Context) error

@@ -129,9 +129,10 @@ func (h *HTTPHandler) Sessions() int {
 	return len(h.live)
 }
 
-// Close ends every live session, killing their sandboxes, and refuses new
-// ones: the daemon is stopping, and a session cannot outlive it (its
-// state is in this process).
+// Close ends every live session (its requests and event stream too),
+// killing their sandboxes, and refuses new ones: the daemon is stopping,
+// and a session cannot outlive it (its state is in this process). It may
+// be called more than once.
 func (h *HTTPHandler) Close() error {
 	h.mu.Lock()
 	h.closed = true
@@ -139,9 +140,10 @@ func (h *HTTPHandler) Close() error {
 	for s := range h.live {
 		ss = append(ss, s)
 	}
+	clear(h.live)
 	h.mu.Unlock()
 	for _, s := range ss {
-		s.close()
+		s.end()
 	}
 	if len(ss) > 0 {
 		h.opts.Logger.Info("mcp sessions ended with the daemon", "sessions", len(ss))

@@ -37,8 +37,15 @@ func TestSessionEndKillsSandboxes(t *testing.T) {
 		if e.mcp.Sessions() != 1 {
 			t.Errorf("%d live sessions after one of two ended", e.mcp.Sessions())
 		}
-		e.mcp.Close() // the daemon stopping ends the rest
+		e.mcp.Close() // the daemon stopping ends the rest, session and all
 		e.waitRunning(tenantA, 0)
+		if _, err := keep.CallTool(context.Background(), &sdk.CallToolParams{Name: "sandbox_list",
+			Arguments: map[string]any{}}); err == nil {
+			t.Error("a session outlived the handler's Close")
+		}
+		if e.mcp.Sessions() != 0 {
+			t.Errorf("%d live sessions after Close", e.mcp.Sessions())
+		}
 	})
 	t.Run("stdio", func(t *testing.T) {
 		e := newTestEnv(t, Options{})

@@ -56,6 +56,7 @@ type session struct {
 	closed  bool            // guarded by mu; after close no sandbox is created
 
 	watchOnce sync.Once
+	sdkSess   *sdk.ServerSession // set once by watch, before its goroutine starts
 }
 
 // clientInfo is what the client declared in its initialize request,
@@ -167,6 +168,9 @@ func (s *session) watch(ss *sdk.ServerSession, onClose func()) {
 		return
 	}
 	s.watchOnce.Do(func() {
+		s.mu.Lock()
+		s.sdkSess = ss
+		s.mu.Unlock()
 		go func() {
 			_ = ss.Wait()
 			s.close()
@@ -175,6 +179,18 @@ func (s *session) watch(ss *sdk.ServerSession, onClose func()) {
 			}
 		}()
 	})
+}
+
+// end closes the MCP session itself (its requests and event stream end)
+// and then the session's state.
+func (s *session) end() {
+	s.mu.Lock()
+	ss := s.sdkSess
+	s.mu.Unlock()
+	if ss != nil {
+		ss.Close()
+	}
+	s.close()
 }
 
 // close ends the session: no more creates, and every sandbox it made is
