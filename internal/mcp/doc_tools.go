@@ -103,5 +103,5 @@ func documentContent[T any](tool, summary string, out DocumentResult[T]) []sdk.C
 	if err != nil {
 		b = []byte(`{"error":{"code":"internal","message":"the result could not be encoded"}}`)
 	}
-	return []sdk.Content{text("%s", head), untrusted("The job's result, from the document,", string(b))}
+	return []sdk.Content{text("%s", head), untrusted("The job's result (from the document)", string(b))}
 }
