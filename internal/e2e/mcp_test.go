@@ -57,6 +57,29 @@ func TestMCPAgentLoop(t *testing.T) {
 	d := startDaemon(t, e, "--mcp-docs-root", docs)
 	t.Run("go-sdk-http", func(t *testing.T) { mcpGoAgent(t, d, contract) })
 	t.Run("ts-sdk-stdio", func(t *testing.T) { mcpTSAgent(t, d, filepath.Join(docs, tenantA)) })
+	t.Run("daemon-stop-ends-sessions", func(t *testing.T) { mcpDaemonStop(t, d) })
+}
+
+// mcpDaemonStop: a daemon told to stop ends its MCP sessions at once, so
+// a session's open event stream does not hold the shutdown for its grace
+// period.
+func mcpDaemonStop(t *testing.T, d *daemon) {
+	hc := &http.Client{Transport: mcpBearer{key: d.env.keys[tenantA], next: d.httpClient().Transport}}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "airlock-e2e-idle", Version: "1"}, nil).
+		Connect(ctx(t), &sdk.StreamableClientTransport{Endpoint: "http://airlock/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	mcpCall(t, cs, "sandbox_create", map[string]any{"template": "base"}, nil)
+	time.Sleep(time.Second) // the client's event stream is open by now
+	began := time.Now()
+	d.stop(t)
+	if took := time.Since(began); took > 20*time.Second {
+		t.Errorf("the daemon took %s to stop with an MCP session open", took)
+	} else {
+		t.Logf("the daemon stopped in %s with an MCP session open", took.Round(time.Millisecond))
+	}
 }
 
 // mcpBearer sends tenant's key over the daemon's socket.
