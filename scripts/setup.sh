@@ -58,5 +58,21 @@ if [ "$(cat "$cache/bin/staticcheck.version" 2>/dev/null)" != "$staticcheck_vers
   echo "$staticcheck_version" > "$cache/bin/staticcheck.version"
 fi
 
+# The official TypeScript MCP client, which the MCP tests drive airlock's
+# server with (internal/mcp/testdata/tsclient), installed from its lock
+# file into the cache, outside the clone, and again only when it changes.
+tsclient=internal/mcp/testdata/tsclient
+if ! command -v npm >/dev/null; then
+  echo "setup: installing nodejs and npm" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+if ! cmp -s "$tsclient/package-lock.json" "$cache/npm/package-lock.json" \
+   || [ ! -d "$cache/npm/node_modules/@modelcontextprotocol/sdk" ]; then
+  echo "setup: installing the MCP TypeScript SDK into $cache/npm" >&2
+  mkdir -p "$cache/npm"
+  cp "$tsclient/package.json" "$tsclient/package-lock.json" "$cache/npm/"
+  (cd "$cache/npm" && npm ci --no-audit --no-fund --loglevel=error >&2)
+fi
+
 make -s build
 echo "setup: built bin/airlock, bin/airlock-agent, bin/airlock-jailer and bin/airlock-docs ($(bin/airlock version))" >&2

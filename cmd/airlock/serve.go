@@ -43,6 +43,7 @@ type serveOptions struct {
 	killOnExit        bool
 	admission         api.Admission
 	maxConns          int
+	mcp               mcpFlags
 }
 
 func newServeCmd(g *globalFlags) *cobra.Command {
@@ -77,6 +78,7 @@ unless --kill-on-exit is given.`,
 	f.IntVar(&o.admission.LongPolls, "tenant-max-long-polls", api.DefaultTenantLongPolls, "process waits and output long-polls one tenant may have waiting at once (then 429)")
 	f.IntVar(&o.admission.Streams, "tenant-max-streams", api.DefaultTenantStreams, "execs and file or archive transfers one tenant may have in progress at once (then 429)")
 	f.IntVar(&o.admission.GlobalRequests, "max-requests", api.DefaultGlobalRequests, "requests in progress at once over all tenants; the last 1/16 are kept for tenants with fewer than 16")
+	o.mcp.register(cmd, "mcp-", "directory of the tenants' docs roots for /mcp: tenant T's document tools read files under DIR/T only; unset: documents only as content_base64")
 	f.IntVar(&o.maxConns, "max-connections", 0, "client connections held at once; at the limit the longest-idle one is closed, else the new one gets 503 (0: half the descriptor limit)")
 	return cmd
 }
@@ -102,14 +104,33 @@ func (o *serveOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	mh, err := o.mcpHandler(mgr, log)
+	if err != nil {
+		return err
+	}
 	h := api.New(api.Config{Backend: mgr, Store: st, Logger: log, Metrics: m, MaxUploadBytes: o.maxUpload,
-		Admission: o.admission})
+		Admission: o.admission, MCP: mh})
 	ls, err := o.listen()
 	if err != nil {
 		return err
 	}
 	log.Info("airlock serving", "socket", o.socket, "tcp", o.tcp, "accel", host.Accel.Accel, "kernel", host.Kernel.Release, "version", version)
-	return api.Serve(ctx, h, api.ServeOptions{Log: log, MaxConnections: o.maxConns}, ls...)
+	// MCP sessions live in this process, so they end with it, and their
+	// sandboxes die before the manager stops. They end as soon as the
+	// daemon is told to stop: a session's event stream is a request that
+	// would otherwise hold the shutdown for its whole grace period.
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		select {
+		case <-ctx.Done():
+			mh.Close()
+		case <-stopped:
+		}
+	}()
+	err = api.Serve(ctx, h, api.ServeOptions{Log: log, MaxConnections: o.maxConns}, ls...)
+	mh.Close()
+	return err
 }
 
 // openState opens the host, locks the state and run directories (one

@@ -73,8 +73,10 @@ const (
 )
 
 // streamRoutes are the routes that hold their request while bytes move or
-// a command runs.
+// a command runs. An MCP POST carries tool calls, which run commands and
+// move files.
 var streamRoutes = map[string]bool{
+	"POST /mcp":                           true,
 	"POST /v1/sandboxes/{id}/exec":        true,
 	"POST /v1/sandboxes/{id}/exec/stream": true,
 	"PUT /v1/sandboxes/{id}/files":        true,
@@ -93,6 +95,9 @@ func classify(pattern string, r *http.Request) admitClass {
 		if v := r.URL.Query().Get("timeout_seconds"); v == "" || !isZero(v) {
 			return admitLongPoll
 		}
+	case pattern == "GET /mcp":
+		// MCP's server-to-client event stream stays open for the session.
+		return admitLongPoll
 	case pattern == "GET /v1/sandboxes/{id}/processes/{pid}/output":
 		if v := r.URL.Query().Get("wait_seconds"); v != "" && !isZero(v) {
 			return admitLongPoll

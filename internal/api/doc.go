@@ -7,6 +7,10 @@
 // OpenAPI document served at /openapi.json (a test holds it equal to the
 // wire types and to the Go client's).
 //
+// /mcp is the one route it does not answer itself: after authentication
+// and admission it hands the request to Config.MCP (internal/mcp's
+// streamable HTTP handler) with the caller in the context (CallerFrom).
+//
 // It owns no sandbox state: every sandbox operation goes to a Backend (the
 // sandbox manager), which also writes the audit records for them. The API
 // reads the audit log and authenticates keys through *store.Store.

@@ -49,4 +49,10 @@ var routes = []route{
 
 	{"GET /v1/audit", true, (*server).audit},
 	{"GET /v1/keys", true, (*server).listKeys},
+
+	// The MCP server (Config.MCP): one endpoint, three methods, as MCP's
+	// streamable HTTP transport has it.
+	{"POST /mcp", true, (*server).mcp},
+	{"GET /mcp", true, (*server).mcp},
+	{"DELETE /mcp", true, (*server).mcp},
 }

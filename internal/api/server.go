@@ -73,6 +73,10 @@ type Config struct {
 	// Admission bounds the requests each tenant, and all of them, hold
 	// at once; zero fields take the defaults.
 	Admission Admission
+	// MCP, when set, serves /mcp (POST, GET, DELETE) after the API has
+	// authenticated the key and admitted the request; it finds the caller
+	// with CallerFrom. nil: /mcp answers 404.
+	MCP http.Handler
 }
 
 // server holds the handler's dependencies; immutable after New.
@@ -85,6 +89,7 @@ type server struct {
 	maxRead   int64 // 0 = no limit (passed to the agent as such)
 	mux       *http.ServeMux
 	adm       *admitter
+	mcpH      http.Handler // nil = no MCP endpoint
 
 	execMu     sync.Mutex
 	plainExecs map[string]int // guarded by execMu; running non-streaming execs per tenant
@@ -104,7 +109,7 @@ func New(cfg Config) http.Handler {
 	s := &server{
 		be: cfg.Backend, st: cfg.Store, log: cfg.Logger, m: cfg.Metrics,
 		maxUpload: cfg.MaxUploadBytes, maxRead: cfg.MaxReadBytes,
-		mux: http.NewServeMux(), plainExecs: map[string]int{}, adm: newAdmitter(cfg.Admission),
+		mux: http.NewServeMux(), plainExecs: map[string]int{}, adm: newAdmitter(cfg.Admission), mcpH: cfg.MCP,
 	}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -182,7 +182,7 @@ func (j *Redact) checkOutput(ctx context.Context, sbxs Sandboxes, doc Doc, stage
 	if err != nil || sum != res.Output.SHA256 || size != res.Output.Bytes {
 		return []string{holdMismatch + ": the output is not the file the result describes"}
 	}
-	if in, _, err := sha256File(doc.Path); err == nil && in == sum && res.InputFormat != "text" && res.InputFormat != "json" && res.InputFormat != "csv" {
+	if in, _, err := sha256Doc(doc); err == nil && in == sum && res.InputFormat != "text" && res.InputFormat != "json" && res.InputFormat != "csv" {
 		reasons = append(reasons, holdUnchanged+": a page document came back byte for byte (it was not rebuilt)")
 	}
 	// Reading and rewriting cannot go faster than this, even for a file
@@ -294,7 +294,11 @@ func moveFile(src, dst string) error {
 }
 
 func sha256File(path string) (string, int64, error) {
-	f, err := os.Open(path)
+	return sha256Doc(Doc{Path: path})
+}
+
+func sha256Doc(d Doc) (string, int64, error) {
+	f, err := d.open()
 	if err != nil {
 		return "", 0, err
 	}

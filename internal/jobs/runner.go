@@ -22,8 +22,15 @@ import (
 // Doc is one input document as the host sees it: a path to stream bytes
 // from, never parsed here.
 type Doc struct {
-	Path  string // as given (or found under a given directory)
-	Index int    // position in the batch, from 0
+	Path string // as given (or found under a given directory)
+	// Open, when set, gives the document's bytes instead of opening Path,
+	// which then only names the document (its extension, a report's
+	// title): for documents that are not a plain host file, such as bytes
+	// a caller sent, or a file opened through an os.Root so that a symlink
+	// cannot lead out of an allowed directory. It is called once per read
+	// of the document (hashing, upload), each time from the start.
+	Open  func() (io.ReadCloser, error)
+	Index int // position in the batch, from 0
 	Size  int64
 	// ID is the first 16 hex digits of the file's SHA-256: what audit
 	// records and sandbox metadata name the document by, so an auditor can
@@ -305,7 +312,7 @@ func (b *Batch) process(ctx context.Context, d *Doc) Outcome {
 	if maxBytes <= 0 {
 		maxBytes = 256 << 20
 	}
-	id, size, err := fileID(d.Path, maxBytes)
+	id, size, err := fileID(*d, maxBytes)
 	if err != nil {
 		return Outcome{Err: asLineErr(err)}
 	}
@@ -313,23 +320,33 @@ func (b *Batch) process(ctx context.Context, d *Doc) Outcome {
 	return b.Job.Process(ctx, b.Sandboxes, *d)
 }
 
+// open returns the document's bytes from the start.
+func (d Doc) open() (io.ReadCloser, error) {
+	if d.Open != nil {
+		return d.Open()
+	}
+	return os.Open(d.Path)
+}
+
 // fileID hashes a document's bytes (never interpreting them) and refuses
 // one over maxBytes before any sandbox is made.
-func fileID(path string, maxBytes int64) (string, int64, error) {
-	f, err := os.Open(path)
+func fileID(d Doc, maxBytes int64) (string, int64, error) {
+	f, err := d.open()
 	if err != nil {
 		return "", 0, lineErr(docs.CodeUnreadable, "open: %v", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", 0, lineErr(docs.CodeUnreadable, "stat: %v", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return "", 0, lineErr(docs.CodeUnreadable, "not a regular file")
-	}
-	if fi.Size() > maxBytes {
-		return "", 0, lineErr(docs.CodeTooLarge, "%d bytes, over the %d limit", fi.Size(), maxBytes)
+	if st, ok := f.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		fi, err := st.Stat()
+		if err != nil {
+			return "", 0, lineErr(docs.CodeUnreadable, "stat: %v", err)
+		}
+		if !fi.Mode().IsRegular() {
+			return "", 0, lineErr(docs.CodeUnreadable, "not a regular file")
+		}
+		if fi.Size() > maxBytes {
+			return "", 0, lineErr(docs.CodeTooLarge, "%d bytes, over the %d limit", fi.Size(), maxBytes)
+		}
 	}
 	h := sha256.New()
 	n, err := io.Copy(h, io.LimitReader(f, maxBytes+1))

@@ -355,3 +355,45 @@ func TestHostCanariesSeeUTF16(t *testing.T) {
 		t.Errorf("hostCanaries on UTF-16 = %v, want [0]", got)
 	}
 }
+
+// TestDocOpen: a document given by an opener (bytes a caller sent, a file
+// under an os.Root) is hashed, size-checked and uploaded from the opener;
+// Path only names it, and no host file of that name is read.
+func TestDocOpen(t *testing.T) {
+	body := []byte("%PDF-1.7 sent as bytes")
+	opens := 0
+	open := func() (io.ReadCloser, error) {
+		opens++
+		return io.NopCloser(bytes.NewReader(body)), nil
+	}
+	var uploaded []byte
+	m := &memSandboxes{tool: func(files map[string][]byte) (int, []byte) {
+		uploaded = files[guestInDir+"/document.pdf"]
+		return 0, envelope(t, docs.Envelope{Job: "echo", OK: true, Pages: 1, Result: json.RawMessage(`{}`)})
+	}}
+	var got Doc
+	b := &Batch{Job: &echoJob{}, Sandboxes: m, Collect: func(d Doc, _ Outcome) { got = d }}
+	ds := []Doc{{Path: "/nonexistent/contract.pdf", Open: open}}
+	if _, err := b.Run(context.Background(), ds); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(uploaded, body) {
+		t.Errorf("uploaded %q, want the opener's bytes", uploaded)
+	}
+	if opens != 2 {
+		t.Errorf("opened %d times, want 2 (hash, upload)", opens)
+	}
+	if got.Size != int64(len(body)) || len(got.ID) != 16 {
+		t.Errorf("doc %+v: want size %d and a 16-digit id", got, len(body))
+	}
+
+	b.MaxBytes = 4
+	var o Outcome
+	b.Collect = func(_ Doc, out Outcome) { o = out }
+	if _, err := b.Run(context.Background(), ds); err != nil {
+		t.Fatal(err)
+	}
+	if o.Err == nil || o.Err.Code != docs.CodeTooLarge {
+		t.Errorf("over MaxBytes from an opener: %+v, want too_large", o.Err)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -219,7 +218,7 @@ func upload(ctx context.Context, sbx Sandbox, r ToolRun) (string, *LineError) {
 			return "", lineErr(CodeSandbox, "upload %s: %s: %v", in.Name, errdefs.Code(err), err)
 		}
 	}
-	f, err := os.Open(r.Doc.Path)
+	f, err := r.Doc.open()
 	if err != nil {
 		return "", lineErr(docs.CodeUnreadable, "open the document: %v", err)
 	}
