@@ -155,7 +155,7 @@ func parseFlags(cmd command, args []string, stderr io.Writer) (*invocation, erro
 		fs.DurationVar(&inv.pageTimeout, "page-timeout", 0, "limit on the OCR of one page (0 = 2m, or 6m under CPU emulation)")
 		fs.StringVar(&inv.lang, "lang", "", "OCR languages: one tesseract model (eng), several tried on every page (eng+deu), or several to choose one from by the first page (eng,deu,fra,nld); default $AIRLOCK_OCR_LANGS, else the job's")
 		fs.IntVar(&inv.ocrWorkers, "ocr-workers", 0, "pages OCRed at once (0 = one per CPU)")
-		fs.StringVar(&inv.dotProduct, "dotproduct", "", "tesseract's dot product: auto, generic, native, sse, avx, avx2, fma (default auto, or sse under CPU emulation; for benchmarks)")
+		fs.StringVar(&inv.dotProduct, "dotproduct", "", "tesseract's dot product: "+strings.Join(extract.DotProducts, ", ")+" (default auto: generic under CPU emulation or without AVX2/FMA; for benchmarks)")
 	}
 	if cmd.flags != nil {
 		cmd.flags(fs)
@@ -176,8 +176,8 @@ func parseFlags(cmd command, args []string, stderr io.Writer) (*invocation, erro
 		return nil, errors.New("--timeout must be positive")
 	case inv.maxPages < 0 || inv.maxBytes < 0 || inv.pageTimeout < 0 || inv.ocrWorkers < 0:
 		return nil, errors.New("--max-pages, --max-bytes, --page-timeout and --ocr-workers must not be negative")
-	case inv.dotProduct != "" && !slices.Contains([]string{"auto", "generic", "native", "sse", "avx", "avx2", "fma", "avx512f"}, inv.dotProduct):
-		return nil, fmt.Errorf("--dotproduct %q: want auto, generic, native, sse, avx, avx2, fma or avx512f", inv.dotProduct)
+	case inv.dotProduct != "" && !slices.Contains(extract.DotProducts, inv.dotProduct):
+		return nil, fmt.Errorf("--dotproduct %q: want one of %s", inv.dotProduct, strings.Join(extract.DotProducts, ", "))
 	case !validLang(inv.lang):
 		return nil, fmt.Errorf("--lang %q: want tesseract model names ([a-z_]+) joined by + or ,", inv.lang)
 	case len(inv.args) > 0:

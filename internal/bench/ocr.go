@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,6 +34,18 @@ type OCRResult struct {
 	DPI, Concurrency int
 	PageSeconds      []float64 // every page's OCR time, over runs and sandboxes
 	WallSeconds      []float64 // each document's tool time, end to end
+	// WordsFound and WordsWanted count the page's words OCR read back
+	// exactly (a multiset match over every document): speed is worth
+	// nothing if the text is wrong.
+	WordsFound, WordsWanted int
+}
+
+// WordRecall is the share of the page's words OCR read back exactly.
+func (r OCRResult) WordRecall() float64 {
+	if r.WordsWanted == 0 {
+		return 0
+	}
+	return float64(r.WordsFound) / float64(r.WordsWanted)
 }
 
 // Median of the page seconds.
@@ -49,6 +62,7 @@ func OCR(ctx context.Context, sbxs jobs.Sandboxes, o OCROptions) ([]OCRResult, e
 	}
 	defer os.RemoveAll(dir)
 	var out []OCRResult
+	want := pageWords(denseA4Page(), o.Pages)
 	for _, dpi := range o.DPIs {
 		doc, err := writeScan(dir, dpi, o.Pages)
 		if err != nil {
@@ -58,7 +72,7 @@ func OCR(ctx context.Context, sbxs jobs.Sandboxes, o OCROptions) ([]OCRResult, e
 			r := OCRResult{DPI: dpi, Concurrency: c}
 			for run := 0; run < o.Runs; run++ {
 				o.Progress("ocr: %d dpi, %d at once, run %d of %d", dpi, c, run+1, o.Runs)
-				if err := ocrRound(ctx, sbxs, o, doc, c, &r); err != nil {
+				if err := ocrRound(ctx, sbxs, o, doc, want, c, &r); err != nil {
 					return nil, fmt.Errorf("bench ocr %d dpi x %d: %w", dpi, c, err)
 				}
 			}
@@ -94,7 +108,7 @@ func (o OCROptions) withDefaults() OCROptions {
 }
 
 // ocrRound runs c documents at once and adds their page times to r.
-func ocrRound(ctx context.Context, sbxs jobs.Sandboxes, o OCROptions, doc jobs.Doc, c int, r *OCRResult) error {
+func ocrRound(ctx context.Context, sbxs jobs.Sandboxes, o OCROptions, doc jobs.Doc, want map[string]int, c int, r *OCRResult) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
@@ -117,6 +131,13 @@ func ocrRound(ctx context.Context, sbxs jobs.Sandboxes, o OCROptions, doc jobs.D
 			case env.Error != nil:
 				errs = append(errs, fmt.Errorf("%s: %s", env.Error.Code, env.Error.Message))
 			default:
+				found, wanted, err := wordsRead(env.Result, want)
+				if err != nil {
+					errs = append(errs, err)
+					return
+				}
+				r.WordsFound += found
+				r.WordsWanted += wanted
 				for _, ms := range env.PageMS {
 					r.PageSeconds = append(r.PageSeconds, float64(ms)/1000)
 				}
@@ -175,10 +196,51 @@ func denseA4Page() testdocs.FixedPage {
 	return testdocs.FixedPage{Items: items}
 }
 
+// pageWords is the multiset of words on pages copies of page.
+func pageWords(page testdocs.FixedPage, pages int) map[string]int {
+	want := map[string]int{}
+	for _, it := range page.Items {
+		for _, w := range strings.Fields(it.Text) {
+			want[w] += pages
+		}
+	}
+	return want
+}
+
+// wordsRead counts how many of want's words the extract result (the
+// guest's pages of lines) holds, each at most as often as wanted. The
+// result is decoded leniently but bounded: it is the benchmark's own
+// page, read back for a score, never a user's document.
+func wordsRead(raw []byte, want map[string]int) (found, wanted int, err error) {
+	var doc struct {
+		Pages []struct {
+			Lines []struct {
+				Text string `json:"text"`
+			} `json:"lines"`
+		} `json:"pages"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return 0, 0, fmt.Errorf("extract result: %w", err)
+	}
+	got := map[string]int{}
+	for _, p := range doc.Pages {
+		for _, l := range p.Lines {
+			for _, w := range strings.Fields(l.Text) {
+				got[w]++
+			}
+		}
+	}
+	for w, n := range want {
+		found += min(n, got[w])
+		wanted += n
+	}
+	return found, wanted, nil
+}
+
 // FormatOCR is the table `airlock bench ocr` prints.
 func FormatOCR(rs []OCRResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-6s %-9s %-7s %-22s %-s\n", "dpi", "at once", "pages", "s/page p50 (min-max)", "document wall s p50")
+	fmt.Fprintf(&b, "%-6s %-9s %-7s %-22s %-21s %s\n", "dpi", "at once", "pages", "s/page p50 (min-max)", "document wall s p50", "words read")
 	for _, r := range rs {
 		s := append([]float64(nil), r.PageSeconds...)
 		sort.Float64s(s)
@@ -186,8 +248,8 @@ func FormatOCR(rs []OCRResult) string {
 		if len(s) > 0 {
 			lo, hi = s[0], s[len(s)-1]
 		}
-		fmt.Fprintf(&b, "%-6d %-9d %-7d %-22s %.1f\n", r.DPI, r.Concurrency, len(r.PageSeconds),
-			fmt.Sprintf("%.1f (%.1f-%.1f)", median(s), lo, hi), median(r.WallSeconds))
+		fmt.Fprintf(&b, "%-6d %-9d %-7d %-22s %-21.1f %.1f%%\n", r.DPI, r.Concurrency, len(r.PageSeconds),
+			fmt.Sprintf("%.1f (%.1f-%.1f)", median(s), lo, hi), median(r.WallSeconds), 100*r.WordRecall())
 	}
 	return b.String()
 }

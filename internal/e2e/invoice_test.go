@@ -17,9 +17,7 @@ import (
 type invoiceLine struct {
 	File  string `json:"file"`
 	OK    bool   `json:"ok"`
-	Error *struct {
-		Code string `json:"code"`
-	} `json:"error"`
+	Error *lineError `json:"error"`
 	OCRPages int    `json:"ocr_pages"`
 	Decision string `json:"decision"`
 	Flags    []struct {

@@ -15,9 +15,7 @@ import (
 type redactLine struct {
 	File  string `json:"file"`
 	OK    bool   `json:"ok"`
-	Error *struct {
-		Code string `json:"code"`
-	} `json:"error"`
+	Error *lineError `json:"error"`
 	Output      string         `json:"output"`
 	Held        bool           `json:"held"`
 	HeldAt      string         `json:"held_at"`
@@ -128,3 +126,12 @@ func TestRedactBatch(t *testing.T) {
 		}
 	}
 }
+
+// lineError is a job line's classified error; it prints its message so a
+// failing assertion says what went wrong in the guest.
+type lineError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *lineError) String() string { return e.Code + ": " + e.Message }

@@ -18,10 +18,7 @@ import (
 type reviewLine struct {
 	File  string `json:"file"`
 	OK    bool   `json:"ok"`
-	Error *struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Error *lineError `json:"error"`
 	Pages     int              `json:"pages"`
 	OCRPages  int              `json:"ocr_pages"`
 	Risks     []string         `json:"risks"`

@@ -124,6 +124,7 @@ func (j *Invoice) Finalize(ctx context.Context, _ Doc, o *Outcome) {
 		line.Flags = []invoicecheck.Flag{{Code: invoicecheck.FlagUnreadable, Detail: "the history could not be checked"}}
 		return
 	}
+	rep.FlagRisks(o.Risks)
 	line.Decision, line.Flags, line.VendorID, line.Fields = rep.Decision, rep.Flags, rep.VendorID, &rep.Fields
 	if res, err := invoicecheck.DecodeResult(p.result); err == nil {
 		line.FieldSources, line.HiddenText, line.Injection = res.FieldSources, res.HiddenText, res.Injection

@@ -180,7 +180,7 @@ func writePGM(path string, img *image.Gray) error {
 // returns its words as a page (boxes already in points).
 func tesseract(ctx context.Context, file string, dpi float64, n int, psm string, o Options) (Page, error) {
 	args := []string{file, "stdout", "-l", o.OCRLang, "--dpi", strconv.Itoa(int(math.Round(dpi))), "--psm", psm}
-	if o.DotProduct != "" {
+	if o.DotProduct != "" && o.DotProduct != "auto" {
 		args = append(args, "-c", "dotproduct="+o.DotProduct)
 	}
 	out, err := runTool(ctx, toolRun{

@@ -51,13 +51,15 @@ type Options struct {
 	// OCRWorkers is how many pages are OCRed at once. Default: one per CPU
 	// the guest has.
 	OCRWorkers int
-	// Emulated says the guest's CPU is emulated (QEMU TCG): wide-SIMD code
-	// is slow there, so tesseract's dot product is the SSE one, and pages
-	// get DefaultPageTimeoutEmulated. The platform says so in every
-	// sandbox's environment (AIRLOCK_ACCEL=tcg; see EmulatedFromEnv).
+	// Emulated says the guest's CPU is emulated (QEMU TCG): pages get
+	// DefaultPageTimeoutEmulated and tesseract's dot product is
+	// EmulatedDotProduct. The platform says so in every sandbox's
+	// environment (AIRLOCK_ACCEL=tcg; see EmulatedFromEnv).
 	Emulated bool
-	// DotProduct is tesseract's dotproduct (auto, sse, generic, avx2, ...);
-	// default auto, or sse when Emulated.
+	// DotProduct is tesseract's dotproduct, one of DotProducts. "" or
+	// "auto": EmulatedDotProduct when Emulated; tesseract's own choice on
+	// a CPU with AVX2 or FMA; "generic" on any other CPU, because there
+	// tesseract would choose its SSE or AVX code, which reads garbage.
 	DotProduct string
 	// ForceOCR OCRs every page, ignoring any text layer.
 	ForceOCR bool
@@ -87,6 +89,50 @@ const (
 // EmulatedFromEnv reports whether the platform said the guest's CPU is
 // emulated (AIRLOCK_ACCEL=tcg in the sandbox's environment).
 func EmulatedFromEnv() bool { return os.Getenv("AIRLOCK_ACCEL") == "tcg" }
+
+// DotProducts are the tesseract dot products a caller may ask for. The
+// SSE and AVX ones are left out: with the float models of Debian 12's
+// tesseract 5.3.0 they return garbage ("_é§HS_«#»Y2" for "Dear Grace"),
+// and TestDotProductsReadText holds every listed one to the right text.
+var DotProducts = []string{"auto", "generic", "native", "avx2", "fma"}
+
+// EmulatedDotProduct is the dot product under CPU emulation (QEMU TCG),
+// the fastest one that reads correctly there (`airlock bench ocr`; see
+// the README's OCR numbers).
+const EmulatedDotProduct = "generic"
+
+// safeDotProduct resolves "auto": tesseract picks by CPU flags, and picks
+// its broken SSE or AVX code on a CPU without AVX2 and FMA.
+func safeDotProduct(emulated bool, flags map[string]bool) string {
+	switch {
+	case emulated:
+		return EmulatedDotProduct
+	case flags["avx2"] || flags["fma"]:
+		return "auto"
+	default:
+		return "generic"
+	}
+}
+
+// cpuFlags reads this CPU's feature flags from /proc/cpuinfo (none when
+// it cannot be read, which resolves to the safe generic dot product).
+func cpuFlags() map[string]bool {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return nil
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(name) == "flags" {
+			flags := map[string]bool{}
+			for _, f := range strings.Fields(value) {
+				flags[f] = true
+			}
+			return flags
+		}
+	}
+	return nil
+}
 
 func (o Options) withDefaults() Options {
 	if o.MaxBytes <= 0 {
@@ -138,8 +184,8 @@ func (o Options) withDefaults() Options {
 	if o.OCRWorkers <= 0 {
 		o.OCRWorkers = runtime.NumCPU()
 	}
-	if o.DotProduct == "" && o.Emulated {
-		o.DotProduct = "sse"
+	if o.DotProduct == "" || o.DotProduct == "auto" {
+		o.DotProduct = safeDotProduct(o.Emulated, cpuFlags())
 	}
 	if o.TempDir == "" {
 		o.TempDir = os.TempDir()

@@ -22,7 +22,7 @@ import (
 // Other inputs carry none. The result is sorted (docs.Risk* names).
 func Risks(ctx context.Context, path string, opts Options) ([]string, error) {
 	o := opts.withDefaults()
-	in, err := openInput(path, o)
+	in, err := sniffInput(path, o)
 	if err != nil || in.kind != kindPDF {
 		return nil, err
 	}

@@ -42,4 +42,10 @@ func TestRisks(t *testing.T) {
 	if got, err := Risks(context.Background(), writeFile(t, "in.png", testdocs.BombPNG(10, 10)), Options{}); err != nil || got != nil {
 		t.Errorf("a PNG: %v %v, want none", got, err)
 	}
+	// Text, CSV and JSON documents (redaction's) carry none and are no error.
+	for name, b := range map[string]string{"in.txt": "Dear Grace,\n", "in.csv": "a,b\r\n1,2\r\n", "in.json": `{"a": 1}`} {
+		if got, err := Risks(context.Background(), writeFile(t, name, []byte(b)), Options{}); err != nil || got != nil {
+			t.Errorf("%s: %v %v, want none", name, got, err)
+		}
+	}
 }

@@ -50,6 +50,16 @@ type input struct {
 }
 
 func openInput(path string, o Options) (input, error) {
+	in, err := sniffInput(path, o)
+	if err == nil && in.kind == kindUnknown {
+		return input{}, unreadable("input is not a PDF, PNG, JPEG or TIFF")
+	}
+	return in, err
+}
+
+// sniffInput checks the file and reads its kind, kindUnknown for anything
+// that is not a PDF or an image (a text, CSV or JSON document).
+func sniffInput(path string, o Options) (input, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return input{}, fmt.Errorf("input: %w", err)
@@ -73,9 +83,5 @@ func openInput(path string, o Options) (input, error) {
 	if err != nil && err != io.ErrUnexpectedEOF {
 		return input{}, fmt.Errorf("read input: %w", err)
 	}
-	k := sniff(head[:n])
-	if k == kindUnknown {
-		return input{}, unreadable("input is not a PDF, PNG, JPEG or TIFF")
-	}
-	return input{path: path, size: st.Size(), kind: k}, nil
+	return input{path: path, size: st.Size(), kind: sniff(head[:n])}, nil
 }

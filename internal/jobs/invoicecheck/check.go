@@ -94,13 +94,22 @@ func (c *Checker) CheckEnvelope(ctx context.Context, raw []byte) (*Report, error
 		return r, nil
 	}
 	r, err := c.check(ctx, res)
-	if err == nil && len(risks) > 0 {
-		// An invoice has no business carrying scripts, attachments or a
-		// second file: a person looks before anyone opens the original.
-		r.Flags = append(r.Flags, Flag{Code: FlagActiveContent, Detail: strings.Join(risks, ", ")})
-		r.Decision = DecisionReview
+	if err == nil {
+		r.FlagRisks(risks)
 	}
 	return r, err
+}
+
+// FlagRisks sends the invoice to review with an active_content flag when
+// its PDF carries any of the envelope's risks (docs.Risk*): an invoice has
+// no business carrying scripts, attachments or a second file, and a person
+// looks before anyone opens the original.
+func (r *Report) FlagRisks(risks []string) {
+	if len(risks) == 0 {
+		return
+	}
+	r.Flags = append(r.Flags, Flag{Code: FlagActiveContent, Detail: strings.Join(risks, ", ")})
+	r.Decision = DecisionReview
 }
 
 // CheckResult judges the invoice result alone (the envelope's "result").

@@ -199,6 +199,8 @@ func TestCheckEnvelope(t *testing.T) {
 		{"other job", `{"version":1,"job":"review","ok":true,"error":null,"pages":1,"ocr_pages":0,"timings_ms":{},"result":` + res + `}`, DecisionReview, "job"},
 		{"version 2", `{"version":2,"job":"invoice","ok":true,"error":null,"pages":1,"ocr_pages":0,"timings_ms":{},"result":` + res + `}`, DecisionReview, "version"},
 		{"decision in envelope", `{"version":1,"job":"invoice","ok":true,"decision":"approve","error":null,"pages":1,"ocr_pages":0,"timings_ms":{},"result":` + res + `}`, DecisionReview, "unknown field"},
+		{"javascript", `{"version":1,"job":"invoice","ok":true,"error":null,"pages":1,"ocr_pages":0,"risks":["pdf_javascript"],"timings_ms":{},"result":` + res + `}`, DecisionReview, "pdf_javascript"},
+		{"unknown risk", `{"version":1,"job":"invoice","ok":true,"error":null,"pages":1,"ocr_pages":0,"risks":["harmless"],"timings_ms":{},"result":` + res + `}`, DecisionReview, "risk"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,9 +211,33 @@ func TestCheckEnvelope(t *testing.T) {
 			if rep.Decision != tt.decision {
 				t.Fatalf("decision %s, flags %+v", rep.Decision, rep.Flags)
 			}
-			if tt.detail != "" && (len(rep.Flags) == 0 || !strings.Contains(rep.Flags[0].Detail, tt.detail)) {
+			found := tt.detail == ""
+			for _, f := range rep.Flags {
+				found = found || strings.Contains(f.Detail, tt.detail)
+			}
+			if !found {
 				t.Fatalf("flags %+v, want detail %q", rep.Flags, tt.detail)
 			}
 		})
+	}
+}
+
+// TestFlagRisks: the runner judges the result and the envelope's risks
+// apart (CheckResult, then FlagRisks); a clean invoice carrying a script
+// still goes to review.
+func TestFlagRisks(t *testing.T) {
+	c := testChecker(t, nil)
+	rep, err := c.CheckResult(context.Background(), marshal(t, cleanResult()))
+	if err != nil || rep.Decision != DecisionApprove {
+		t.Fatalf("clean invoice: %v %+v", err, rep)
+	}
+	rep.FlagRisks(nil)
+	if rep.Decision != DecisionApprove || len(rep.Flags) != 0 {
+		t.Fatalf("no risks changed the report: %+v", rep)
+	}
+	rep.FlagRisks([]string{"pdf_embedded_files", "pdf_javascript"})
+	if rep.Decision != DecisionReview || len(rep.Flags) != 1 || rep.Flags[0].Code != FlagActiveContent ||
+		rep.Flags[0].Detail != "pdf_embedded_files, pdf_javascript" {
+		t.Fatalf("risks: %+v", rep)
 	}
 }
