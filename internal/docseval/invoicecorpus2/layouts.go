@@ -191,7 +191,7 @@ func (w *writer) sideBySide(p *sheet, in *inv, f frame) float64 {
 		size = 12
 	}
 	p.put(f.l, 60, in.name, size, true, alignLeft)
-	ax := f.l + measure().width(gosans, in.name, size, true) + 14
+	ax := f.l + measure().width(in.name, size, true) + 14
 	lines := append([]string(nil), in.v.address...)
 	lines = append(lines, "Tel. +"+fmt.Sprint(20+len(in.name))+" 555 0100")
 	for i, l := range lines {
@@ -300,10 +300,10 @@ func (w *writer) twoCol(p *sheet, in *inv, f frame) float64 {
 	row := max(y, by) + 30
 	x := f.l
 	for _, m := range in.metaPairs() {
-		lw := measure().width(gosans, m.label, 8.5, true)
+		lw := measure().width(m.label, 8.5, true)
 		p.put(x, row, m.label, 8.5, true, alignLeft)
 		p.put(x+lw+5, row, m.value, 8.5, false, alignLeft)
-		x += lw + 5 + measure().width(gosans, m.value, 8.5, false) + 22
+		x += lw + 5 + measure().width(m.value, 8.5, false) + 22
 	}
 	return row + 30
 }

@@ -114,9 +114,10 @@ var measure = sync.OnceValue(func() *measurer {
 	return &measurer{pdf: pdf}
 })
 
-// width is the widest the string sets in the face or, for scans, in the
-// Go fonts (which run wider): what a layout must leave room for.
-func (m *measurer) width(f face, s string, size float64, bold bool) float64 {
+// width is the widest the string sets in any face a document may use
+// (the Go fonts for scans, a core font for the text PDF): what a layout
+// must leave room for.
+func (m *measurer) width(s string, size float64, bold bool) float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	style := ""
@@ -125,9 +126,11 @@ func (m *measurer) width(f face, s string, size float64, bold bool) float64 {
 	}
 	m.pdf.SetFont(string(gosans), style, size)
 	w := m.pdf.GetStringWidth(s)
-	if f != gosans && winAnsi(s) {
-		m.pdf.SetFont(string(f), style, size)
-		w = max(w, m.pdf.GetStringWidth(m.pdf.UnicodeTranslatorFromDescriptor("")(s)))
+	if winAnsi(s) {
+		for _, f := range []face{helvetica, times, courier} {
+			m.pdf.SetFont(string(f), style, size)
+			w = max(w, m.pdf.GetStringWidth(m.pdf.UnicodeTranslatorFromDescriptor("")(s)))
+		}
 	}
 	return w
 }
