@@ -301,9 +301,13 @@ func (w *writer) twoCol(p *sheet, in *inv, f frame) float64 {
 	x := f.l
 	for _, m := range in.metaPairs() {
 		lw := measure().width(m.label, 8.5, true)
+		vw := measure().width(m.value, 8.5, false)
+		if x > f.l && x+lw+5+vw > f.r {
+			x, row = f.l, row+14 // the row is full: wrap
+		}
 		p.put(x, row, m.label, 8.5, true, alignLeft)
 		p.put(x+lw+5, row, m.value, 8.5, false, alignLeft)
-		x += lw + 5 + measure().width(m.value, 8.5, false) + 22
+		x += lw + 5 + vw + 22
 	}
 	return row + 30
 }
