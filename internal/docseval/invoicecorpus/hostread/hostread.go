@@ -107,7 +107,10 @@ func readOne(ctx context.Context, in Input, dir, cache string) (Reading, error) 
 		return Reading{}, err
 	}
 	defer os.Remove(path)
-	doc, err := extract.Extract(ctx, path, extract.Options{TempDir: dir, OCRLang: invoice.OCRLanguages})
+	// The limits are for accuracy runs on a shared host, not a guest's
+	// budget: a page that takes three minutes beside other work is read.
+	doc, err := extract.Extract(ctx, path, extract.Options{TempDir: dir, OCRLang: invoice.OCRLanguages,
+		ToolTimeout: 10 * time.Minute, PageTimeout: 10 * time.Minute, TotalTimeout: time.Hour})
 	if err != nil {
 		return Reading{}, err
 	}
@@ -173,7 +176,7 @@ func Judge(ctx context.Context, chk *invoicecheck.Checker, rs []Reading) ([]Judg
 		if err != nil {
 			return nil, err
 		}
-		rep, err := chk.CheckResult(ctx, raw)
+		rep, err := chk.CheckDocument(ctx, raw, r.DocID)
 		if err != nil {
 			return nil, err
 		}
