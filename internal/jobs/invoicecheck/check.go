@@ -168,7 +168,7 @@ func (c *Checker) checkDoc(ctx context.Context, res *result.Result, docID string
 	c.clamp(&f, &fl)
 	c.checkRequired(&f, &fl)
 	c.checkScreens(res, &fl)
-	m := c.matchVendor(f.VendorName, f.VendorTaxID)
+	m := c.resolveVendor(res.Candidates, &f, &notes)
 	c.checkVendor(m, &f, &fl)
 	c.checkBank(m, &f, &fl)
 	c.checkArithmetic(&f, &fl)

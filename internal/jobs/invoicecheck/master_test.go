@@ -84,6 +84,15 @@ func TestParseMasterShapes(t *testing.T) {
 	}
 }
 
+func TestSwissUIDSuffix(t *testing.T) {
+	if !sameTaxID("CHE-114.927.538 MWST", "CH", "CHE-114.927.538") || !sameTaxID("CHE114927538TVA", "CH", "che 114 927 538") {
+		t.Error("a Swiss UID with and without its VAT suffix are one number")
+	}
+	if sameTaxID("CHE-114.927.538 MWST", "CH", "CHE-114.927.539") {
+		t.Error("another Swiss UID matched")
+	}
+}
+
 func TestNormName(t *testing.T) {
 	ref, err := loadRefData()
 	if err != nil {
