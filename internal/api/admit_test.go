@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/wire"
+
 	"github.com/airlock-dev/airlock/internal/api"
 )
 
@@ -107,9 +109,9 @@ func TestAdmissionGlobalReserve(t *testing.T) {
 // their connections closed; the other tenant is served throughout.
 func TestLongPollFloodLocksNobodyOut(t *testing.T) {
 	h := newProcHarness(t)
-	sb := decodeAs[api.Sandbox](t, h.do("POST", "/v1/sandboxes", h.keyA, map[string]any{"template": "base"}), http.StatusCreated)
+	sb := decodeAs[wire.Sandbox](t, h.do("POST", "/v1/sandboxes", h.keyA, map[string]any{"template": "base"}), http.StatusCreated)
 	base := "/v1/sandboxes/" + sb.ID + "/processes"
-	decodeAs[api.Process](t, h.do("POST", base, h.keyA, map[string]any{"cmd": "sleep 120"}), http.StatusCreated)
+	decodeAs[wire.Process](t, h.do("POST", base, h.keyA, map[string]any{"cmd": "sleep 120"}), http.StatusCreated)
 	const flood = 600
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -139,7 +141,7 @@ func TestLongPollFloodLocksNobodyOut(t *testing.T) {
 			t.Fatalf("only %d of the %d long-polls over the limit were refused", refused, flood-api.DefaultTenantLongPolls)
 		}
 	}
-	sbB := decodeAs[api.Sandbox](t, h.do("POST", "/v1/sandboxes", h.keyB, map[string]any{"template": "base"}), http.StatusCreated)
+	sbB := decodeAs[wire.Sandbox](t, h.do("POST", "/v1/sandboxes", h.keyB, map[string]any{"template": "base"}), http.StatusCreated)
 	if r := h.do("GET", fmt.Sprintf("/v1/sandboxes/%s", sbB.ID), h.keyB, nil); r.status != 200 {
 		t.Fatalf("the other tenant during the flood: %d %s", r.status, r.body)
 	}

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/wire"
+
 	"github.com/airlock-dev/airlock/internal/api"
 	"github.com/airlock-dev/airlock/internal/api/apitest"
 	"github.com/airlock-dev/airlock/internal/store"
@@ -44,7 +46,7 @@ type resp struct {
 }
 
 func (r resp) code() string {
-	var e api.ErrorResponse
+	var e wire.ErrorResponse
 	_ = json.Unmarshal(r.body, &e)
 	return e.Error.Code
 }
@@ -150,7 +152,7 @@ func TestTenantIsolation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var al api.AuditList
+	var al wire.AuditList
 	r = h.do("GET", "/v1/audit?metadata.matter=m1", h.keyB, nil)
 	_ = json.Unmarshal(r.body, &al)
 	if r.status != 200 || len(al.Records) != 1 || al.Records[0].Tenant != "tenant-b" {
@@ -286,13 +288,13 @@ func TestUploadLimits(t *testing.T) {
 func TestExec(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	id := h.create(h.keyA, nil)
-	exec := func(body string) api.ExecResponse {
+	exec := func(body string) wire.ExecResponse {
 		t.Helper()
 		r := h.do("POST", "/v1/sandboxes/"+id+"/exec", h.keyA, body)
 		if r.status != 200 {
 			t.Fatalf("exec %s: %d %s", body, r.status, r.body)
 		}
-		var out api.ExecResponse
+		var out wire.ExecResponse
 		if err := json.Unmarshal(r.body, &out); err != nil {
 			t.Fatal(err)
 		}
@@ -338,9 +340,9 @@ func TestExec(t *testing.T) {
 	}
 }
 
-func readEvents(t *testing.T, body []byte) []api.StreamEvent {
+func readEvents(t *testing.T, body []byte) []wire.StreamEvent {
 	t.Helper()
-	var evs []api.StreamEvent
+	var evs []wire.StreamEvent
 	for _, line := range strings.SplitAfter(string(body), "\n") {
 		if line == "" {
 			continue
@@ -348,7 +350,7 @@ func readEvents(t *testing.T, body []byte) []api.StreamEvent {
 		if !strings.HasSuffix(line, "\n") {
 			t.Fatalf("unterminated line %q", line)
 		}
-		var ev api.StreamEvent
+		var ev wire.StreamEvent
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("line %q: %v", line, err)
 		}
@@ -432,13 +434,13 @@ func TestFiles(t *testing.T) {
 	if r.status != 200 || string(r.body) != "content" || r.header.Get("Content-Type") != "application/octet-stream" {
 		t.Errorf("read: %d %q %q", r.status, r.header.Get("Content-Type"), r.body)
 	}
-	var fi api.FileInfo
+	var fi wire.FileInfo
 	r = h.do("GET", base+"/stat?path=/job/a/b.txt", h.keyA, nil)
 	_ = json.Unmarshal(r.body, &fi)
 	if fi.Size != 7 || fi.IsDir || fi.Name != "b.txt" || fi.ModeString != "-rw-r--r--" {
 		t.Errorf("stat: %s", r.body)
 	}
-	var fl api.FileList
+	var fl wire.FileList
 	r = h.do("GET", base+"/list?path=/job/a", h.keyA, nil)
 	_ = json.Unmarshal(r.body, &fl)
 	if len(fl.Entries) != 1 || fl.Entries[0].Path != "/job/a/b.txt" {
@@ -481,7 +483,7 @@ func TestSandboxLifecycle(t *testing.T) {
 		t.Errorf("create info: %s", r.body)
 	}
 	r = h.do("POST", "/v1/sandboxes/"+info.ID+"/fork", h.keyA, `{"count":2}`)
-	var list api.SandboxList
+	var list wire.SandboxList
 	_ = json.Unmarshal(r.body, &list)
 	if r.status != 201 || len(list.Sandboxes) != 2 || list.Sandboxes[0].ParentID != info.ID {
 		t.Errorf("fork: %d %s", r.status, r.body)
@@ -496,7 +498,7 @@ func TestSandboxLifecycle(t *testing.T) {
 		t.Errorf("egress: %d %s", r.status, r.body)
 	}
 	r = h.do("POST", "/v1/sandboxes/"+info.ID+"/probe", h.keyA, nil)
-	var pr api.ProbeResponse
+	var pr wire.ProbeResponse
 	_ = json.Unmarshal(r.body, &pr)
 	if r.status != 200 || !pr.OK || len(pr.Probes) == 0 {
 		t.Errorf("probe under deny-all: %d %s", r.status, r.body)
@@ -643,7 +645,7 @@ func TestListKeys(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("list keys: %d %s", r.status, r.body)
 	}
-	var got api.KeyList
+	var got wire.KeyList
 	if err := json.Unmarshal(r.body, &got); err != nil {
 		t.Fatal(err)
 	}
@@ -683,13 +685,13 @@ func TestAuditSeqIsPerTenant(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var page api.AuditList
+	var page wire.AuditList
 	r := h.do("GET", "/v1/audit?limit=2", h.keyB, nil)
 	if err := json.Unmarshal(r.body, &page); err != nil || r.status != 200 || len(page.Records) != 2 ||
 		page.Records[0].Seq != 1 || page.Records[1].Seq != 2 || page.NextAfterSeq != 2 {
 		t.Fatalf("tenant B's first page: %d %s", r.status, r.body)
 	}
-	page = api.AuditList{}
+	page = wire.AuditList{}
 	r = h.do("GET", "/v1/audit?limit=2&after_seq=2", h.keyB, nil)
 	if err := json.Unmarshal(r.body, &page); err != nil || len(page.Records) != 1 || page.Records[0].Seq != 3 || page.NextAfterSeq != 0 {
 		t.Fatalf("tenant B's second page: %d %s", r.status, r.body)

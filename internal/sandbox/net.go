@@ -389,7 +389,7 @@ func failedProbes(rs []ProbeResult) string {
 
 func probeError(rs []ProbeResult) error {
 	if f := failedProbes(rs); f != "" {
-		return errdefs.FailedPrecondition("egress self-check failed: %s", f)
+		return errdefs.EgressOpen("egress self-check failed: %s", f)
 	}
 	return nil
 }
