@@ -45,12 +45,9 @@ func (s *server) createSandbox(w *respWriter, r *http.Request, c *call) error {
 	if req.TTLSeconds > math.MaxInt64/int64(time.Second) {
 		return errdefs.InvalidArgument("ttl_seconds %d is out of range", req.TTLSeconds)
 	}
-	var egress *netpool.Policy
+	var egress *netpool.Policy // the manager checks it, once
 	if req.Egress != nil {
 		p := policyFromWire(*req.Egress)
-		if err := p.Validate(); err != nil {
-			return err
-		}
 		egress = &p
 	}
 	info, err := s.be.Create(r.Context(), sandbox.CreateRequest{
@@ -178,11 +175,7 @@ func (s *server) setEgress(w *respWriter, r *http.Request, c *call) error {
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	p := policyFromWire(req)
-	if err := p.Validate(); err != nil {
-		return err
-	}
-	info, err := s.be.SetEgress(r.Context(), c.tenant, c.id, p)
+	info, err := s.be.SetEgress(r.Context(), c.tenant, c.id, policyFromWire(req)) // checked there, once
 	if err != nil {
 		return err
 	}

@@ -9,16 +9,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/wire"
 
 	"github.com/airlock-dev/airlock/internal/api"
-	"github.com/airlock-dev/airlock/internal/api/apitest"
 )
-
-// newProcHarness serves the real sandbox manager over local machines: the
-// Fake runs no background processes.
-func newProcHarness(t *testing.T) *harness {
-	m := apitest.LocalManager(t)
-	env := apitest.Start(t, m, api.Config{})
-	return &harness{t: t, env: env, keyA: env.Key(t, "tenant-a"), keyB: env.Key(t, "tenant-b")}
-}
 
 func decodeAs[T any](t *testing.T, r resp, status int) T {
 	t.Helper()
@@ -36,7 +27,7 @@ func decodeAs[T any](t *testing.T, r resp, status int) T {
 // follow the output, list, a wait that times out, kill, wait, and every
 // refusal with its code.
 func TestProcessRoutes(t *testing.T) {
-	h := newProcHarness(t)
+	h := newHarness(t, api.Config{})
 	sb := decodeAs[wire.Sandbox](t, h.do("POST", "/v1/sandboxes", h.keyA, map[string]any{"template": "base"}), http.StatusCreated)
 	base := "/v1/sandboxes/" + sb.ID + "/processes"
 	p := decodeAs[wire.Process](t, h.do("POST", base, h.keyA, map[string]any{"cmd": "cat; echo oops >&2; sleep 30", "stdin": "hi\n"}), http.StatusCreated)

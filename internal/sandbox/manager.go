@@ -362,40 +362,6 @@ func validateMetadata(md map[string]string) error {
 	return nil
 }
 
-// checkEgress refuses policies this host cannot enforce. Without a
-// network pool a sandbox's NIC is attached to nothing, which is exactly
-// deny-all; anything that allows traffic would be a lie. With one, domain
-// rules need the egress proxy, and the proxy's view of the policy (with
-// the tenant's credential routes) must be valid too.
-func (m *Manager) checkEgress(tenant string, p *netpool.Policy) (netpool.Policy, error) {
-	if p == nil {
-		return netpool.DenyAll(), nil
-	}
-	if err := p.Validate(); err != nil {
-		return netpool.Policy{}, err
-	}
-	if m.cfg.Net == nil {
-		if p.Default != netpool.DefaultDeny || len(p.Allow) > 0 {
-			return netpool.Policy{}, errdefs.FailedPrecondition("egress allow rules need sandbox networking, which is not enabled on this host")
-		}
-		return *p, nil
-	}
-	for _, r := range p.Allow {
-		if r.Domain != "" && !m.cfg.Net.ProxyAddr().IsValid() {
-			return netpool.Policy{}, errdefs.FailedPrecondition("egress rule %q: domain rules need the egress proxy, which is not enabled on this host", r.Name)
-		}
-	}
-	if err := m.cfg.Net.CheckPolicy(*p); err != nil {
-		return netpool.Policy{}, err
-	}
-	check := *p
-	check.TLS = "" // the CA is made per sandbox, later
-	if _, err := m.proxySandbox("check", tenant, check, nil); err != nil {
-		return netpool.Policy{}, err
-	}
-	return *p, nil
-}
-
 // reserve counts a sandbox against MaxSandboxes before it exists; register
 // turns the reservation into the sandbox, release gives it back.
 func (m *Manager) reserve() error {
@@ -830,94 +796,6 @@ func (m *Manager) MakeDir(ctx context.Context, tenant, id, path string) error {
 	return m.use(ctx, tenant, id, func(l *live) error {
 		return l.machine.Mkdir(ctx, path, 0, true)
 	})
-}
-
-// SetEgress replaces a sandbox's egress policy. With networking the new
-// policy is in force (namespace and proxy) when it returns, and
-// connections it no longer allows are cut.
-func (m *Manager) SetEgress(ctx context.Context, tenant, id string, p netpool.Policy) (Info, error) {
-	began := time.Now()
-	l, err := m.lookup(tenant, id)
-	if err != nil {
-		return Info{}, err
-	}
-	pol, err := m.checkEgress(tenant, &p)
-	if err != nil {
-		return Info{}, err
-	}
-	ca, newCA, err := m.ensureEgressCA(ctx, tenant, id, l, pol)
-	if err != nil {
-		return Info{}, err
-	}
-	l.mu.Lock()
-	if l.ending.Load() {
-		l.mu.Unlock()
-		return Info{}, errdefs.FailedPrecondition("sandbox %s is ending", id)
-	}
-	info := l.info
-	if l.slot == nil && m.cfg.Net != nil && (pol.Default != netpool.DefaultDeny || len(pol.Allow) > 0) {
-		l.mu.Unlock()
-		return Info{}, errdefs.FailedPrecondition("sandbox %s was started without networking; its egress cannot be opened", id)
-	}
-	detail := map[string]string{"default": pol.Default, "allow": ruleNames(pol)}
-	if pol.Inspects() {
-		detail["tls"] = netpool.TLSInspect
-	}
-	if newCA {
-		detail["ca_sha256"] = ca.Fingerprint()
-	}
-	if l.slot != nil {
-		if err := m.applyEgress(l.slot, id, tenant, pol, ca); err != nil {
-			l.mu.Unlock()
-			rec := auditRecord(store.EventEgressChange, info)
-			rec.DurationMS, rec.Outcome, rec.Detail = time.Since(began).Milliseconds(), errdefs.Code(err), detail
-			m.audit(ctx, rec)
-			return Info{}, err
-		}
-	}
-	l.info.Egress = pol
-	info = l.info
-	l.mu.Unlock()
-	eg, _ := json.Marshal(pol)
-	if err := m.cfg.Store.SetSandboxEgress(ctx, id, eg); err != nil {
-		return Info{}, err
-	}
-	rec := auditRecord(store.EventEgressChange, info)
-	rec.DurationMS, rec.Outcome, rec.Detail = time.Since(began).Milliseconds(), "ok", detail
-	m.audit(ctx, rec)
-	return info, nil
-}
-
-// ensureEgressCA returns the sandbox's inspection CA when pol asks for
-// inspection, making it and installing it in the guest first if the
-// sandbox has none yet (newCA). Without networking or inspection it
-// returns the CA the sandbox may already have, unused.
-func (m *Manager) ensureEgressCA(ctx context.Context, tenant, id string, l *live, pol netpool.Policy) (ca *egress.CA, newCA bool, err error) {
-	l.mu.Lock()
-	ca, slot := l.egressCA, l.slot
-	l.mu.Unlock()
-	if ca != nil || slot == nil || !pol.Inspects() {
-		return ca, false, nil
-	}
-	err = m.use(ctx, tenant, id, func(l *live) error {
-		var err error
-		if ca, err = m.newEgressCA(id); err != nil {
-			return err
-		}
-		return installEgressCA(ctx, l.machine, ca)
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.egressCA != nil {
-		// A concurrent change installed one first; the guest trusts both,
-		// the proxy uses that one.
-		return l.egressCA, false, nil
-	}
-	l.egressCA = ca
-	return ca, true, nil
 }
 
 // Prewarm fills the warm pool of the named template and waits until it is
