@@ -40,7 +40,7 @@ test_packages=(
   # carry. airlock itself never runs them on the host.
   poppler-utils tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-nld
   ghostscript qpdf
-  nodejs npm                   # the MCP tests' TypeScript client
+  nodejs npm                   # the MCP tests' TypeScript client (skipped when a node and npm are on PATH)
 )
 if $for_tests; then
   packages+=("${test_packages[@]}")
@@ -48,6 +48,12 @@ fi
 missing=()
 for p in "${packages[@]}"; do
   case "$p" in \#*) continue ;; esac
+  # A Node installed another way (NodeSource's nodejs carries its own npm,
+  # and conflicts with Debian's npm package) serves the tests as well.
+  case "$p" in
+    nodejs) command -v node >/dev/null && continue ;;
+    npm) command -v npm >/dev/null && continue ;;
+  esac
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 # apt-cache needs fresh lists to resolve the guest kernel package; refresh
