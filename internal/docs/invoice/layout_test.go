@@ -195,4 +195,3 @@ func TestCandidates(t *testing.T) {
 		}
 	}
 }
-

@@ -95,4 +95,3 @@ func TestSeparatorsAreNotHiddenText(t *testing.T) {
 		t.Errorf("vendor %q", got)
 	}
 }
-
