@@ -13,7 +13,9 @@ import (
 
 // TestDebugDocument prints how the extractor sees a dumped reading
 // (INVOICE_DEBUG_DOC=file, written by hostread.Dump): every row with its
-// cells and labels, each field's candidates, and the result.
+// cells and the labels found on it, what the hidden-text and injection
+// screens found, and the result. A diagnostic for working on a miss the
+// rendered evals report; it skips unless the variable is set.
 func TestDebugDocument(t *testing.T) {
 	path := os.Getenv("INVOICE_DEBUG_DOC")
 	if path == "" {
@@ -37,7 +39,6 @@ func TestDebugDocument(t *testing.T) {
 	}
 	opts := Options{Renders: in.Renders, OffPage: in.OffPage}
 	s := e.screen(in.Doc, opts)
-	x := &run{lx: e.lx, pages: s.pages, hits: map[*row][]hit{}}
 	var b strings.Builder
 	for _, pg := range s.pages {
 		fmt.Fprintf(&b, "page %d (%gx%g)\n", pg.number, pg.width, pg.height)
@@ -50,7 +51,6 @@ func TestDebugDocument(t *testing.T) {
 			for _, h := range e.lx.findHits(r) {
 				hs = append(hs, fmt.Sprintf("%s(%s)", h.lab.field, r.folded[h.start:h.end]))
 			}
-			x.hits[r] = e.lx.findHits(r)
 			fmt.Fprintf(&b, "  y=%5.1f-%5.1f h=%4.1f %s  %v\n", r.box.YMin, r.box.YMax, r.height, strings.Join(cs, " | "), hs)
 		}
 	}
