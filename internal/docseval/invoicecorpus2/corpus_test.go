@@ -52,6 +52,7 @@ func TestTruthIsConsistent(t *testing.T) {
 		t.Fatal(err)
 	}
 	numbers := map[string]string{}
+	byID := map[string]string{} // case -> invoice number
 	traps := map[ic.Trap]int{}
 	clean, copies := 0, 0
 	for _, c := range cs {
@@ -64,7 +65,11 @@ func TestTruthIsConsistent(t *testing.T) {
 		if prev, dup := numbers[k]; dup && !hasTrap(c.Traps, ic.TrapDuplicate) && c.CopyOf != prev {
 			t.Errorf("%s repeats %s's number without being a duplicate", c.ID, prev)
 		}
+		if hasTrap(c.Traps, ic.TrapDuplicate) && (c.DuplicateOf == "" || numbers[k] == "" || byID[c.DuplicateOf] != *f.InvoiceNumber) {
+			t.Errorf("%s: a duplicate of %q, which is not an earlier invoice with its number", c.ID, c.DuplicateOf)
+		}
 		numbers[k] = c.ID
+		byID[c.ID] = *f.InvoiceNumber
 		for _, tr := range c.Traps {
 			traps[tr]++
 		}

@@ -66,7 +66,10 @@ type Case struct {
 	// CopyOf names the case this one is a byte-for-byte copy of (the
 	// same file sent again): not a duplicate invoice, the same one.
 	CopyOf string
-	doc    *document
+	// DuplicateOf names the earlier case whose invoice number a
+	// duplicate trap reuses.
+	DuplicateOf string
+	doc         *document
 }
 
 // Scored is the case as invoicecorpus.Eval scores it.
@@ -265,6 +268,9 @@ func (w *writer) invoiceCase(id string, trap ic.Trap, earlier []Case) (Case, err
 	}
 	if trap != "" {
 		c.Traps = []ic.Trap{trap}
+	}
+	if orig != nil {
+		c.DuplicateOf = orig.ID
 	}
 	c.Mode, c.Scan = w.pickMode(in, trap)
 	d, err := w.draw(layout, in)
