@@ -21,9 +21,9 @@ import (
 )
 
 // TestRenderedEval reads the second corpus through the real guest tools
-// on the host (hostread: poppler, ghostscript, tesseract), the way
-// `airlock corpus invoice --corpus 2` + `airlock eval invoice` do through
-// sandboxes, and prints the scores of text-layer and OCR cases.
+// on the host (hostread: poppler, ghostscript, tesseract), as the guest
+// reads them in a sandbox, and prints the scores of text-layer and OCR
+// cases. (`airlock corpus invoice` writes only the first corpus.)
 //
 //	INVOICE_CORPUS2_RENDERED=tune|heldout|all   which split(s); all seeds of each
 //	INVOICE_CORPUS2_N=<n>                       invoices per seed (default 52)
