@@ -24,12 +24,12 @@ type word struct {
 }
 
 func (w word) height() float64  { return w.box.YMax - w.box.YMin }
-func (w word) yCenter() float64 { return (w.box.YMin + w.box.YMax) / 2 }
 func (w word) xCenter() float64 { return (w.box.XMin + w.box.XMax) / 2 }
 
 // row is the words on one visual line of a page, left to right. Rows are
-// rebuilt from boxes, not taken from the extractor's lines: pdftotext puts
-// a label and a far-right value in different blocks.
+// built from boxes, not taken whole from the extractor's lines (pdftotext
+// puts a label and a far-right value in different blocks); a text-layer
+// line's words stay together in one row.
 type row struct {
 	page   int
 	words  []word
