@@ -87,7 +87,9 @@ func ParseMasterWith(r io.Reader, o MasterOptions) (*Master, error) {
 	}
 	m.Warnings = mr.warnings()
 	if o.Strict && len(m.Warnings) > 0 {
-		return nil, fmt.Errorf("vendor master (strict): %s", strings.Join(m.Warnings, "; "))
+		// Under --strict nothing is ignored: the field is the error.
+		msg := strings.ReplaceAll(strings.Join(m.Warnings, "; "), "unknown field, ignored", "unknown field")
+		return nil, fmt.Errorf("vendor master (strict): %s", msg)
 	}
 	ref, err := loadRefData()
 	if err != nil {
