@@ -8,9 +8,9 @@
 //     data (recognizer/data/registry.yaml: which recognizers run, for
 //     which types, with which context words, patterns and scores; name
 //     lists, address templates, IBAN and card tables beside it). The
-//     kinds: recognizer/pattern (regex + validator + context),
-//     recognizer/address, recognizer/person, recognizer/ocr (what only
-//     OCR pages need).
+//     kinds: recognizer/pattern (regex + validator + context; IBAN and
+//     ABA checks through internal/checksum), recognizer/address,
+//     recognizer/person, recognizer/ocr (what only OCR pages need).
 //   - nlp: tokens, folding, context phrases and windows, which
 //     recognizers read.
 //   - analyzer: runs the registry over a text, a field's value or an

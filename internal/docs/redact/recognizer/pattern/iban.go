@@ -1,9 +1,10 @@
 package pattern
 
+import "github.com/airlock-dev/airlock/internal/checksum"
 
 // validateIBAN strips separators, takes exactly the country's length
 // (which must end where a group of the candidate ends), checks the BBAN
-// structure and mod-97. A national check digit that fails, where one is
+// structure and mod-97 (internal/checksum). A national check digit that fails, where one is
 // implemented, lowers the score but keeps the finding: the number passed
 // mod-97, so it was written on purpose, and under-redaction is the worse
 // error.
@@ -34,7 +35,7 @@ func validateIBAN(tb *Tables, s string) []vmatch {
 		return nil // the IBAN would end inside a group of the text
 	}
 	iban := string(norm[:spec.length])
-	if !bbanMatches(iban[4:], spec.bban) || !ibanMod97(iban) {
+	if !bbanMatches(iban[4:], spec.bban) || !checksum.IBANMod97(iban) {
 		return nil
 	}
 	score := -1.0
@@ -61,24 +62,6 @@ func bbanMatches(b string, parts []bbanPart) bool {
 		i += p.n
 	}
 	return true
-}
-
-// ibanMod97 moves the first four characters to the end, turns letters
-// into 10..35 and checks the number is 1 mod 97, digit by digit so no big
-// integers are needed.
-func ibanMod97(iban string) bool {
-	r := iban[4:] + iban[:4]
-	m := 0
-	for i := 0; i < len(r); i++ {
-		c := r[i]
-		if c >= 'A' && c <= 'Z' {
-			v := int(c-'A') + 10
-			m = (m*100 + v) % 97
-		} else {
-			m = (m*10 + int(c-'0')) % 97
-		}
-	}
-	return m == 1
 }
 
 // nationalCheck verifies the BBAN's own check digits for the countries

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/airlock-dev/airlock/internal/checksum"
 	"github.com/airlock-dev/airlock/internal/docs/redact/nlp"
 )
 
@@ -146,7 +147,7 @@ func cardGrouping(gs []nlp.DigitGroup) bool {
 }
 
 // validABA checks an ABA routing number: a known Federal Reserve prefix
-// and the 3-7-1 weighted checksum.
+// and the 3-7-1 weighted checksum (internal/checksum).
 func validABA(d string) bool {
 	if len(d) != 9 {
 		return false
@@ -155,12 +156,7 @@ func validABA(d string) bool {
 	if !(p <= 12 || p >= 21 && p <= 32 || p >= 61 && p <= 72 || p == 80) {
 		return false
 	}
-	w := [9]int{3, 7, 1, 3, 7, 1, 3, 7, 1}
-	sum := 0
-	for i := 0; i < 9; i++ {
-		sum += w[i] * int(d[i]-'0')
-	}
-	return sum%10 == 0 && strings.Count(d, "0") != 9
+	return checksum.ABA(d)
 }
 
 func validateABA(_ *Tables, s string) []vmatch {
