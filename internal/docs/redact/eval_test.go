@@ -10,7 +10,10 @@ import (
 	"github.com/airlock-dev/airlock/internal/docseval/redactcorpus/redactsim"
 
 	"github.com/airlock-dev/airlock/internal/docs/redact"
+	"github.com/airlock-dev/airlock/internal/docs/verify"
+	"github.com/airlock-dev/airlock/internal/docs/verify/result"
 	"github.com/airlock-dev/airlock/internal/docseval/redactcorpus"
+	"github.com/airlock-dev/airlock/internal/docseval/redactworld"
 )
 
 // corpusSeed and corpusSize fix the corpus the targets are measured on.
@@ -87,5 +90,104 @@ func TestCorpusTargets(t *testing.T) {
 		if s.Predicted > 0 && s.Precision < 0.90 {
 			t.Errorf("%s precision %.3f, want >= 0.90", typ, s.Precision)
 		}
+	}
+}
+
+// corpusRun is a corpus redacted in process and the verifier's verdict
+// on each output (pages: the page as re-extraction would read it, the
+// words under a box gone).
+type corpusRun struct {
+	rep         *redactcorpus.Report
+	docs, held  int
+	canaryLeaks int
+	// falseHolds are documents held although nothing was left;
+	// leakedReleased documents that would be released with a value left.
+	falseHolds, leakedReleased int
+	heldByKind                 map[string]int
+	holdRules                  map[string]int
+}
+
+// runCorpus redacts docs, scores them and runs the verifier and the
+// canary search on every output, as the job's second sandbox would.
+func runCorpus(t *testing.T, r *redact.Redactor, docs []redactcorpus.Doc, canaries []string) corpusRun {
+	t.Helper()
+	preds, err := predictions(r, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truths := redactcorpus.Truths(docs)
+	run := corpusRun{rep: redactcorpus.Score(truths, preds), docs: len(docs), heldByKind: map[string]int{}, holdRules: map[string]int{}}
+	for i, d := range docs {
+		var rep *result.Report
+		var text string
+		if d.Page != nil {
+			ext := unboxedWords(d, preds[i].Findings)
+			rep = verify.CheckPages(ext)
+			for _, p := range ext.Pages {
+				text += p.Text() + "\n"
+			}
+		} else {
+			out, err := redactDoc(r, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text = string(out.Data)
+			rep = verify.Check(text)
+		}
+		leak := len(verify.FindCanaries(text, canaries)) > 0
+		one := redactcorpus.Score(truths[i:i+1], preds[i:i+1])
+		complete := one.ValuesGone == one.Values
+		held := rep.Verdict == result.Suspicious || leak
+		if held && complete {
+			run.falseHolds++
+		}
+		if !held && !complete {
+			run.leakedReleased++
+		}
+		if held {
+			run.held++
+			run.heldByKind[truths[i].Kind()]++
+			for _, f := range rep.Findings {
+				run.holdRules[f.Type+"/"+f.Rule]++
+			}
+		}
+		if leak {
+			run.canaryLeaks++
+		}
+	}
+	return run
+}
+
+func (c corpusRun) print(w *strings.Builder, title string) {
+	fmt.Fprintf(w, "== %s: %d documents\n", title, c.docs)
+	c.rep.Print(w)
+	fmt.Fprintf(w, "held by the verifier: %d of %d documents (%.1f%%) %v, %d of them with nothing left; released with a value left: %d; canary leaks: %d\nhold findings by rule: %v\n\n",
+		c.held, c.docs, 100*float64(c.held)/float64(c.docs), c.heldByKind, c.falseHolds, c.leakedReleased, c.canaryLeaks, c.holdRules)
+}
+
+// worldSize is how many documents of each format each split of the
+// second corpus has in TestWorldCorpus.
+const worldSize = 24
+
+// TestWorldCorpus measures the redactor and the verifier on the second
+// corpus (internal/docseval/redactworld), written apart from the first:
+// its Dev split (tuned on) and its Test split (held out), and the first
+// corpus for the held share beside them.
+func TestWorldCorpus(t *testing.T) {
+	r, err := redact.New(redact.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	first := runCorpus(t, r, redactcorpus.Generate(corpusSeed, corpusSize), redactcorpus.Canaries(corpusSeed))
+	first.print(&b, fmt.Sprintf("first corpus (redactcorpus, seed %d, tuned on)", corpusSeed))
+	runs := map[redactworld.Split]corpusRun{}
+	for _, split := range []redactworld.Split{redactworld.Dev, redactworld.Test} {
+		runs[split] = runCorpus(t, r, redactworld.Generate(1, worldSize, split), redactworld.Canaries(1, split))
+		runs[split].print(&b, fmt.Sprintf("second corpus (redactworld), %s split", split))
+	}
+	t.Log("\n" + b.String())
+	if os.Getenv("REDACT_EVAL_PRINT") != "" {
+		fmt.Print(b.String())
 	}
 }
