@@ -180,6 +180,7 @@ func (r *Recognizer) Find(w *nlp.Window, enabled func(policy.Type) bool) []recog
 				continue
 			}
 			seen[m] = true
+			m[0] = postalMark(w.Text, m[0])
 			e := trimAddressEnd(w.Text, m[0], m[1])
 			out = append(out, recognizer.Span{Start: m[0], End: e, Type: policy.StreetAddress,
 				Score: addressContext(w, m[0], e, t.score), Detector: "address/" + t.name})
@@ -214,6 +215,20 @@ func (t *addressTemplate) matchAt(w *nlp.Window, a []int) ([2]int, bool) {
 		}
 	}
 	return best, found
+}
+
+// postalMark moves a start back over the postal mark Japan writes
+// before a postcode ("〒150-0002"), which is no word and so starts no
+// match.
+func postalMark(s string, start int) int {
+	i := start
+	for i > 0 && (s[i-1] == ' ' || s[i-1] == '\t') {
+		i--
+	}
+	if strings.HasSuffix(s[:i], "〒") {
+		return i - len("〒")
+	}
+	return start
 }
 
 // addressBounded rejects matches glued to a word or number on either side.

@@ -2,6 +2,9 @@ package pattern
 
 import (
 	"fmt"
+
+	"github.com/nyaruka/phonenumbers"
+
 	"strconv"
 	"strings"
 
@@ -16,6 +19,9 @@ type Tables struct {
 	iins          []iinRange
 	tlds, tldDeny map[string]bool
 	invalidSSN    map[string]bool
+	// phoneRegions are the countries a number in national form is
+	// tried in, in order.
+	phoneRegions []string
 }
 
 // LoadTables returns the registry's tables (shared by every recognizer
@@ -38,6 +44,7 @@ func loadTables(env *recognizer.Env) (*Tables, error) {
 		{"iin.txt", tb.loadIIN},
 		{"tlds.txt", tb.loadTLDs},
 		{"invalid_ssn.txt", tb.loadInvalidSSN},
+		{"phone_regions.txt", tb.loadPhoneRegions},
 	} {
 		if err := s.fn(env); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)
@@ -195,5 +202,19 @@ func (tb *Tables) loadInvalidSSN(env *recognizer.Env) error {
 		}
 		tb.invalidSSN[s] = true
 	}
+	return nil
+}
+
+func (tb *Tables) loadPhoneRegions(env *recognizer.Env) error {
+	w, err := env.WordList("phone_regions.txt")
+	if err != nil {
+		return err
+	}
+	for _, r := range w {
+		if phonenumbers.GetCountryCodeForRegion(r) == 0 {
+			return fmt.Errorf("%q is no region libphonenumber knows", r)
+		}
+	}
+	tb.phoneRegions = w
 	return nil
 }

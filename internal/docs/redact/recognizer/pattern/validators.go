@@ -23,18 +23,19 @@ type vmatch struct {
 type validatorFunc func(tb *Tables, s string) []vmatch
 
 var validators = map[string]validatorFunc{
-	"us_ssn":         validateSSN,
-	"credit_card":    validateCard,
-	"aba_routing":    validateABA,
-	"bank_account":   validateAccount,
-	"iban":           validateIBAN,
-	"ipv4":           validateIPv4,
-	"ipv6":           validateIPv6,
-	"birth_date":     validateBirthDate,
-	"passport":       validateWhole,
-	"driver_license": validateDriverLicense,
-	"email":          validateEmail,
-	"phone":          validatePhone,
+	"us_ssn":             validateSSN,
+	"credit_card":        validateCard,
+	"aba_routing":        validateABA,
+	"bank_account":       validateAccount,
+	"iban":               validateIBAN,
+	"ipv4":               validateIPv4,
+	"ipv6":               validateIPv6,
+	"birth_date":         validateBirthDate,
+	"birth_date_after_b": validateBirthDateAfterB,
+	"passport":           validateWhole,
+	"driver_license":     validateDriverLicense,
+	"email":              validateEmail,
+	"phone":              validatePhone,
 }
 
 func whole(s string) []vmatch { return []vmatch{{0, len(s), -1}} }
@@ -238,6 +239,19 @@ func validateBirthDate(_ *Tables, s string) []vmatch {
 	return whole(s)
 }
 
+// validateBirthDateAfterB keeps the date of "(b. 14 May 1960)", past
+// the parenthesis and the abbreviation, when it is a plausible one.
+func validateBirthDateAfterB(_ *Tables, s string) []vmatch {
+	i := strings.IndexByte(s, '.') + 1
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] >= 0x80 && !unicode.IsLetter(rune(s[i]))) {
+		i++
+	}
+	if i <= 1 || i >= len(s) || !plausibleDate(s[i:], time.Now()) {
+		return nil
+	}
+	return []vmatch{{i, len(s), -1}}
+}
+
 func plausibleDate(s string, now time.Time) bool {
 	nums, month := dateParts(s)
 	ok := func(y, m, d int) bool {
@@ -272,7 +286,9 @@ var monthNames = map[string]int{
 	"mayo": 5, "junio": 6, "julio": 7, "agosto": 8, "septiembre": 9, "setiembre": 9,
 	"octubre": 10, "noviembre": 11, "diciembre": 12, "gennaio": 1, "febbraio": 2,
 	"aprile": 4, "maggio": 5, "giugno": 6, "luglio": 7, "settembre": 9, "ottobre": 10,
-	"dicembre": 12,
+	"dicembre": 12, "januari": 1, "februari": 2, "maart": 3, "mei": 5, "augustus": 8, "janeiro": 1,
+	"fevereiro": 2, "marco": 3, "maio": 5, "junho": 6, "julho": 7, "setembro": 9, "outubro": 10,
+	"novembro": 11, "dezembro": 12,
 }
 
 // dateParts returns the numbers in a date and its month if spelled out.
