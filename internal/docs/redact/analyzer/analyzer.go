@@ -126,6 +126,20 @@ func humanizeKey(k string) string {
 	return s
 }
 
+// RecordTypes returns, for each field of a structured record (the keys
+// of a JSON object under parent, or a CSV header with parent ""), the
+// entity type its whole value is part of, or "" (see
+// recognizer.Records). Types the policy disables are "".
+func (a *Analyzer) RecordTypes(parent string, keys []string) []policy.Type {
+	out := a.reg.Records.Types(parent, keys)
+	for i, t := range out {
+		if t != "" && !a.pol.Enabled(t) {
+			out[i] = ""
+		}
+	}
+	return out
+}
+
 // OCRSpans analyses an OCR page's text as it reads and with look-alikes
 // taken as digits, and runs the OCR-only recognizers (labels vouching
 // for misread values, e-mail addresses whose "@" OCR misread).

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/docs"
+	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
+	"github.com/airlock-dev/airlock/internal/docs/redact/recognizer"
 )
 
 // CSV redacts a delimited file. The dialect (delimiter among , ; TAB |,
@@ -27,6 +29,7 @@ func (r *Writer) CSV(in []byte) (*Output, error) {
 	cr := &csvReader{text: text, i: body, delim: delim, maxFields: r.lim.MaxCSVFields}
 	ed := newEditor(text, r.op)
 	var header []string
+	var types []policy.Type
 	for ri := 0; ; ri++ {
 		rec, err := cr.next()
 		if err != nil {
@@ -39,11 +42,15 @@ func (r *Writer) CSV(in []byte) (*Output, error) {
 			for _, f := range rec {
 				header = append(header, f.val)
 			}
+			types = r.an.RecordTypes("", header)
 		}
 		for ci, f := range rec {
-			hint := ""
+			hint, t := "", policy.Type("")
 			if ri > 0 && ci < len(header) {
-				hint = header[ci]
+				hint, t = header[ci], types[ci]
+			}
+			if t != "" && r.csvRecordField(ed, f, t, hint, delim) {
+				continue
 			}
 			r.csvField(ed, f, hint, delim)
 		}
@@ -95,6 +102,22 @@ func (r *Writer) csvField(ed *editor, f csvField, hint string, delim byte) {
 	}
 	b.WriteString(f.val[done:])
 	ed.rewrite(f.start, f.end, quoteCSV(b.String(), f.quoted, delim))
+}
+
+// csvRecordField redacts a whole field that is part of an entity of
+// type t by its column (see analyzer.RecordTypes); it reports false for
+// a field with no letter or digit.
+func (r *Writer) csvRecordField(ed *editor, f csvField, t policy.Type, hint string, delim byte) bool {
+	v := strings.TrimSpace(f.val)
+	if !hasAlnum(v) {
+		return false
+	}
+	lo := strings.Index(f.val, v)
+	s := span{Start: lo, End: lo + len(v), Type: t, Score: recordScore, Detector: "record/" + recognizer.NormalizeKey(hint)}
+	repl, hash := r.op.Apply(t, v)
+	ed.find(s, f.src(s.Start), f.src(s.End), hash)
+	ed.rewrite(f.start, f.end, quoteCSV(f.val[:lo]+repl+f.val[lo+len(v):], f.quoted, delim))
+	return true
 }
 
 func quoteCSV(v string, wasQuoted bool, delim byte) string {

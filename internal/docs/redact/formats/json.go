@@ -7,6 +7,8 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/docs"
 	"github.com/airlock-dev/airlock/internal/docs/redact/nlp"
+	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
+	"github.com/airlock-dev/airlock/internal/docs/redact/recognizer"
 )
 
 // JSON redacts a JSON document: every string (object keys included) is
@@ -48,8 +50,16 @@ func (jr *jsonRedactor) walk(n *jnode, key string) {
 	switch n.kind {
 	case 'o':
 		jr.keys(n)
+		keys := make([]string, len(n.keys))
+		for i, k := range n.keys {
+			keys[i] = k.str
+		}
+		types := jr.r.an.RecordTypes(key, keys)
 		for i, v := range n.vals {
-			jr.walk(v, n.keys[i].str)
+			if types[i] != "" && jr.wholeValue(v, types[i], keys[i]) {
+				continue
+			}
+			jr.walk(v, keys[i])
 		}
 	case 'a':
 		for _, v := range n.vals {
@@ -117,6 +127,45 @@ func numbered(s string, c int) string {
 		return s[:len(s)-1] + "_" + strconv.Itoa(c) + ">"
 	}
 	return s + "_" + strconv.Itoa(c)
+}
+
+// wholeValue redacts a string or number that is, whole, part of an
+// entity of type t by its place in a record (see analyzer.RecordTypes);
+// it reports false for other values (objects, arrays, literals) and for
+// values with no letter or digit, which are then walked as usual.
+func (jr *jsonRedactor) wholeValue(n *jnode, t policy.Type, key string) bool {
+	switch n.kind {
+	case 's':
+		if !hasAlnum(n.str) {
+			return false
+		}
+		s := span{Start: 0, End: len(n.str), Type: t, Score: recordScore, Detector: "record/" + recognizer.NormalizeKey(key)}
+		repl, hash := jr.r.op.Apply(t, n.str)
+		jr.ed.rewrite(n.start, n.end, quoteJSON(repl))
+		jr.ed.find(s, n.src(0), n.src(len(n.str)), hash)
+		return true
+	case 'n':
+		raw := jr.ed.src[n.start:n.end]
+		s := span{Start: 0, End: len(raw), Type: t, Score: recordScore, Detector: "record/" + recognizer.NormalizeKey(key)}
+		repl, hash := jr.r.op.Apply(t, raw)
+		jr.ed.rewrite(n.start, n.end, quoteJSON(repl))
+		jr.ed.find(s, n.start, n.end, hash)
+		return true
+	}
+	return false
+}
+
+// recordScore is the score of a value redacted for its place in a
+// record.
+const recordScore = 0.8
+
+func hasAlnum(s string) bool {
+	for _, r := range s {
+		if nlp.IsWordRune(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // number redacts an integer that is an identifier under its key (a card,

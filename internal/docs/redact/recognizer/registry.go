@@ -70,12 +70,16 @@ type Registry struct {
 	Labels *nlp.PhraseTrie
 	// Recognizers run on every text; OCR ones only on OCR pages.
 	Recognizers, OCR []Recognizer
+	// Records says which fields of structured documents are parts of
+	// an entity.
+	Records *Records
 }
 
 type registryFile struct {
 	Context     map[string][]string `yaml:"context"`
 	Macros      map[string]string   `yaml:"macros"`
 	Recognizers []yaml.Node         `yaml:"recognizers"`
+	Records     []recordEntry       `yaml:"records"`
 }
 
 // Load reads data/registry.yaml and builds its recognizers with the
@@ -89,6 +93,10 @@ func Load(kinds map[string]Factory) (*Registry, error) {
 	reg := &Registry{Labels: nlp.NewPhraseTrie()}
 	if err := addContext(reg.Labels, f.Context); err != nil {
 		return nil, fmt.Errorf("redact registry: context: %w", err)
+	}
+	var err error
+	if reg.Records, err = newRecords(f.Records); err != nil {
+		return nil, fmt.Errorf("redact registry: %w", err)
 	}
 	env := &Env{Macros: f.Macros, cache: map[string]any{}}
 	for i := range f.Recognizers {
