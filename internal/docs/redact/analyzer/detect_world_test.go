@@ -1,6 +1,9 @@
 package analyzer
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Phone numbers as their countries write them: with the trunk "(0)"
 // after the country code, and in national form grouped the country's
@@ -58,5 +61,86 @@ func TestDetectWorldAddresses(t *testing.T) {
 		{"jp native no postcode", "東京都港区六本木6丁目10番1号", "東京都港区六本木6丁目10番1号", StreetAddress},
 		{"version and town", "Release 2.4, 2019 Berlin edition", "2019 Berlin", ""},
 		{"chapter", "Chapter 12\n2019 Review", "Chapter 12\n2019 Review", ""},
+	})
+}
+
+// Given names that are also words, where the context says they are
+// names, and the same words used as words.
+func TestDetectWordNamesInContext(t *testing.T) {
+	runDetect(t, []detectCase{
+		{"said", "Mark said the lift is broken.", "Mark", Person},
+		{"as confirmed", "As Faith confirmed, the deposit is late.", "Faith", Person},
+		{"emailed", "Ivy emailed the form on Monday.", "Ivy", Person},
+		{"particle after", "Follow-up with Rich zu Lynar next week.", "Rich zu Lynar", Person},
+		{"surname shape", "present: Sky O'Sullivan and others", "Sky O'Sullivan", Person},
+		{"imperative", "Mark the date in your diary.", "Mark", ""},
+		{"modal", "Will you sign by Friday?", "Will", ""},
+		{"verb hope", "We hope to see you there.", "hope", ""},
+		{"good faith", "We acted in good faith throughout.", "faith", ""},
+		{"street possessive", "We planted Hope Street's verges.", "Hope Street's", ""},
+	})
+}
+
+// Names with particles, family names first, and names in capitals.
+func TestDetectParticlesAndOrders(t *testing.T) {
+	runDetect(t, []detectCase{
+		{"van der", "Pieter van der Berg signed", "Pieter van der Berg", Person},
+		{"de los", "Maria de los Santos called", "Maria de los Santos", Person},
+		{"hyphen particle", "Letter from Makena al-Hakim to the council", "Makena al-Hakim", Person},
+		{"hyphen particle last first", "See the note by al-Hakim, Makena (2022).", "al-Hakim, Makena", Person},
+		{"bin last first", "See the note by bin Rashid, Tanvir (2022).", "bin Rashid, Tanvir", Person},
+		{"bin", "held in the name of Sione bin Rashid.", "Sione bin Rashid", Person},
+		{"vietnamese", "signed for by Nguyễn Thị Mai today", "Nguyễn Thị Mai", Person},
+		{"vietnamese last first", "Nguyễn, Thị Mai\t655 99 7688", "Nguyễn, Thị Mai", Person},
+		{"japanese order", "Present: Yamamoto Kenta (Chair)", "Yamamoto Kenta", Person},
+		{"given first vietnamese", "I spoke to Quốc Bảo Phạm yesterday", "Quốc Bảo Phạm", Person},
+		{"caps particle", "(2) ZDENEK OKONKWO and EIRIK ZU LYNAR of", "EIRIK ZU LYNAR", Person},
+		{"caps word name", "(2) SKY SØNDERGAARD and", "SKY SØNDERGAARD", Person},
+		{"park avenue", "She lives on Park Avenue now.", "Park Avenue", ""},
+	})
+}
+
+// A name found once is found again where it stands alone; an ordinary
+// word found as a name is taken again only where a name can stand. The
+// case is the last occurrence of want.
+func TestDetectSameNameAgain(t *testing.T) {
+	a, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []detectCase{
+		{"given name again", "Patient name: DRAFENBRENBREN, Tapelbren\nHistory: Tapelbren was seen by Dr Okafor.", "Tapelbren", Person},
+		{"chat speaker", "[09:42] Will de Vries: yes\n[09:45] Will: ok", "Will", Person},
+		{"thanks", "[09:42] Will de Vries: yes\n[09:50] Ama: thanks Will :)", "Will", Person},
+		{"subject", "Hope Mwangi chairs.\nHope has agreed to write.", "Hope", Person},
+		{"modal again", "Will de Vries signed.\nWill you sign too?", "Will", ""},
+		{"title phrase", "Grace Kim chaired. We sang Amazing Grace after.", "Grace", ""},
+		{"month again", "May Chen signed the lease in May.", "May", ""},
+	} {
+		i := strings.LastIndex(c.text, c.want)
+		lo, hi := len([]rune(c.text[:i])), len([]rune(c.text[:i+len(c.want)]))
+		got := Type("")
+		for _, f := range a.Analyze(c.text) {
+			if f.Start <= lo && f.End >= hi {
+				got = Type(f.Type)
+			}
+		}
+		if got != c.typ {
+			t.Errorf("%s: last %q found as %q, want %q", c.name, c.want, got, c.typ)
+		}
+	}
+}
+
+// Places and organisations that read like names stay.
+func TestDetectPlacesAndFirms(t *testing.T) {
+	runDetect(t, []detectCase{
+		{"county", "the County of San Francisco approved it", "San Francisco", ""},
+		{"lake", "Residents of Lake Louise hope so", "Lake Louise", ""},
+		{"city state", "a grant from Charlotte, North Carolina arrived", "Charlotte", ""},
+		{"station", "meet at Victoria Station at noon", "Victoria Station", ""},
+		{"firm", "The landlord, Philip Morris, disputed it", "Philip Morris", ""},
+		{"ampersand", "audited by Ernst & Young last year", "Ernst", ""},
+		{"wrapped cells", "Victoria\nHamilton", "Victoria\nHamilton", ""},
+		{"person named like a city", "Charlotte Brown signed", "Charlotte Brown", Person},
 	})
 }

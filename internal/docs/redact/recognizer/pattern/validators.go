@@ -2,6 +2,7 @@ package pattern
 
 import (
 	"net/netip"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -291,6 +292,10 @@ var monthNames = map[string]int{
 	"novembro": 11, "dezembro": 12,
 }
 
+// ordinalDay is a day written as an ordinal in English, French or
+// Spanish and Portuguese.
+var ordinalDay = regexp.MustCompile(`^(\d{1,2})(?:st|nd|rd|th|er|re|e|º|ª|o|a)$`)
+
 // dateParts returns the numbers in a date and its month if spelled out.
 func dateParts(s string) (nums []int, month int) {
 	for _, t := range nlp.Tokenize(s) {
@@ -300,8 +305,8 @@ func dateParts(s string) (nums []int, month int) {
 			nums = append(nums, n)
 			continue
 		}
-		if n := strings.TrimRight(w, "stndrhº"); n != w && n != "" && nlp.IsDigits(n) {
-			v, _ := strconv.Atoi(n) // "2nd"
+		if m := ordinalDay.FindStringSubmatch(w); m != nil {
+			v, _ := strconv.Atoi(m[1]) // "2nd", "1er", "3º"
 			nums = append(nums, v)
 			continue
 		}

@@ -15,6 +15,12 @@ type lexicon struct {
 	titles, weakTitles, particles map[string]bool
 	suffixes, stop                map[string]bool
 	cjkSuffixes                   []string
+	hyphenParticles, familyFirst  map[string]bool
+	saidVerbs, subjectWords       map[string]bool
+	surnameEndings                []string
+	// notNames holds places and organisations that read like names
+	// (phrases of folded words).
+	notNames *nlp.PhraseTrie
 }
 
 // settings are a person entry's fields (see registry.yaml).
@@ -24,6 +30,12 @@ type settings struct {
 	Surnames          string `yaml:"surnames"`
 	Ambiguous         string `yaml:"ambiguous"`
 }
+
+// Kinds of phrases that read like names but are none.
+const (
+	placeKind nlp.Type = "place"
+	orgKind   nlp.Type = "organisation"
+)
 
 // Recognizer is the registry entry of kind "person".
 type Recognizer struct {
@@ -93,9 +105,28 @@ func (lx *lexicon) loadLexicon(env *recognizer.Env, name string) error {
 		Particles   []string `yaml:"particles"`
 		Suffixes    []string `yaml:"suffixes"`
 		Stop        []string `yaml:"stop"`
+		Hyphen      []string `yaml:"hyphen_particles"`
+		FamilyFirst []string `yaml:"family_first"`
+		Endings     []string `yaml:"surname_endings"`
+		Said        []string `yaml:"said_verbs"`
+		Subject     []string `yaml:"name_subject_words"`
+		Places      []string `yaml:"places"`
+		Orgs        []string `yaml:"organisations"`
 	}
 	if err := env.StrictYAML(name, &raw); err != nil {
 		return err
+	}
+	lx.hyphenParticles, lx.familyFirst = foldSet(raw.Hyphen), foldSet(raw.FamilyFirst)
+	lx.saidVerbs, lx.subjectWords = foldSet(raw.Said), foldSet(raw.Subject)
+	lx.surnameEndings = raw.Endings
+	lx.notNames = nlp.NewPhraseTrie()
+	for _, set := range []struct {
+		words []string
+		kind  nlp.Type
+	}{{raw.Places, placeKind}, {raw.Orgs, orgKind}} {
+		for _, w := range set.words {
+			lx.notNames.Add(w, set.kind)
+		}
 	}
 	lx.titles, lx.weakTitles = foldSet(raw.Titles), foldSet(raw.WeakTitles)
 	lx.particles, lx.suffixes, lx.stop = foldSet(raw.Particles), foldSet(raw.Suffixes), foldSet(raw.Stop)

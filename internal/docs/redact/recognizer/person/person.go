@@ -19,6 +19,7 @@ type ntok struct {
 	first, sur, amb, stop      bool
 	title, weakTitle           bool
 	particle, suffix           bool
+	place                      bool // a one-word place that is also a name ("Charlotte")
 }
 
 // persons holds one window's name-detection state.
@@ -29,6 +30,7 @@ type persons struct {
 	claimed    []bool
 	labelStart []bool
 	out        []recognizer.Span
+	outTok     [][2]int // each span of out as tokens [from, to)
 }
 
 func (lx *lexicon) nameTokens(w *nlp.Window) []ntok {
@@ -45,6 +47,9 @@ func (lx *lexicon) nameTokens(w *nlp.Window) []ntok {
 		n.allCaps = n.cap && strings.ToUpper(s) == s && utf8.RuneCountInString(s) > 1
 		n.initial = n.cap && utf8.RuneCountInString(s) == 1
 		n.particle = lx.particles[n.fold]
+		if !n.cap && lx.hyphenJoined(s, n.fold) {
+			n.cap = true // "al-Hakim": a family name, written with its particle
+		}
 		if n.cap || n.uncased {
 			n.first, n.sur, n.amb = lx.first[n.fold], lx.surname[n.fold], lx.ambiguous[n.fold]
 			n.stop, n.suffix = lx.stop[n.fold], lx.suffixes[n.fold]
@@ -52,10 +57,25 @@ func (lx *lexicon) nameTokens(w *nlp.Window) []ntok {
 			if !n.first && !n.sur && strings.ContainsRune(n.fold, '-') {
 				n.first, n.sur = hyphenParts(lx, n.fold)
 			}
+			if lx.hyphenJoined(s, n.fold) {
+				n.sur = true
+			}
 		}
 		nt[i] = n
 	}
 	return nt
+}
+
+// hyphenJoined reports a family name joined to its particle by a
+// hyphen ("al-Hakim", "El-Amin", "AL-HAKIM"): the particle, then a
+// capitalised name.
+func (lx *lexicon) hyphenJoined(s, fold string) bool {
+	part, rest, ok := strings.Cut(fold, "-")
+	if !ok || !lx.hyphenParticles[part] || utf8.RuneCountInString(rest) < 2 {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(s[strings.IndexByte(s, '-')+1:])
+	return unicode.IsUpper(r)
 }
 
 // hyphenParts: "anne-marie" is a first name if all parts are, likewise
@@ -85,17 +105,21 @@ func (r *Recognizer) Find(w *nlp.Window, enabled func(policy.Type) bool) []recog
 	for k := range w.Labels {
 		p.fromLabel(&w.Labels[k])
 	}
+	p.notNames()
+	rules := []func(int) (int, int, float64, string){p.chatSpeaker, p.recitalParty, p.title, p.lastFirst,
+		p.familyFirst, p.givenThenFamily, p.firstLast, p.unknownFirst, p.saidName, p.cjkSuffix}
 	for i := range p.nt {
 		if p.claimed[i] || !p.nt[i].word {
 			continue
 		}
-		for _, rule := range []func(int) (int, int, float64, string){p.title, p.lastFirst, p.firstLast, p.unknownFirst, p.cjkSuffix} {
+		for _, rule := range rules {
 			if from, to, score, det := rule(i); score > 0 {
 				p.add(from, to, score, det)
 				break
 			}
 		}
 	}
+	p.sameNames()
 	return p.out
 }
 
@@ -112,6 +136,7 @@ func (p *persons) add(from, to int, score float64, det string) {
 		end++
 	}
 	p.out = append(p.out, recognizer.Span{Start: t[from].Start, End: end, Type: policy.Person, Score: score, Detector: "person/" + det})
+	p.outTok = append(p.outTok, [2]int{from, to})
 }
 
 // gap returns the text between tokens i-1 and i.
@@ -153,19 +178,40 @@ func (p *persons) namePart(k int, allowLower bool) bool {
 	if n.initial || n.suffix {
 		return true
 	}
-	if n.stop && !(allowLower && (n.first || n.sur)) {
+	if n.stop && !(allowLower && (n.first || n.sur)) && !p.surnameWord(k) {
 		return false
 	}
 	if n.cap || n.uncased {
 		return true
 	}
-	if n.particle && k+1 < len(p.nt) && p.nameGap(k+1) && p.nt[k+1].cap {
+	if n.particle && p.particlesBeforeName(k) {
 		return true
 	}
 	return allowLower && (p.lx.first[n.fold] || p.lx.surname[n.fold])
 }
 
 func (p *persons) startsLabel(k int) bool { return p.labelStart[k] }
+
+// surnameWord: a listed family name that is also a stop word ("Park",
+// "Hall", "House") ends a name when no capitalised word follows it on
+// its line ("Herr Park,", "Ji-hoon Park", not "Park Avenue").
+func (p *persons) surnameWord(k int) bool {
+	n := &p.nt[k]
+	if !n.sur || !n.cap || n.allCaps {
+		return false
+	}
+	return k+1 >= len(p.nt) || !spaceGap(p.gap(k+1)) || !p.nt[k+1].cap
+}
+
+// particlesBeforeName reports whether the particles from token k on
+// ("de la", "van der", "von und zu") lead to a capitalised name.
+func (p *persons) particlesBeforeName(k int) bool {
+	j := k + 1
+	for j < len(p.nt) && j-k < 4 && p.nameGap(j) && p.nt[j].particle && !p.nt[j].cap {
+		j++
+	}
+	return j < len(p.nt) && p.nameGap(j) && p.nt[j].cap && !p.nt[j].stop
+}
 
 // extend returns the end (exclusive) of the name parts from token i on.
 func (p *persons) extend(i, maxParts int, allowLower bool) int {

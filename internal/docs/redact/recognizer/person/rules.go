@@ -94,7 +94,7 @@ func (p *persons) nameTail(j, to int, colon bool) int {
 	if to < len(p.nt) && (p.gap(to) == ", " || p.gap(to) == ",") && !p.claimed[to] && p.nt[to].cap {
 		switch {
 		case p.nt[to].first:
-			return p.extend(to, 3, false)
+			return max(p.extend(to, 3, false), to+1)
 		case colon && to == j+1 && p.shaped(to, p.nt[j].allCaps) && p.endsLine(to+1):
 			return to + 1
 		}
@@ -231,6 +231,7 @@ func (p *persons) cjkName(j int, score float64, det string) {
 		p.claimed[k] = true
 	}
 	p.out = append(p.out, recognizer.Span{Start: start, End: end, Type: policy.Person, Score: score, Detector: "person/" + det})
+	p.outTok = append(p.outTok, [2]int{j, to})
 }
 
 // title: "Dr. Okafor", "Ms Grace Kim"; weak titles ("General", "Judge")
@@ -253,7 +254,8 @@ func (p *persons) title(i int) (int, int, float64, string) {
 	return 0, 0, 0, ""
 }
 
-// lastFirst: "Kim, Grace", "KIM, Grace H.".
+// lastFirst: "Kim, Grace", "KIM, Grace H.", "bin Rashid, Tanvir",
+// "Nguyễn, Thị Mai".
 func (p *persons) lastFirst(i int) (int, int, float64, string) {
 	n := &p.nt[i]
 	if !n.cap || !n.sur || n.stop || i+1 >= len(p.nt) {
@@ -261,20 +263,31 @@ func (p *persons) lastFirst(i int) (int, int, float64, string) {
 	}
 	g := p.gap(i + 1)
 	f := &p.nt[i+1]
-	if !(g == ", " || g == ",") || !f.cap || !f.first || f.allCaps && !n.allCaps {
+	if !(g == ", " || g == ",") || !f.cap || !(f.first || p.lx.familyFirst[n.fold] && p.hyphenGiven(i+1)) || f.allCaps && !n.allCaps {
 		return 0, 0, 0, ""
 	}
 	to := i + 2
-	for to < len(p.nt) && to < i+4 && p.nameGap(to) && (p.nt[to].initial || p.nt[to].first && !p.nt[to].amb) && !p.claimed[to] {
+	for to < len(p.nt) && to < i+4 && p.nameGap(to) && (p.nt[to].initial || p.nt[to].first && !p.nt[to].stop) && !p.claimed[to] {
 		to++
 	}
+	from := p.particlesBefore(i)
 	switch {
 	case !n.amb && !f.amb:
-		return i, to, 0.85, "last_first"
+		return from, to, 0.85, "last_first"
 	case !n.amb || !f.amb:
-		return i, to, 0.7, "last_first"
+		return from, to, 0.7, "last_first"
 	}
-	return i, to, 0.5, "last_first"
+	return from, to, 0.5, "last_first"
+}
+
+// particlesBefore returns where a family name at token i starts when
+// particles stand before it ("bin Rashid", "van der Berg").
+func (p *persons) particlesBefore(i int) int {
+	from := i
+	for from > 0 && i-from < 3 && p.nt[from-1].particle && !p.claimed[from-1] && p.nameGap(from) {
+		from--
+	}
+	return from
 }
 
 // firstLast: a listed first name and what follows it. An ambiguous first
@@ -290,12 +303,12 @@ func (p *persons) firstLast(i int) (int, int, float64, string) {
 	switch {
 	case i+1 < len(p.nt) && p.nameGap(i+1):
 		to = p.extend(i+1, 4, false)
-	case i+1 < len(p.nt) && labelEOL.MatchString(p.gap(i+1)) && !p.claimed[i+1] &&
-		p.nt[i+1].cap && p.nt[i+1].sur && !p.nt[i+1].amb && !p.nt[i+1].stop:
+	case i+1 < len(p.nt) && labelEOL.MatchString(p.gap(i+1)) && !p.claimed[i+1] && !n.place &&
+		p.nt[i+1].cap && p.nt[i+1].sur && !p.nt[i+1].amb && !p.nt[i+1].stop && !p.nt[i+1].place:
 		to, det = i+2, "first_last_wrapped" // a name wrapped in a narrow cell
 	}
 	if to == i+1 {
-		if !n.amb && !n.allCaps && utf8.RuneCountInString(n.fold) > 2 {
+		if !n.amb && !n.allCaps && !n.place && !p.beforeAmpersand(i) && utf8.RuneCountInString(n.fold) > 2 {
 			return i, i + 1, 0.6, "first_only"
 		}
 		return 0, 0, 0, ""
@@ -318,7 +331,7 @@ func (p *persons) scoreFirstLast(i, last, to int, det string) (int, int, float64
 				return 0, 0, 0, ""
 			}
 		}
-		if l.sur && !n.amb {
+		if !n.amb && (l.sur || p.hasParticle(i+1, last)) || l.sur && !l.amb {
 			return i, to, 0.75, det + "_caps"
 		}
 		return 0, 0, 0, ""
@@ -339,6 +352,10 @@ func (p *persons) scoreFirstLast(i, last, to int, det string) (int, int, float64
 		return i, to, 0.85, det
 	case p.listBacked(i+1, last):
 		return i, to, 0.75, det
+	case p.hasParticle(i+1, last):
+		return i, to, 0.75, det + "_particle" // "Rich zu Lynar"
+	case p.surnameShaped(last):
+		return i, to, 0.7, det + "_shape" // "Sky O'Sullivan", "Hope Achterberg"
 	case surAmb:
 		return i, to, 0.55, det
 	}
@@ -364,7 +381,7 @@ func (p *persons) monthHere(i int) bool {
 // continue a longer capitalised phrase (organisations, places).
 func (p *persons) unknownFirst(i int) (int, int, float64, string) {
 	n := &p.nt[i]
-	if !n.cap || n.allCaps || n.first || n.sur || n.stop || n.amb || n.title || n.weakTitle || p.startsLabel(i) ||
+	if !n.cap || n.allCaps || n.first || n.sur || n.stop || n.amb || n.title || n.weakTitle || n.place || p.startsLabel(i) ||
 		utf8.RuneCountInString(n.fold) < 3 || i+1 >= len(p.nt) || !p.nameGap(i+1) || p.claimed[i+1] {
 		return 0, 0, 0, ""
 	}
