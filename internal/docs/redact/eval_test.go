@@ -10,6 +10,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/docseval/redactcorpus/redactsim"
 
 	"github.com/airlock-dev/airlock/internal/docs/redact"
+	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
 	"github.com/airlock-dev/airlock/internal/docs/verify"
 	"github.com/airlock-dev/airlock/internal/docs/verify/result"
 	"github.com/airlock-dev/airlock/internal/docseval/redactcorpus"
@@ -105,6 +106,34 @@ type corpusRun struct {
 	falseHolds, leakedReleased int
 	heldByKind                 map[string]int
 	holdRules                  map[string]int
+	// sabotage: each document redacted again with one of its types
+	// switched off in turn; per type, the outputs that leaked and those
+	// of them the verifier held.
+	sabotageLeaked, sabotageHeld map[string]int
+}
+
+// verdict runs the verifier and the canary search on what a redaction
+// of d with findings released: the output text, or the page as read
+// without the boxed words.
+func verdict(t *testing.T, r *redact.Redactor, d redactcorpus.Doc, fs []redact.Finding, canaries []string) (*result.Report, bool) {
+	t.Helper()
+	var rep *result.Report
+	var text string
+	if d.Page != nil {
+		ext := unboxedWords(d, fs)
+		rep = verify.CheckPages(ext)
+		for _, p := range ext.Pages {
+			text += p.Text() + "\n"
+		}
+	} else {
+		out, err := redactDoc(r, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = string(out.Data)
+		rep = verify.Check(text)
+	}
+	return rep, len(verify.FindCanaries(text, canaries)) > 0
 }
 
 // runCorpus redacts docs, scores them and runs the verifier and the
@@ -116,25 +145,10 @@ func runCorpus(t *testing.T, r *redact.Redactor, docs []redactcorpus.Doc, canari
 		t.Fatal(err)
 	}
 	truths := redactcorpus.Truths(docs)
-	run := corpusRun{rep: redactcorpus.Score(truths, preds), docs: len(docs), heldByKind: map[string]int{}, holdRules: map[string]int{}}
+	run := corpusRun{rep: redactcorpus.Score(truths, preds), docs: len(docs), heldByKind: map[string]int{}, holdRules: map[string]int{},
+		sabotageLeaked: map[string]int{}, sabotageHeld: map[string]int{}}
 	for i, d := range docs {
-		var rep *result.Report
-		var text string
-		if d.Page != nil {
-			ext := unboxedWords(d, preds[i].Findings)
-			rep = verify.CheckPages(ext)
-			for _, p := range ext.Pages {
-				text += p.Text() + "\n"
-			}
-		} else {
-			out, err := redactDoc(r, d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			text = string(out.Data)
-			rep = verify.Check(text)
-		}
-		leak := len(verify.FindCanaries(text, canaries)) > 0
+		rep, leak := verdict(t, r, d, preds[i].Findings, canaries)
 		one := redactcorpus.Score(truths[i:i+1], preds[i:i+1])
 		complete := one.ValuesGone == one.Values
 		held := rep.Verdict == result.Suspicious || leak
@@ -154,15 +168,61 @@ func runCorpus(t *testing.T, r *redact.Redactor, docs []redactcorpus.Doc, canari
 		if leak {
 			run.canaryLeaks++
 		}
+		run.sabotage(t, d, truths[i])
 	}
 	return run
+}
+
+// sabotage redacts d once per entity type it holds with that type
+// switched off, and counts the outputs that leaked and were held.
+func (c *corpusRun) sabotage(t *testing.T, d redactcorpus.Doc, tr redactcorpus.Truth) {
+	t.Helper()
+	types := map[string]bool{}
+	for _, s := range d.Spans {
+		types[s.Type] = true
+	}
+	if d.Page != nil {
+		for _, w := range d.Page.Words {
+			if w.Type != "" {
+				types[w.Type] = true
+			}
+		}
+	}
+	for typ := range types {
+		pol := policy.Default()
+		pol.Types[redact.Type(typ)] = policy.TypePolicy{Disabled: true}
+		r, err := redact.New(redact.Options{Policy: pol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		preds, err := predictions(r, []redactcorpus.Doc{d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if one := redactcorpus.Score([]redactcorpus.Truth{tr}, preds); one.ValuesGone == one.Values {
+			continue
+		}
+		c.sabotageLeaked[typ]++
+		if rep, _ := verdict(t, r, d, preds[0].Findings, nil); rep.Verdict == result.Suspicious {
+			c.sabotageHeld[typ]++
+		}
+	}
 }
 
 func (c corpusRun) print(w *strings.Builder, title string) {
 	fmt.Fprintf(w, "== %s: %d documents\n", title, c.docs)
 	c.rep.Print(w)
-	fmt.Fprintf(w, "held by the verifier: %d of %d documents (%.1f%%) %v, %d of them with nothing left; released with a value left: %d; canary leaks: %d\nhold findings by rule: %v\n\n",
+	fmt.Fprintf(w, "held by the verifier: %d of %d documents (%.1f%%) %v, %d of them with nothing left; released with a value left: %d; canary leaks: %d\nhold findings by rule: %v\n",
 		c.held, c.docs, 100*float64(c.held)/float64(c.docs), c.heldByKind, c.falseHolds, c.leakedReleased, c.canaryLeaks, c.holdRules)
+	leaked, held := 0, 0
+	var per []string
+	for _, typ := range redactcorpus.Types {
+		if n := c.sabotageLeaked[typ]; n > 0 {
+			per = append(per, fmt.Sprintf("%s %d/%d", typ, c.sabotageHeld[typ], n))
+			leaked, held = leaked+n, held+c.sabotageHeld[typ]
+		}
+	}
+	fmt.Fprintf(w, "verifier on outputs redacted with one type switched off: held %d of %d that leaked (%s)\n\n", held, leaked, strings.Join(per, ", "))
 }
 
 // worldSize is how many documents of each format each split of the
