@@ -250,4 +250,27 @@ func TestWorldCorpus(t *testing.T) {
 	if os.Getenv("REDACT_EVAL_PRINT") != "" {
 		fmt.Print(b.String())
 	}
+	first.hold(t, "first corpus")
+	for split, run := range runs {
+		run.hold(t, "redactworld "+string(split))
+	}
+}
+
+// hold fails the test when a run falls below issue 33's targets: 98% of
+// values gone, precision 0.9, no canary in any output, and no output
+// with nothing left in it held.
+func (c corpusRun) hold(t *testing.T, title string) {
+	t.Helper()
+	if g := c.rep.GoneShare(); g < 0.98 {
+		t.Errorf("%s: %.1f%% of values gone, want >= 98%%", title, 100*g)
+	}
+	if p := c.rep.Precision(); p < 0.9 {
+		t.Errorf("%s: precision %.3f, want >= 0.9", title, p)
+	}
+	if c.canaryLeaks > 0 {
+		t.Errorf("%s: %d outputs carry a canary", title, c.canaryLeaks)
+	}
+	if c.falseHolds > 0 {
+		t.Errorf("%s: %d complete outputs held", title, c.falseHolds)
+	}
 }
