@@ -245,6 +245,7 @@ func Check(objs []Object) []Problem {
 	}
 	probs = append(probs, checkSelectors(objs, ps)...)
 	probs = append(probs, checkNodeIsolation(objs, ps)...)
+	probs = append(probs, checkNodeState(ps)...)
 	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Where < probs[j].Where })
 	return probs
 }
@@ -572,4 +573,42 @@ func checkNodeIsolation(objs []Object, ps []pod) []Problem {
 func Stream(name string, data []byte) []Problem {
 	objs, probs := Decode(name, data)
 	return append(probs, Check(objs)...)
+}
+
+// checkNodeState: the node daemon's --state-dir is a host directory. It
+// holds the node's SQLite store, its audit chain and anchor, and its
+// cluster identity (epoch); on a volume that dies with the pod, every
+// restart would start a new chain and a new identity.
+func checkNodeState(ps []pod) []Problem {
+	for _, p := range ps {
+		if p.o.id() != PrivilegedWorkload {
+			continue
+		}
+		where := p.o.Source + " " + p.o.id()
+		vols := map[string]corev1.Volume{}
+		for _, v := range p.spec.Volumes {
+			vols[v.Name] = v
+		}
+		for _, c := range p.spec.Containers {
+			dir := ""
+			for _, a := range c.Args {
+				if v, ok := strings.CutPrefix(a, "--state-dir="); ok {
+					dir = v
+				}
+			}
+			if dir == "" {
+				return []Problem{{where, fmt.Sprintf("container %s: no --state-dir=DIR argument", c.Name)}}
+			}
+			for _, m := range c.VolumeMounts {
+				if m.MountPath == dir {
+					if vols[m.Name].HostPath == nil {
+						return []Problem{{where, fmt.Sprintf("container %s: state directory %s is not a hostPath volume: its audit chain and node identity would die with the pod", c.Name, dir)}}
+					}
+					return nil
+				}
+			}
+			return []Problem{{where, fmt.Sprintf("container %s: state directory %s is not a mounted volume: its audit chain and node identity would die with the pod", c.Name, dir)}}
+		}
+	}
+	return nil
 }
