@@ -14,10 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -246,6 +249,7 @@ func Check(objs []Object) []Problem {
 	probs = append(probs, checkSelectors(objs, ps)...)
 	probs = append(probs, checkNodeIsolation(objs, ps)...)
 	probs = append(probs, checkNodeState(ps)...)
+	probs = append(probs, checkListenFlags(objs, ps)...)
 	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Where < probs[j].Where })
 	return probs
 }
@@ -611,4 +615,70 @@ func checkNodeState(ps []pod) []Problem {
 		}
 	}
 	return nil
+}
+
+// listenFlags are airlock's flags that open a TCP listener.
+var listenFlags = []string{"--listen", "--internal-listen", "--node-listen"}
+
+// checkListenFlags: every port airlock is told to listen on is a port the
+// container declares (or Services and probes aim at nothing), and the
+// node's --cluster-api names a Service in the manifests by a port it
+// has.
+func checkListenFlags(objs []Object, ps []pod) []Problem {
+	var probs []Problem
+	for _, p := range ps {
+		where := p.o.Source + " " + p.o.id()
+		for _, c := range p.spec.Containers {
+			for _, a := range c.Args {
+				name, val, ok := strings.Cut(a, "=")
+				if !ok {
+					continue
+				}
+				for _, f := range listenFlags {
+					if name != f {
+						continue
+					}
+					_, port, err := net.SplitHostPort(val)
+					n, err2 := strconv.Atoi(port)
+					if err != nil || err2 != nil {
+						probs = append(probs, Problem{where, fmt.Sprintf("container %s: %s=%s is not host:port", c.Name, f, val)})
+					} else if !hasPort([]corev1.Container{c}, intstr.FromInt32(int32(n))) {
+						probs = append(probs, Problem{where, fmt.Sprintf("container %s: %s listens on %d, which is not one of its ports", c.Name, f, n)})
+					}
+				}
+				if name == "--cluster-api" {
+					if msg := serviceURL(objs, val); msg != "" {
+						probs = append(probs, Problem{where, fmt.Sprintf("container %s: --cluster-api=%s: %s", c.Name, val, msg)})
+					}
+				}
+			}
+		}
+	}
+	return probs
+}
+
+// serviceURL checks that u is http://SERVICE.NAMESPACE.svc[.cluster.local]:PORT
+// for a Service in objs with that port; it returns what is wrong, or "".
+func serviceURL(objs []Object, u string) string {
+	pu, err := url.Parse(u)
+	if err != nil || pu.Scheme != "http" || pu.Port() == "" {
+		return "want http://SERVICE.NAMESPACE.svc:PORT"
+	}
+	parts := strings.Split(pu.Hostname(), ".")
+	if len(parts) < 3 || parts[2] != "svc" {
+		return "want http://SERVICE.NAMESPACE.svc:PORT"
+	}
+	for _, o := range objs {
+		svc, ok := o.Obj.(*corev1.Service)
+		if !ok || o.Name != parts[0] || o.NS != parts[1] {
+			continue
+		}
+		for _, sp := range svc.Spec.Ports {
+			if strconv.Itoa(int(sp.Port)) == pu.Port() {
+				return ""
+			}
+		}
+		return fmt.Sprintf("Service %s/%s has no port %s", parts[1], parts[0], pu.Port())
+	}
+	return fmt.Sprintf("no Service %s in namespace %s", parts[0], parts[1])
 }

@@ -92,6 +92,10 @@ var mutations = []mutation{
 	{"no policy guards the node", "network-policy.yaml", "  name: airlock-node-ingress\n  namespace: airlock\n  labels:\n    app.kubernetes.io/name: airlock\n    app.kubernetes.io/component: node\nspec:\n  podSelector:\n    matchLabels:\n      app.kubernetes.io/name: airlock\n      app.kubernetes.io/component: node\n", "  name: airlock-node-ingress\n  namespace: airlock\n  labels:\n    app.kubernetes.io/name: airlock\n    app.kubernetes.io/component: node\nspec:\n  podSelector:\n    matchLabels:\n      app.kubernetes.io/name: airlock\n      app.kubernetes.io/component: api\n", "no ingress NetworkPolicy selects the node daemon"},
 	{"node state on a pod volume", "node.yaml", "        - name: state\n          hostPath:\n            path: /var/lib/airlock\n            type: DirectoryOrCreate\n", "        - name: state\n          emptyDir: {}\n", "state directory /var/lib/airlock is not a hostPath volume"},
 	{"node state not mounted", "node.yaml", "            - name: state\n              mountPath: /var/lib/airlock\n", "", "state directory /var/lib/airlock is not a mounted volume"},
+	{"node listens off its port", "node.yaml", "--node-listen=0.0.0.0:7443", "--node-listen=0.0.0.0:7444", "--node-listen listens on 7444, which is not one of its ports"},
+	{"API listens off its port", "api.yaml", "--internal-listen=0.0.0.0:8443", "--internal-listen=0.0.0.0:9443", "--internal-listen listens on 9443"},
+	{"node points at a missing Service", "node.yaml", "--cluster-api=http://airlock-api-internal.airlock.svc:8443", "--cluster-api=http://airlock-internal.airlock.svc:8443", "no Service airlock-internal in namespace airlock"},
+	{"node points at the public port", "node.yaml", "--cluster-api=http://airlock-api-internal.airlock.svc:8443", "--cluster-api=http://airlock-api-internal.airlock.svc:8080", "has no port 8080"},
 	{"object outside the namespace", "migrate-job.yaml", "  name: airlock-migrate\n  namespace: airlock\n", "  name: airlock-migrate\n  namespace: default\n", `namespace "default", want "airlock"`},
 }
 
