@@ -55,6 +55,11 @@ type Info struct {
 	Node string `json:"node,omitempty"`
 }
 
+// StateLost is a cluster catalog's state for a sandbox whose node was
+// written off. A Manager never puts a sandbox in it; List treats it as a
+// state nothing is in.
+const StateLost = "lost"
+
 // ListFilter selects sandboxes of one tenant.
 type ListFilter struct {
 	Tenant   string
