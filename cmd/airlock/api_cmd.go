@@ -22,7 +22,7 @@ import (
 type apiOptions struct {
 	dsn, listen, internal, tokenFile, logLevel string
 	lease                                      lease.Config
-	createTimeout, keyCache                    time.Duration
+	createTimeout, keyCache, reconcileAfter    time.Duration
 	maxUpload                                  int64
 	admission                                  api.Admission
 }
@@ -57,6 +57,7 @@ from $` + clusterDSNEnv + `.`,
 	f.DurationVar(&o.lease.SweepInterval, "sweep-interval", o.lease.SweepInterval, "how often this replica sweeps for lost nodes")
 	f.DurationVar(&o.lease.FenceAfter, "fence-after", o.lease.FenceAfter, "a node cut off from the tier this long destroys its sandboxes (0: never)")
 	f.DurationVar(&o.createTimeout, "create-timeout", 30*time.Second, "longest a create may take, placement and node included")
+	f.DurationVar(&o.reconcileAfter, "reconcile-after", 0, "a create still unconfirmed this long after its row was made is resolved by asking its node (default: --create-timeout + 10s)")
 	f.DurationVar(&o.keyCache, "key-cache", 30*time.Second, "how long an authenticated key is trusted without the database (revocations take this long; negative: off)")
 	f.Int64Var(&o.maxUpload, "max-upload-bytes", 512<<20, "largest single file upload")
 	f.IntVar(&o.admission.Requests, "tenant-max-requests", api.DefaultTenantRequests, "requests one tenant may have in progress at once on this replica (then 429)")
@@ -96,7 +97,7 @@ func (o *apiOptions) run(ctx context.Context) error {
 	if failpoint != "" {
 		log.Warn("AIRLOCK_API_FAILPOINT is set: this API process will kill itself at that create step (fault-injection tests only)", "failpoint", failpoint)
 	}
-	t, err := apitier.New(ctx, apitier.Config{Store: st, JoinToken: token, CreateTimeout: o.createTimeout,
+	t, err := apitier.New(ctx, apitier.Config{Store: st, JoinToken: token, CreateTimeout: o.createTimeout, ReconcileAfter: o.reconcileAfter,
 		KeyCache: o.keyCache, Failpoint: failpoint, Log: log})
 	if err != nil {
 		return err

@@ -23,6 +23,7 @@ func (t *Tier) InternalHandler() http.Handler {
 	mux.HandleFunc("POST "+nodewire.PathRegister, t.handleRegister)
 	mux.HandleFunc("POST "+nodewire.PathHeartbeat, t.nodeCall(t.handleHeartbeat))
 	mux.HandleFunc("POST "+nodewire.PathShip, t.nodeCall(t.handleShip))
+	mux.HandleFunc("GET "+nodewire.PathView, t.handleView)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, wire.HealthResponse{Status: "ok"})
 	})
@@ -185,4 +186,21 @@ func templatesOf(caps map[string]any) []nodewire.Template {
 	var out []nodewire.Template
 	_ = json.Unmarshal(b, &out)
 	return out
+}
+
+// handleView tells an operator (join token) which nodes this replica
+// places on and routes to, as it last read them.
+func (t *Tier) handleView(w http.ResponseWriter, r *http.Request) {
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if subtle.ConstantTimeCompare([]byte(tok), []byte(t.cfg.JoinToken)) != 1 {
+		writeErr(w, errdefs.PermissionDenied("bad cluster join token"))
+		return
+	}
+	t.mu.Lock()
+	out := nodewire.View{Nodes: make([]nodewire.ViewNode, 0, len(t.view))}
+	for _, n := range t.view {
+		out.Nodes = append(out.Nodes, nodewire.ViewNode{ID: n.id, Addr: n.addr, Epoch: n.epoch, State: string(n.state)})
+	}
+	t.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
 }

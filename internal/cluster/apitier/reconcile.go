@@ -15,7 +15,7 @@ import (
 // does not answer is left to the sweep, which writes its rows off if it
 // is gone.
 func (t *Tier) reconcile(ctx context.Context) error {
-	rows, err := t.st.StaleCreating(ctx, t.cfg.CreateTimeout+10*time.Second, 100)
+	rows, err := t.st.StaleCreating(ctx, t.cfg.ReconcileAfter, 100)
 	if err != nil {
 		return err
 	}

@@ -27,8 +27,12 @@ type Config struct {
 	// lease margin set to one heartbeat.
 	Placement placement.Config
 	// CreateTimeout bounds one create, placement and node call included;
-	// 0: 30 s. A creating row older than this plus 10 s is reconciled.
+	// 0: 30 s.
 	CreateTimeout time.Duration
+	// ReconcileAfter: a row still creating this long after it was made
+	// is resolved by asking its node; 0: CreateTimeout + 10 s. It must
+	// exceed CreateTimeout, or live creates would be resolved under them.
+	ReconcileAfter time.Duration
 	// KeyCache is how long an authenticated key is trusted without asking
 	// the database (revocation takes up to this long; running sessions
 	// ride out a short database outage); 0: 30 s, negative: off.
@@ -79,6 +83,9 @@ func New(ctx context.Context, cfg Config) (*Tier, error) {
 	}
 	if cfg.CreateTimeout <= 0 {
 		cfg.CreateTimeout = 30 * time.Second
+	}
+	if cfg.ReconcileAfter <= cfg.CreateTimeout {
+		cfg.ReconcileAfter = cfg.CreateTimeout + 10*time.Second
 	}
 	if cfg.KeyCache == 0 {
 		cfg.KeyCache = 30 * time.Second
@@ -147,7 +154,7 @@ func (t *Tier) Run(ctx context.Context) {
 	loop("view", min(time.Second, t.lease.Heartbeat), t.refresh)
 	loop("sweep", t.lease.SweepInterval, t.sweep)
 	loop("sequence", 200*time.Millisecond, func(ctx context.Context) error { _, err := t.st.SequenceAudit(ctx); return err })
-	loop("reconcile", 2*time.Second, t.reconcile)
+	loop("reconcile", min(2*time.Second, t.cfg.ReconcileAfter/2), t.reconcile)
 	loop("expire", 5*time.Second, func(ctx context.Context) error { _, err := t.st.ExpireDue(ctx, 500); return err })
 	wg.Wait()
 }

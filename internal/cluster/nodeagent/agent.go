@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,7 +25,9 @@ import (
 
 // Config configures an Agent. Everything but Log and Client is required.
 type Config struct {
-	// TierURL is the API tier's internal listener, http://host:port.
+	// TierURL is the API tier's internal listener, http://host:port;
+	// several, comma-separated, are tried in turn when one does not
+	// answer (API replicas without a load balancer in front).
 	TierURL string
 	// JoinToken is the cluster's join token (registration only).
 	JoinToken string
@@ -48,7 +51,9 @@ type Config struct {
 // Agent is one node's membership of a cluster. Run drives it; Handler
 // serves the node's API through it.
 type Agent struct {
-	cfg Config // immutable after New
+	cfg  Config   // immutable after New
+	urls []string // immutable: cfg.TierURL split
+	cur  atomic.Int32
 
 	// fencing: every local sandbox is being destroyed and the node is
 	// registering again; the API answers 503 meanwhile.
@@ -79,7 +84,7 @@ const endOverlap = 10 * time.Second
 
 // New loads (or makes) the node's identity.
 func New(cfg Config) (*Agent, error) {
-	if cfg.Manager == nil || cfg.Store == nil || cfg.TierURL == "" || cfg.NodeID == "" || cfg.Addr == "" {
+	if cfg.Manager == nil || cfg.Store == nil || strings.Trim(cfg.TierURL, ", ") == "" || cfg.NodeID == "" || cfg.Addr == "" {
 		return nil, errdefs.InvalidArgument("nodeagent: tier URL, node id, addr, manager and store are required")
 	}
 	if cfg.Log == nil {
@@ -88,12 +93,17 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: 10 * time.Second}
 	}
-	cfg.TierURL = strings.TrimSuffix(cfg.TierURL, "/")
+	var urls []string
+	for _, u := range strings.Split(cfg.TierURL, ",") {
+		if u = strings.TrimSuffix(strings.TrimSpace(u), "/"); u != "" {
+			urls = append(urls, u)
+		}
+	}
 	id, err := loadIdentity(cfg.StateDir, cfg.NodeID)
 	if err != nil {
 		return nil, fmt.Errorf("nodeagent: %w", err)
 	}
-	return &Agent{cfg: cfg, id: id, shipped: map[string]time.Time{}}, nil
+	return &Agent{cfg: cfg, urls: urls, id: id, shipped: map[string]time.Time{}}, nil
 }
 
 // Run registers the node (fencing first if its stored epoch is gone),
@@ -246,13 +256,29 @@ func (a *Agent) used(ctx context.Context, running []sandbox.Info) nodewire.Capac
 func (a *Agent) nodePath(p string) string { return strings.Replace(p, "{id}", a.cfg.NodeID, 1) }
 
 // call posts body to the tier and decodes the answer into out; an error
-// answer comes back with its errdefs class.
+// answer comes back with its errdefs class. A tier URL that does not
+// answer is left for the next one, for this call and the next ones.
 func (a *Agent) call(ctx context.Context, path, auth string, epoch int64, body, out any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.cfg.TierURL+path, bytes.NewReader(b))
+	for range len(a.urls) {
+		cur := a.cur.Load()
+		err = a.callOne(ctx, a.urls[int(cur)%len(a.urls)], path, auth, epoch, b, out)
+		if !errors.Is(err, errNoAnswer) {
+			return err
+		}
+		a.cur.CompareAndSwap(cur, cur+1)
+	}
+	return err
+}
+
+// errNoAnswer marks a call the tier URL did not answer.
+var errNoAnswer = errors.New("no answer")
+
+func (a *Agent) callOne(ctx context.Context, base, path, auth string, epoch int64, b []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}
@@ -263,7 +289,7 @@ func (a *Agent) call(ctx context.Context, path, auth string, epoch int64, body, 
 	}
 	res, err := a.cfg.Client.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %w", errdefs.Unavailable("cluster API unreachable"), err)
+		return fmt.Errorf("%w: %w: %w", errdefs.Unavailable("cluster API unreachable"), errNoAnswer, err)
 	}
 	defer res.Body.Close()
 	if res.StatusCode/100 != 2 {

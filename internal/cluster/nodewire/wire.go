@@ -17,7 +17,8 @@ const (
 	PathRegister  = "/internal/v1/nodes/register"
 	PathHeartbeat = "/internal/v1/nodes/{id}/heartbeat"
 	PathShip      = "/internal/v1/nodes/{id}/ship"
-	PathLeave     = "/internal/v1/nodes/{id}/leave"
+	// PathView answers (to the join token) the nodes the replica sees.
+	PathView = "/internal/v1/view"
 )
 
 // Headers.
@@ -266,4 +267,17 @@ func (s *ShipRequest) Validate() error {
 // String names a capacity, for logs.
 func (c Capacity) String() string {
 	return fmt.Sprintf("%d slots, %d MiB, %d vCPUs", c.Slots, c.MemMiB, c.VCPUs)
+}
+
+// View is the nodes one API replica sees (GET PathView).
+type View struct {
+	Nodes []ViewNode `json:"nodes"`
+}
+
+// ViewNode is one node in a View.
+type ViewNode struct {
+	ID    string `json:"id"`
+	Addr  string `json:"addr"`
+	Epoch int64  `json:"epoch"`
+	State string `json:"state"`
 }

@@ -247,3 +247,36 @@ func (s *Store) ListChains(ctx context.Context) ([]Chain, error) {
 	}
 	return out, nil
 }
+
+// LiveOffLease counts sandboxes the catalog holds live (creating or
+// running) although their node does not hold a lease under their epoch:
+// none should exist, since a sweep or a new registration writes them off
+// in the same transaction that ends the lease.
+func (s *Store) LiveOffLease(ctx context.Context) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM sandboxes s JOIN nodes n USING (node_id)
+		WHERE s.state IN ('creating', 'running') AND (n.state NOT IN ('ready', 'draining') OR s.node_epoch <> n.epoch)`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("pgstore: live sandboxes off lease: %w", mapErr(err))
+	}
+	return n, nil
+}
+
+// CountByState counts the catalog's sandboxes by state.
+func (s *Store) CountByState(ctx context.Context) (map[string]int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT state, count(*) FROM sandboxes GROUP BY state`)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: count by state: %w", mapErr(err))
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("pgstore: count by state: %w", mapErr(err))
+		}
+		out[st] = n
+	}
+	return out, mapErr(rows.Err())
+}

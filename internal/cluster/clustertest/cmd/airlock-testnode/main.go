@@ -49,6 +49,7 @@ func main() {
 	flag.StringVar(&o.tokenFile, "token-file", "", "cluster join token")
 	flag.StringVar(&o.nodeID, "node-id", "", "node id")
 	flag.StringVar(&o.listen, "listen", "127.0.0.1:0", "node API address")
+	flag.StringVar(&o.advertise, "advertise", "", "address the tier calls the node on (default: -listen's; a fault proxy's in tests)")
 	flag.IntVar(&o.maxSandboxes, "max-sandboxes", 256, "capacity in sandboxes")
 	flag.IntVar(&o.warmPool, "warm-pool", -1, "warm clones per template (-1: none)")
 	flag.Parse()
@@ -59,7 +60,7 @@ func main() {
 }
 
 type opts struct {
-	stateDir, api, tokenFile, nodeID, listen string
+	stateDir, api, tokenFile, nodeID, listen, advertise string
 	maxSandboxes, warmPool                   int
 }
 
@@ -67,6 +68,9 @@ func run(o opts) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := os.MkdirAll(o.stateDir, 0o700); err != nil {
+		return err
+	}
 	st, err := store.Open(filepath.Join(o.stateDir, "airlock.db"))
 	if err != nil {
 		return err
@@ -94,8 +98,12 @@ func run(o opts) error {
 	if err != nil {
 		return err
 	}
+	addr := o.advertise
+	if addr == "" {
+		addr = l.Addr().String()
+	}
 	a, err := nodeagent.New(nodeagent.Config{TierURL: o.api, JoinToken: strings.TrimSpace(string(tok)), NodeID: o.nodeID,
-		Addr: l.Addr().String(), Version: "testnode", StateDir: o.stateDir, Manager: mgr, Store: st,
+		Addr: addr, Version: "testnode", StateDir: o.stateDir, Manager: mgr, Store: st,
 		Capacity: nodewire.Capacity{Slots: o.maxSandboxes, MemMiB: int64(64 * o.maxSandboxes), VCPUs: 4 * o.maxSandboxes}, Log: log})
 	if err != nil {
 		l.Close()
