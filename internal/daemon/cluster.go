@@ -78,4 +78,3 @@ func (d *Daemon) Handler(cfg api.Config) http.Handler {
 	cfg.Backend, cfg.Store = d.Manager, d.Store
 	return api.New(cfg)
 }
-

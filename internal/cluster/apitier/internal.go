@@ -59,7 +59,7 @@ func (t *Tier) handleRegister(w http.ResponseWriter, r *http.Request) {
 	caps := map[string]any{"net": req.Net, "templates": req.Templates}
 	reg, err := t.st.RegisterNode(r.Context(), pgstore.NodeSpec{ID: req.NodeID, Addr: req.Addr, Capabilities: caps,
 		Capacity: pgstore.Capacity{Slots: req.Capacity.Slots, MemMiB: req.Capacity.MemMiB, VCPUs: req.Capacity.VCPUs},
-		Version: req.Version, Epoch: req.Epoch, Secret: req.Secret})
+		Version:  req.Version, Epoch: req.Epoch, Secret: req.Secret})
 	if err != nil {
 		writeErr(w, err)
 		return

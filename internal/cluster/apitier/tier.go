@@ -49,10 +49,10 @@ type Config struct {
 // Tier is one API replica. New makes it, Run drives its loops, and
 // PublicHandler and InternalHandler serve.
 type Tier struct {
-	cfg    Config          // immutable after New
-	st     *pgstore.Store  // immutable
-	lease  lease.Config    // immutable: the store's
-	master []byte          // immutable: the tier's secret (node credentials derive from it)
+	cfg    Config         // immutable after New
+	st     *pgstore.Store // immutable
+	lease  lease.Config   // immutable: the store's
+	master []byte         // immutable: the tier's secret (node credentials derive from it)
 	placer *placement.Placer
 	keys   *keyCache
 	routes *routeCache

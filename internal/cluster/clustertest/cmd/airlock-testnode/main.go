@@ -61,7 +61,7 @@ func main() {
 
 type opts struct {
 	stateDir, api, tokenFile, nodeID, listen, advertise string
-	maxSandboxes, warmPool                   int
+	maxSandboxes, warmPool                              int
 }
 
 func run(o opts) error {
