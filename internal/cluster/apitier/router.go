@@ -266,8 +266,9 @@ func (r *Router) createOn(ctx context.Context, req sandbox.CreateRequest, tm nod
 		// it must not be handed out; the orphan rule removes the VM.
 		return sandbox.Info{}, err, true
 	}
-	info := infoFromWire(sb.SandboxInfo, n.id)
-	return info, nil, false
+	row.State, row.CreatedAt, row.Deadline, row.Jailed = pgstore.StateRunning, sb.CreatedAt, sb.Deadline, sb.Jailed
+	t.routes.put(row) // calls into it need no database read from here on
+	return infoFromWire(sb.SandboxInfo, n.id), nil, false
 }
 
 // Get answers from the catalog, and for a running sandbox from its node
