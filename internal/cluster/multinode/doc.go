@@ -1,6 +1,6 @@
 // Package multinode holds the cluster's multi-process tests: a real
 // PostgreSQL 15, `airlock api` processes and test nodes (the real node
-// agent over local machines) started by internal/cluster/clustertest,
+// agent over local machines) started by internal/cluster/clustertest/multiproc,
 // driven through the public API with the Go client, and faulted with
 // signals and fault proxies. It has no code of its own beside its tests.
 //

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/client"
-	"github.com/airlock-dev/airlock/internal/cluster/clustertest"
+	"github.com/airlock-dev/airlock/internal/cluster/clustertest/multiproc"
 	"github.com/airlock-dev/airlock/internal/cluster/lease"
 	"github.com/airlock-dev/airlock/internal/cluster/nodewire"
 )
 
 // spread creates n sandboxes through API 0 and returns them by node.
-func spread(t *testing.T, c *clustertest.Cluster, n int) map[string][]*client.Sandbox {
+func spread(t *testing.T, c *multiproc.Cluster, n int) map[string][]*client.Sandbox {
 	t.Helper()
 	ctx := context.Background()
 	out := map[string][]*client.Sandbox{}
@@ -35,7 +35,7 @@ func spread(t *testing.T, c *clustertest.Cluster, n int) map[string][]*client.Sa
 
 // busiest is the index of the node holding the most of by, preferring
 // want when it holds any.
-func busiest(c *clustertest.Cluster, by map[string][]*client.Sandbox, want int) int {
+func busiest(c *multiproc.Cluster, by map[string][]*client.Sandbox, want int) int {
 	if len(by[c.Nodes[want].ID]) > 0 {
 		return want
 	}
@@ -49,7 +49,7 @@ func busiest(c *clustertest.Cluster, by map[string][]*client.Sandbox, want int) 
 }
 
 // node reads node id's row.
-func nodeRow(t *testing.T, c *clustertest.Cluster, id string) (lease.State, int64) {
+func nodeRow(t *testing.T, c *multiproc.Cluster, id string) (lease.State, int64) {
 	t.Helper()
 	nodes, err := c.Store.ListNodes(context.Background())
 	if err != nil {
@@ -66,7 +66,7 @@ func nodeRow(t *testing.T, c *clustertest.Cluster, id string) (lease.State, int6
 
 // killAll kills every running sandbox of the tenant through API 0 and
 // waits until the catalog has none.
-func killAll(t *testing.T, c *clustertest.Cluster) {
+func killAll(t *testing.T, c *multiproc.Cluster) {
 	t.Helper()
 	ctx := context.Background()
 	cl := c.Client(0)
@@ -82,7 +82,7 @@ func killAll(t *testing.T, c *clustertest.Cluster) {
 }
 
 // check runs the cluster's invariants after iteration it of what.
-func check(t *testing.T, c *clustertest.Cluster, what string, it int) {
+func check(t *testing.T, c *multiproc.Cluster, what string, it int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/client"
-	"github.com/airlock-dev/airlock/internal/cluster/clustertest"
+	"github.com/airlock-dev/airlock/internal/cluster/clustertest/multiproc"
 	"github.com/airlock-dev/airlock/internal/cluster/lease"
 )
 
@@ -21,7 +21,7 @@ const iterations = 10
 // are still there.
 func TestClusterNodeKillRestart(t *testing.T) {
 	skipShort(t)
-	c := clustertest.StartCluster(t, clustertest.ClusterOptions{APIs: 2, Nodes: 4})
+	c := multiproc.StartCluster(t, multiproc.ClusterOptions{APIs: 2, Nodes: 4})
 	ctx := context.Background()
 	var back []time.Duration
 	for it := range iterations {
@@ -53,7 +53,7 @@ func TestClusterNodeKillRestart(t *testing.T) {
 // heartbeat (its VMMs gone) and registers under a new epoch.
 func TestClusterNodeFreeze(t *testing.T) {
 	skipShort(t)
-	c := clustertest.StartCluster(t, clustertest.ClusterOptions{APIs: 2, Nodes: 4})
+	c := multiproc.StartCluster(t, multiproc.ClusterOptions{APIs: 2, Nodes: 4})
 	ctx := context.Background()
 	var detect, fence []time.Duration
 	for it := range iterations {
@@ -100,7 +100,7 @@ func TestClusterNodeFreeze(t *testing.T) {
 }
 
 // machines counts the machine directories a node has.
-func machines(n *clustertest.NodeProc) int {
+func machines(n *multiproc.NodeProc) int {
 	ents, _ := os.ReadDir(filepath.Join(n.StateDir, "run"))
 	k := 0
 	for _, e := range ents {

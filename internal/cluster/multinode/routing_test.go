@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/client"
-	"github.com/airlock-dev/airlock/internal/cluster/clustertest"
+	"github.com/airlock-dev/airlock/internal/cluster/clustertest/multiproc"
 	"github.com/airlock-dev/airlock/internal/cluster/nodewire"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 )
@@ -111,7 +111,7 @@ func percentile(d []time.Duration, p float64) time.Duration {
 // and creates straight to the node give what the tier costs.
 func TestClusterRouting(t *testing.T) {
 	skipShort(t)
-	c := clustertest.StartCluster(t, clustertest.ClusterOptions{APIs: 2, Nodes: 4})
+	c := multiproc.StartCluster(t, multiproc.ClusterOptions{APIs: 2, Nodes: 4})
 	ctx := context.Background()
 	cl := c.Client(0)
 	sb, err := cl.CreateSandbox(ctx, client.CreateOptions{Template: "base", TTLSeconds: 600})
@@ -264,4 +264,3 @@ func TestClusterRouting(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/client"
-	"github.com/airlock-dev/airlock/internal/cluster/clustertest"
+	"github.com/airlock-dev/airlock/internal/cluster/clustertest/multiproc"
 )
 
 func skipShort(t *testing.T) {
@@ -22,7 +22,7 @@ func skipShort(t *testing.T) {
 // of the mean each; every one is named by its node in its record.
 func TestClusterSpread(t *testing.T) {
 	skipShort(t)
-	c := clustertest.StartCluster(t, clustertest.ClusterOptions{APIs: 2, Nodes: 4})
+	c := multiproc.StartCluster(t, multiproc.ClusterOptions{APIs: 2, Nodes: 4})
 	ctx := context.Background()
 	const creates, workers = 200, 8
 	perNode := map[string]int{}

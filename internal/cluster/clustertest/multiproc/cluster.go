@@ -1,4 +1,4 @@
-package clustertest
+package multiproc
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/client"
+	"github.com/airlock-dev/airlock/internal/cluster/clustertest"
 	"github.com/airlock-dev/airlock/internal/cluster/lease"
 	"github.com/airlock-dev/airlock/internal/cluster/nodewire"
 	"github.com/airlock-dev/airlock/internal/cluster/pgstore"
@@ -54,7 +55,7 @@ type Cluster struct {
 	Dir string
 	// PG is the cluster's database server; DSN its database; Store a
 	// connection for the test's own checks.
-	PG    *Server
+	PG    *clustertest.Server
 	DSN   string
 	Store *pgstore.Store
 	// Token is the join token; TokenFile holds it.
@@ -127,10 +128,11 @@ func Binaries(t testing.TB) (airlock, testnode string) {
 			return
 		}
 		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Join(filepath.Dir(file), "..", "..", "..")
-		goBin, err := exec.LookPath("go")
+		root := filepath.Join(filepath.Dir(file), "..", "..", "..", "..")
+		goBin, err := exec.LookPath("go") // go test puts its own first on PATH
 		if err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+			buildErr = err
+			return
 		}
 		for _, b := range []struct{ out, pkg string }{
 			{filepath.Join(dir, "airlock"), "./cmd/airlock"},
@@ -179,7 +181,7 @@ func StartCluster(t testing.TB, o ClusterOptions) *Cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.close)
-	c.PG = Private(t)
+	c.PG = clustertest.Private(t)
 	c.DSN = c.PG.Database(t)
 	c.Token = "join-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-token"
 	c.TokenFile = filepath.Join(c.Dir, "token")
@@ -269,13 +271,17 @@ func (c *Cluster) start(name, bin string, args, env []string, ready bool) (*proc
 	return p, line
 }
 
-// StartAPI starts API process i (again), with its Env, and waits until it
-// is ready.
+// StartAPI starts API process i (again: a running one is killed first),
+// with env as its environment (or the last one given), and waits until
+// it is ready.
 func (c *Cluster) StartAPI(i int, env ...string) {
 	c.t.Helper()
 	a := c.APIs[i]
 	if len(env) > 0 {
 		a.Env = env
+	}
+	if a.proc != nil && !isDone(a.proc.done) {
+		a.proc.kill(syscall.SIGKILL) // its ports are the new one's
 	}
 	args := []string{"api", "--dsn", c.DSN, "--listen", a.Public, "--internal-listen", a.Internal,
 		"--cluster-token-file", c.TokenFile, "--log-level", "warn",
@@ -293,11 +299,14 @@ func (c *Cluster) StartAPI(i int, env ...string) {
 	})
 }
 
-// StartNode starts node i (again) and waits until it has printed that it
-// listens.
+// StartNode starts node i (again: a running one is killed first) and
+// waits until it has printed that it listens.
 func (c *Cluster) StartNode(i int) {
 	c.t.Helper()
 	n := c.Nodes[i]
+	if n.proc != nil && !isDone(n.proc.done) {
+		n.proc.kill(syscall.SIGKILL)
+	}
 	tier := make([]string, len(c.APIs))
 	for j, a := range c.APIs {
 		tier[j] = "http://" + a.Internal

@@ -1,4 +1,4 @@
-package clustertest
+package multiproc
 
 import (
 	"io"

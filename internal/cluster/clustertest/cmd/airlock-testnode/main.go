@@ -2,7 +2,7 @@
 // agent (internal/cluster/nodeagent) and the real sandbox Manager and API
 // handler over internal/sandbox/localmachines (directories and host
 // processes, no VMs, no isolation), with its own store in its state
-// directory. The multi-process cluster tests (internal/cluster/clustertest)
+// directory. The multi-process cluster tests (internal/cluster/clustertest/multiproc)
 // start several, next to real `airlock api` processes and PostgreSQL, so
 // that registration, heartbeats, fencing, shipping and routing run
 // between real processes in seconds.
