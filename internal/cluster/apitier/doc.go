@@ -25,7 +25,10 @@
 //
 // A sandbox on a lost node answers with its lost state (Get) or
 // failed_precondition (calls into it), never a hang: the catalog says so
-// before any node is called.
+// before any node is called. The replica that swept the node forgets its
+// cached routes into it at once; every other replica at its next view
+// refresh (every heartbeat interval), when it sees the node's state or
+// epoch change.
 //
 // What it must never do: give a node a tenant key or database
 // credentials, trust what a node sends without bounds and strict

@@ -286,8 +286,14 @@ func (r *Router) Get(ctx context.Context, tenant, id string) (sandbox.Info, erro
 		return info, nil
 	}
 	n, ok := r.t.node(sb.NodeID)
-	if !ok || n.epoch != sb.NodeEpoch {
-		return info, nil
+	if !ok || n.epoch != sb.NodeEpoch || !n.state.Live() {
+		// The row may be a cached one from before its node was written
+		// off: the catalog says what became of it.
+		r.t.routes.drop(id)
+		if sb, err = r.t.st.GetSandbox(ctx, tenant, id); err != nil {
+			return sandbox.Info{}, err
+		}
+		return infoFromRow(sb), nil
 	}
 	nctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()

@@ -209,8 +209,16 @@ func (t *Tier) refresh(ctx context.Context) error {
 	}
 	t.placer.SetView(views)
 	t.mu.Lock()
+	old := t.view
 	t.view = infos
 	t.mu.Unlock()
+	// Another replica may have swept a node, or it registered again: the
+	// rows cached as running on it are stale (lost, or killed at fencing).
+	for id, was := range old {
+		if now, ok := infos[id]; !ok || now.epoch != was.epoch || !now.state.Live() {
+			t.routes.dropNode(id)
+		}
+	}
 	return nil
 }
 
