@@ -65,6 +65,8 @@ func TestClusterNodeFreeze(t *testing.T) {
 		c.SignalNode(x, syscall.SIGSTOP)
 		c.WaitFor("node lost", func() bool { st, _ := nodeRow(t, c, id); return st == lease.Lost })
 		detect = append(detect, time.Since(began))
+		// Every replica learns of the sweep at its next view refresh.
+		c.WaitView(func(v []nodewireView) bool { return !readyIn(v, id) })
 		cl := c.Client(1)
 		for _, sb := range by[id] {
 			got, err := cl.GetSandbox(ctx, sb.ID)
@@ -75,7 +77,6 @@ func TestClusterNodeFreeze(t *testing.T) {
 				t.Fatalf("iteration %d: exec into a lost sandbox: %v, want failed_precondition", it, err)
 			}
 		}
-		c.WaitView(func(v []nodewireView) bool { return !readyIn(v, id) })
 		for range 4 {
 			sb, err := cl.CreateSandbox(ctx, client.CreateOptions{Template: "base"})
 			if err != nil {

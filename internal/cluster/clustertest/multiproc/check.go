@@ -44,8 +44,22 @@ func (c *Cluster) Check(ctx context.Context) error {
 	}
 	// A sandbox whose create was resolved running after its caller gave
 	// up is the tenant's to kill, like any other: the checks below hold
-	// for it as for the rest.
-	errs = append(errs, c.checkMachines(ctx)...)
+	// for it as for the rest. A machine made by a create request that a
+	// partition held until after its row was failed is an orphan, which
+	// its node kills when its next heartbeat names it: wait for that too,
+	// 30 s at most.
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		merrs := c.checkMachines(ctx)
+		if len(merrs) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			errs = append(errs, merrs...)
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	for _, n := range c.Nodes {
 		if err := c.checkChain(ctx, n); err != nil {
 			errs = append(errs, err)
