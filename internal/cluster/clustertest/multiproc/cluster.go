@@ -114,8 +114,19 @@ type binaries struct{ airlock, testnode string }
 var (
 	buildOnce sync.Once
 	built     binaries
+	buildDir  string
 	buildErr  error
 )
+
+// Main runs a test package's tests and then removes the binaries they
+// built; call it from the package's TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
 
 // Binaries builds bin/airlock and airlock-testnode once per test process
 // (the go build cache makes a rebuild cheap) and returns their paths.
@@ -127,6 +138,7 @@ func Binaries(t testing.TB) (airlock, testnode string) {
 			buildErr = err
 			return
 		}
+		buildDir = dir
 		_, file, _, _ := runtime.Caller(0)
 		root := filepath.Join(filepath.Dir(file), "..", "..", "..", "..")
 		goBin, err := exec.LookPath("go") // go test puts its own first on PATH
