@@ -269,85 +269,21 @@ func (s *Store) AppendAudit(ctx context.Context, r AuditRecord) (AuditRecord, er
 	if err := ValidateAudit(r); err != nil {
 		return AuditRecord{}, fmt.Errorf("store: append audit %s: %w", r.Event, err)
 	}
-	md, err := EncodeMap(r.Metadata)
+	r, err := roundTripMaps(r)
 	if err != nil {
 		return AuditRecord{}, fmt.Errorf("store: append audit %s: %w", r.Event, err)
 	}
-	detail, err := EncodeMap(r.Detail)
-	if err != nil {
-		return AuditRecord{}, fmt.Errorf("store: append audit %s: %w", r.Event, err)
-	}
-	// Store what a reader will get back, so the hash computed here is the
-	// hash VerifyAudit recomputes.
-	r.Metadata, _ = DecodeMap(md)
-	r.Detail, _ = DecodeMap(detail)
-
 	if s.auditRefused != nil {
 		return AuditRecord{}, fmt.Errorf("store: append audit %s: %w", r.Event, s.auditRefused)
 	}
+	// The anchor's lock spans the append and its anchor line, so lines
+	// are written in the chain's order.
 	unlock, err := s.anchor.lock()
 	if err != nil {
 		return AuditRecord{}, fmt.Errorf("store: append audit %s: %w", r.Event, err)
 	}
 	defer unlock()
-	var out AuditRecord
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		var headSeq int64
-		var headHash string
-		err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`).Scan(&headSeq, &headHash)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errdefs.FailedPrecondition("audit head is missing; the log has been tampered with")
-		}
-		if err != nil {
-			return mapErr(err)
-		}
-		if err := behindAnchor(s.anchor, headSeq, headHash); err != nil {
-			return err
-		}
-		now := toMS(s.now())
-		if headSeq > 0 {
-			var prevMS int64
-			err := tx.QueryRowContext(ctx, `SELECT time_ms FROM audit WHERE seq = ?`, headSeq).Scan(&prevMS)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return mapErr(err)
-			}
-			now = max(now, prevMS)
-		}
-		rec := r
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(tenant_seq), 0) + 1 FROM audit WHERE tenant = ?`, r.Tenant).Scan(&rec.TenantSeq); err != nil {
-			return mapErr(err)
-		}
-		rec.Seq = headSeq + 1
-		rec.Time = fromMS(now)
-		rec.PrevHash = headHash
-		if rec.Hash, err = AuditHash(rec); err != nil {
-			return err
-		}
-		var exit sql.NullInt64
-		if rec.ExitCode != nil {
-			exit = sql.NullInt64{Int64: int64(*rec.ExitCode), Valid: true}
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO audit
-			(seq, time_ms, tenant, sandbox_id, parent_id, template, event, metadata, exit_code,
-			 bytes, duration_ms, outcome, detail, prev_hash, hash, tenant_seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			rec.Seq, now, rec.Tenant, rec.SandboxID, rec.ParentID, rec.Template, rec.Event, md, exit,
-			rec.Bytes, rec.DurationMS, rec.Outcome, detail, rec.PrevHash, rec.Hash, rec.TenantSeq); err != nil {
-			return mapErr(err)
-		}
-		for k, v := range rec.Metadata {
-			if _, err := tx.ExecContext(ctx,
-				`INSERT INTO audit_metadata (seq, key, value) VALUES (?, ?, ?)`, rec.Seq, k, v); err != nil {
-				return mapErr(err)
-			}
-		}
-		if _, err := tx.ExecContext(ctx,
-			`UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1`, rec.Seq, rec.Hash); err != nil {
-			return mapErr(err)
-		}
-		out = rec
-		return nil
-	})
+	out, err := s.appendChained(ctx, r)
 	if err != nil {
 		return AuditRecord{}, fmt.Errorf("store: append audit %s: %w", r.Event, err)
 	}
@@ -355,6 +291,113 @@ func (s *Store) AppendAudit(ctx context.Context, r AuditRecord) (AuditRecord, er
 		return out, fmt.Errorf("store: audit record %d appended but not anchored: %w", out.Seq, err)
 	}
 	return out, nil
+}
+
+// appendChained chains r after the head and writes it, in one
+// transaction.
+func (s *Store) appendChained(ctx context.Context, r AuditRecord) (AuditRecord, error) {
+	var out AuditRecord
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		rec, err := s.chainAudit(ctx, tx, r)
+		if err != nil {
+			return err
+		}
+		if err := insertAudit(ctx, tx, rec); err != nil {
+			return err
+		}
+		out = rec
+		return nil
+	})
+	return out, err
+}
+
+// roundTripMaps returns r with its maps as a reader will get them back,
+// so the hash computed on append is the hash VerifyAudit recomputes.
+func roundTripMaps(r AuditRecord) (AuditRecord, error) {
+	md, err := EncodeMap(r.Metadata)
+	if err != nil {
+		return AuditRecord{}, err
+	}
+	detail, err := EncodeMap(r.Detail)
+	if err != nil {
+		return AuditRecord{}, err
+	}
+	r.Metadata, _ = DecodeMap(md)
+	r.Detail, _ = DecodeMap(detail)
+	return r, nil
+}
+
+// chainAudit numbers r after the chain's head (globally and among its
+// tenant's records), times it no earlier than the head and hashes it.
+// It refuses a head behind the anchor.
+func (s *Store) chainAudit(ctx context.Context, tx *sql.Tx, r AuditRecord) (AuditRecord, error) {
+	var headSeq int64
+	var headHash string
+	err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`).Scan(&headSeq, &headHash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, errdefs.FailedPrecondition("audit head is missing; the log has been tampered with")
+	}
+	if err != nil {
+		return r, mapErr(err)
+	}
+	if err := behindAnchor(s.anchor, headSeq, headHash); err != nil {
+		return r, err
+	}
+	now := toMS(s.now())
+	if headSeq > 0 {
+		var prevMS int64
+		err := tx.QueryRowContext(ctx, `SELECT time_ms FROM audit WHERE seq = ?`, headSeq).Scan(&prevMS)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return r, mapErr(err)
+		}
+		now = max(now, prevMS)
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(tenant_seq), 0) + 1 FROM audit WHERE tenant = ?`, r.Tenant).Scan(&r.TenantSeq); err != nil {
+		return r, mapErr(err)
+	}
+	r.Seq = headSeq + 1
+	r.Time = fromMS(now)
+	r.PrevHash = headHash
+	if r.Hash, err = AuditHash(r); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// insertAudit writes a chained record, its metadata index rows, and moves
+// the head to it.
+func insertAudit(ctx context.Context, tx *sql.Tx, rec AuditRecord) error {
+	md, err := EncodeMap(rec.Metadata)
+	if err != nil {
+		return err
+	}
+	detail, err := EncodeMap(rec.Detail)
+	if err != nil {
+		return err
+	}
+	var exit sql.NullInt64
+	if rec.ExitCode != nil {
+		exit = sql.NullInt64{Int64: int64(*rec.ExitCode), Valid: true}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO audit
+		(seq, time_ms, tenant, sandbox_id, parent_id, template, event, metadata, exit_code,
+		 bytes, duration_ms, outcome, detail, prev_hash, hash, tenant_seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		rec.Seq, toMS(rec.Time), rec.Tenant, rec.SandboxID, rec.ParentID, rec.Template, rec.Event, md, exit,
+		rec.Bytes, rec.DurationMS, rec.Outcome, detail, rec.PrevHash, rec.Hash, rec.TenantSeq); err != nil {
+		return mapErr(err)
+	}
+	for k, v := range rec.Metadata {
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO audit_metadata (seq, key, value) VALUES (?, ?, ?)`, rec.Seq, k, v); err != nil {
+			return mapErr(err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx,
+		`UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1`, rec.Seq, rec.Hash); err != nil {
+		return mapErr(err)
+	}
+	return nil
 }
 
 // behindAnchor refuses to extend a chain whose head is behind what the
