@@ -14,7 +14,7 @@
 # shell assignments, AIRLOCK_URL, AIRLOCK_API_KEY and NODE_PIDS (the node
 # daemons' pids, in node order); progress goes to stderr.
 #
-# Needs root (--net and the VMM jail), PostgreSQL's binaries (scripts/setup.sh)
+# Needs root (--net and the VMM jail), PostgreSQL's binaries (scripts/setup.sh --test)
 # and bin/airlock (built here when missing). Work directory:
 # $AIRLOCK_CLUSTER_DIR, default /tmp/airlock-cluster-local; ports from
 # $AIRLOCK_CLUSTER_PORT (default 18080: public; +1 internal; +10+i node i).
@@ -29,7 +29,7 @@ pgbin() {
 	for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5 -n -r); do
 		[ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] && { echo "$d"; return; }
 	done
-	say "no initdb/pg_ctl under /usr/lib/postgresql/*/bin (scripts/setup.sh installs them)"
+	say "no initdb/pg_ctl under /usr/lib/postgresql/*/bin (scripts/setup.sh --test installs them)"
 	exit 1
 }
 

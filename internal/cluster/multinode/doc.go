@@ -4,7 +4,7 @@
 // driven through the public API with the Go client, and faulted with
 // signals and fault proxies. It has no code of its own beside its tests.
 //
-// They need PostgreSQL's binaries (scripts/setup.sh installs them) and
+// They need PostgreSQL's binaries (scripts/setup.sh --test installs them) and
 // skip without them unless AIRLOCK_REQUIRE_PG=1. They start processes
 // and open loopback ports: `go test -short` skips them.
 package multinode
