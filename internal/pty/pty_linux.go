@@ -87,4 +87,3 @@ func Size(f *os.File) (rows, cols uint32, err error) {
 	}
 	return uint32(ws.Row), uint32(ws.Col), nil
 }
-

@@ -51,8 +51,8 @@ type live struct {
 	// (pause.go); machine is nil while it is set. Guarded by mu, and
 	// changed only under ops held exclusively.
 	pausedDir string
-	exec      execDefaults  // immutable
-	procs     processTable  // background processes (process.go)
+	exec      execDefaults // immutable
+	procs     processTable // background processes (process.go)
 	// archives counts the archive transfers in progress (see
 	// takeArchiveSlot).
 	archives atomic.Int32
