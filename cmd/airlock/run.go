@@ -33,6 +33,9 @@ type runOptions struct {
 	// this process's own).
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// localFlags are the in-process-only flags given (--state-dir,
+	// --run-dir, ...): with any, auto runs in-process, as they ask.
+	localFlags []string
 }
 
 func newRunCmd(g *globalFlags) *cobra.Command {
@@ -58,6 +61,11 @@ process. --via daemon insists on the daemon, --via local never asks it.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.stdin, o.stdout, o.stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			for _, name := range []string{"state-dir", "run-dir", "cache-dir", "accel", "jail", "mem", "vcpus"} {
+				if cmd.Flags().Changed(name) {
+					o.localFlags = append(o.localFlags, "--"+name)
+				}
+			}
 			return o.run(cmd.Context(), args)
 		},
 	}

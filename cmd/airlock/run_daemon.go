@@ -50,6 +50,8 @@ func (o *runOptions) daemonClient(ctx context.Context) (*client.Client, error) {
 		why = "a daemon restores templates only: give --template"
 	case key == "":
 		why = "no API key in AIRLOCK_API_KEY"
+	case len(o.localFlags) > 0 && o.via == viaAuto:
+		why = strings.Join(o.localFlags, ", ") + " given: those set up a VM in this process"
 	}
 	var c *client.Client
 	if why == "" {

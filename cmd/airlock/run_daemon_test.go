@@ -65,9 +65,13 @@ func TestRunViaChoice(t *testing.T) {
 		{"no template", viaAuto, "", "unix://" + fake.Socket, key, false},
 		{"no key", viaAuto, "base", "unix://" + fake.Socket, "", false},
 		{"no daemon", viaAuto, "base", "unix://" + filepath.Join(t.TempDir(), "none.sock"), key, false},
+		{"in-process flags", viaAuto, "base", "unix://" + fake.Socket, key, false},
 	} {
 		t.Setenv("AIRLOCK_API_KEY", c.key)
 		o := &runOptions{hf: &hostFlags{g: &globalFlags{}}, via: c.via, tmplName: c.tmpl, url: c.url}
+		if c.name == "in-process flags" {
+			o.localFlags = []string{"--state-dir"}
+		}
 		cl, err := o.daemonClient(context.Background())
 		if err != nil || (cl != nil) != c.daemon {
 			t.Errorf("%s: client %v, err %v; want daemon=%v", c.name, cl != nil, err, c.daemon)
