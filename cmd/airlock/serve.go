@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/daemon"
 	"github.com/airlock-dev/airlock/internal/metrics"
 	"github.com/airlock-dev/airlock/internal/sandbox"
+	"github.com/airlock-dev/airlock/internal/vm"
 )
 
 // serveOptions are the flags of `airlock serve`.
@@ -55,7 +57,7 @@ unless --kill-on-exit is given.`,
 	o.hf.register(cmd)
 	o.nf.register(cmd)
 	f := cmd.Flags()
-	f.StringVar(&o.socket, "socket", serveSocket(), "unix socket to serve on (env AIRLOCK_SOCKET, or AIRLOCK_URL when it is unix://, the variable clients read)")
+	f.StringVar(&o.socket, "socket", "", "unix socket to serve on (default: env AIRLOCK_SOCKET, or AIRLOCK_URL when it is unix://, the variable clients read, else airlock.sock in the run directory: "+api.DefaultSocket+" as root)")
 	f.StringVar(&o.tcp, "tcp", os.Getenv("AIRLOCK_TCP"), "also serve on this TCP address, e.g. 127.0.0.1:7070 (env AIRLOCK_TCP)")
 	f.IntVar(&o.gid, "socket-gid", -1, "group owning the socket (-1 = unchanged)")
 	f.DurationVar(&o.maxTTL, "max-ttl", 24*time.Hour, "longest lifetime any sandbox may have")
@@ -87,6 +89,9 @@ func (o *serveOptions) run(ctx context.Context) error {
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	o.hf.verbose = level <= slog.LevelInfo
+	if o.socket == "" {
+		o.socket = serveSocket(o.hf.g.runDir)
+	}
 	netOpts, err := o.nf.options()
 	if err != nil {
 		return err
@@ -155,13 +160,23 @@ func (o *serveOptions) listen() ([]net.Listener, error) {
 
 // serveSocket is the default socket: AIRLOCK_SOCKET, else the path of a
 // unix:// AIRLOCK_URL (so the variable clients read works for the server
-// too), else the default.
-func serveSocket() string {
+// too), else airlock.sock in the run directory (runDir, else
+// AIRLOCK_RUN_DIR, else the default: /run/airlock/airlock.sock as root).
+func serveSocket(runDir string) string {
 	if s := os.Getenv("AIRLOCK_SOCKET"); s != "" {
 		return s
 	}
 	if p, ok := strings.CutPrefix(os.Getenv("AIRLOCK_URL"), "unix://"); ok && strings.HasPrefix(p, "/") {
 		return p
 	}
-	return api.DefaultSocket
+	return runDirSocket(runDir)
+}
+
+// runDirSocket is the socket a daemon with run directory runDir ("" = the
+// default) listens on when told nothing else.
+func runDirSocket(runDir string) string {
+	if runDir == "" {
+		runDir = vm.DefaultRunDir()
+	}
+	return filepath.Join(runDir, filepath.Base(api.DefaultSocket))
 }

@@ -136,9 +136,11 @@ func TestTenantIsolation(t *testing.T) {
 	if r.status != 200 || strings.Contains(string(r.body), id) {
 		t.Errorf("tenant B list: %d %s", r.status, r.body)
 	}
-	r = h.do("GET", "/v1/sandboxes?metadata.matter=m1", h.keyA, nil)
-	if !strings.Contains(string(r.body), id) {
-		t.Errorf("tenant A list by metadata lacks its sandbox: %s", r.body)
+	for _, q := range []string{"metadata.matter=m1", "metadata%5Bmatter%5D=m1"} { // both spellings
+		r = h.do("GET", "/v1/sandboxes?"+q, h.keyA, nil)
+		if !strings.Contains(string(r.body), id) {
+			t.Errorf("tenant A list by metadata (%s) lacks its sandbox: %s", q, r.body)
+		}
 	}
 	// The owner still has it, untouched.
 	if r := h.do("GET", "/v1/sandboxes/"+id+"/files?path=/job/in.pdf", h.keyA, nil); string(r.body) != "secret" {
@@ -204,6 +206,8 @@ func TestErrors(t *testing.T) {
 		{"long id", "GET", "/v1/sandboxes/" + strings.Repeat("a", 65), "", 400, "invalid_argument"},
 		{"bad state", "GET", "/v1/sandboxes?state=zombie", "", 400, "invalid_argument"},
 		{"unknown query", "GET", "/v1/sandboxes?meta.x=y", "", 400, "invalid_argument"},
+		{"metadata key twice", "GET", "/v1/sandboxes?metadata.x=y&metadata%5Bx%5D=z", "", 400, "invalid_argument"},
+		{"metadata bracket unclosed", "GET", "/v1/sandboxes?metadata%5Bx=y", "", 400, "invalid_argument"},
 		{"traversal", "GET", "/v1/sandboxes/" + id + "/files?path=/job/../etc/passwd", "", 400, "invalid_argument"},
 		{"relative", "GET", "/v1/sandboxes/" + id + "/files?path=job/in.pdf", "", 400, "invalid_argument"},
 		{"trailing slash", "GET", "/v1/sandboxes/" + id + "/files/stat?path=/job/", "", 400, "invalid_argument"},

@@ -94,15 +94,29 @@ func (s *server) listSandboxes(w *respWriter, r *http.Request, c *call) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// metadataQuery collects metadata.KEY=VALUE parameters and refuses any
-// parameter that is neither one of those nor in allowed: a typo must not
-// silently widen a filter.
+// metadataQuery collects metadata[KEY]=VALUE parameters (OpenAPI's
+// deepObject style, what generated clients send) and metadata.KEY=VALUE
+// (the same, as the CLI and SDKs spell it), and refuses any parameter that
+// is neither one of those nor in allowed: a typo must not silently widen a
+// filter.
+func metadataKey(param string) (string, bool) {
+	if key, ok := strings.CutPrefix(param, "metadata."); ok {
+		return key, true
+	}
+	if rest, ok := strings.CutPrefix(param, "metadata["); ok {
+		if key, ok := strings.CutSuffix(rest, "]"); ok && !strings.ContainsAny(key, "[]") {
+			return key, true
+		}
+	}
+	return "", false
+}
+
 func metadataQuery(q url.Values, allowed ...string) (map[string]string, error) {
 	var md map[string]string
 	for k, vs := range q {
-		if key, ok := strings.CutPrefix(k, "metadata."); ok {
-			if key == "" || len(vs) != 1 {
-				return nil, errdefs.InvalidArgument("query parameter %q: want metadata.KEY=VALUE once per key", k)
+		if key, ok := metadataKey(k); ok {
+			if _, dup := md[key]; key == "" || len(vs) != 1 || dup {
+				return nil, errdefs.InvalidArgument("query parameter %q: want metadata[KEY]=VALUE once per key", k)
 			}
 			if md == nil {
 				md = map[string]string{}
