@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // A process on the terminal sees a terminal of the size asked for, its
@@ -27,20 +26,27 @@ func TestOpenRunResize(t *testing.T) {
 		t.Fatal(err)
 	}
 	slave.Close()
+	// The resize waits until the shell has printed its first size (and
+	// "tty" after it), so that size is the one asked for at Open.
 	out := make(chan []byte, 1)
-	go func() {
+	sized := make(chan struct{})
+	go func(sized chan struct{}) {
 		var buf bytes.Buffer
 		b := make([]byte, 4096)
 		for {
 			n, err := master.Read(b)
 			buf.Write(b[:n])
+			if sized != nil && (bytes.Contains(buf.Bytes(), []byte("tty")) || err != nil) {
+				close(sized)
+				sized = nil
+			}
 			if err != nil {
 				out <- buf.Bytes()
 				return
 			}
 		}
-	}()
-	time.Sleep(200 * time.Millisecond)
+	}(sized)
+	<-sized
 	if err := SetSize(master, 30, 100); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +73,7 @@ func TestProcessPty(t *testing.T) {
 	sb := lcCreate(t, m, sandbox.CreateRequest{})
 	ctx := context.Background()
 	p, err := m.StartProcess(ctx, lcTenant, sb.ID, sandbox.ProcessOptions{ExecOptions: guest.ExecOptions{
-		Shell: `test -t 1 && echo tty; stty size; echo err >&2; read x; stty size; echo "in:$x"`,
+		Shell: `test -t 1 && echo tty; stty size; echo err >&2; while read x; do stty size; [ "$x" = typed ] && break; done; echo "in:$x"`,
 		Pty:   &guest.WindowSize{Rows: 24, Cols: 80}}})
 	if err != nil {
 		t.Skipf("no ptys here: %v", err)
@@ -85,7 +86,22 @@ func TestProcessPty(t *testing.T) {
 	if err != nil || info.Pty.Cols != 120 {
 		t.Fatalf("resize = %+v, %v", info, err)
 	}
-	time.Sleep(100 * time.Millisecond) // the resize and stdin travel separately
+	// The resize and stdin travel separately: each line typed prints the
+	// size again, until the new one shows.
+	var got string
+	var off int64
+	for typed := 1; !strings.Contains(got, "40 120"); typed++ {
+		if _, err := m.WriteProcessStdin(ctx, lcTenant, sb.ID, p.ID, []byte("\n"), false); err != nil {
+			t.Fatal(err)
+		}
+		for len(sizeLine.FindAllString(got, -1)) < typed+1 {
+			out, err := m.ReadProcessOutput(ctx, lcTenant, sb.ID, p.ID, sandbox.StreamStdout, off, 0, 10*time.Second)
+			if err != nil || out.EOF {
+				t.Fatalf("read after typing %d lines: %v (so far %q)", typed, err, got)
+			}
+			got, off = got+string(out.Data), out.NextOffset
+		}
+	}
 	if _, err := m.WriteProcessStdin(ctx, lcTenant, sb.ID, p.ID, []byte("typed\n"), false); err != nil {
 		t.Fatal(err)
 	}
@@ -142,3 +158,5 @@ func TestExecAsUser(t *testing.T) {
 		t.Errorf("exec audit: %+v", recs)
 	}
 }
+
+var sizeLine = regexp.MustCompile(`(?m)^\d+ \d+\r?$`)

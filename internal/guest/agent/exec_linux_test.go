@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -103,7 +104,7 @@ func TestExecPtyResizeAndSignalWithOpenStdin(t *testing.T) {
 	done := make(chan guest.ExecResult, 1)
 	go func() {
 		res, err := c.Exec(context.Background(), guest.ExecOptions{
-			Shell: `stty size; read x; stty size; echo ready; sleep 60`, Pty: &guest.WindowSize{Rows: 24, Cols: 80},
+			Shell: `stty size; while read x; do [ "$x" = q ] && break; stty size; done; echo ready; sleep 60`, Pty: &guest.WindowSize{Rows: 24, Cols: 80},
 			Stdin: stdinR, Resize: resize, Signals: sigs, Timeout: 50 * time.Second}, out, nil)
 		if err != nil {
 			t.Error(err)
@@ -112,14 +113,18 @@ func TestExecPtyResizeAndSignalWithOpenStdin(t *testing.T) {
 	}()
 	waitOutput(t, out, "24 80")
 	resize <- guest.WindowSize{Rows: 30, Cols: 100}
-	time.Sleep(200 * time.Millisecond) // resize and stdin travel separately
-	if _, err := stdinW.Write([]byte("go\n")); err != nil {
+	// The resize and stdin travel separately: each line typed prints the
+	// size again, until the new one shows.
+	for typed := 1; !strings.Contains(out.String(), "30 100"); typed++ {
+		if _, err := stdinW.Write([]byte("\n")); err != nil {
+			t.Fatal(err)
+		}
+		waitSizes(t, out, typed+1)
+	}
+	if _, err := stdinW.Write([]byte("q\n")); err != nil {
 		t.Fatal(err)
 	}
 	waitOutput(t, out, "ready")
-	if !strings.Contains(out.String(), "30 100") {
-		t.Errorf("after the resize: %q, want 30 100", out.String())
-	}
 	sigs <- syscall.SIGTERM
 	select {
 	case res := <-done:
@@ -194,6 +199,20 @@ func waitOutput(t *testing.T, b *lockedBuffer, s string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// waitSizes waits until stty has printed n sizes.
+func waitSizes(t *testing.T, b *lockedBuffer, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(sizeLine.FindAllString(b.String(), -1)) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("output %q never showed %d sizes", b.String(), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+var sizeLine = regexp.MustCompile(`(?m)^\d+ \d+\r?$`)
 
 // A path that is not there is "not found" (127, as a shell says), and a
 // file that exists but cannot start because its interpreter is missing
