@@ -78,3 +78,35 @@ func TestRunViaChoice(t *testing.T) {
 		}
 	}
 }
+
+// bench oneshot times the daemon way when a daemon answers, leaves it
+// out (and runs) when none does unless --via named it, and refuses ways
+// it does not know.
+func TestOneShotWays(t *testing.T) {
+	fake := apitest.StartLocal(t, api.Config{})
+	t.Setenv("AIRLOCK_API_KEY", fake.Key(t, "acme"))
+	up, down := "unix://"+fake.Socket, "unix://"+filepath.Join(t.TempDir(), "none.sock")
+	ctx := context.Background()
+	for _, c := range []struct {
+		via   string
+		named bool
+		url   string
+		want  string // the ways, or "error"
+	}{
+		{"local,daemon", false, up, "local,daemon"},
+		{"local,daemon", false, down, "local"},
+		{"daemon", true, down, "error"},
+		{"daemon", true, up, "daemon"},
+		{"local, local", true, down, "local"},
+		{"local,sideways", true, up, "error"},
+	} {
+		ways, err := oneShotWays(ctx, c.via, c.named, c.url, "base")
+		got := strings.Join(ways, ",")
+		if err != nil {
+			got = "error"
+		}
+		if got != c.want {
+			t.Errorf("--via %q (named %v) at %s: %q, %v; want %s", c.via, c.named, c.url, ways, err, c.want)
+		}
+	}
+}

@@ -360,7 +360,7 @@ func sbxExecCmd(f *clientFlags) *cobra.Command {
 	fl.BoolVarP(&o.background, "background", "d", false, "start the command as a background process and print its id (see sandbox ps, logs, wait, kill-process)")
 	fl.StringVarP(&o.user, "user", "u", "", "run as this guest user (it cannot become root again); default root")
 	fl.BoolVarP(&o.tty, "tty", "t", false, "run on a pseudo-terminal (this terminal's size, else 24x80): output merged on stdout")
-	fl.BoolVar(&o.stdinOpen, "stdin-open", false, "with -d: keep the process's stdin open for `sandbox send-stdin`")
+	fl.BoolVar(&o.stdinOpen, "stdin-open", false, "with -d: keep the process's stdin open for sandbox send-stdin")
 	return cmd
 }
 
