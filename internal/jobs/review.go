@@ -185,7 +185,8 @@ func (r *Review) Human(doc Doc, o Outcome) string {
 	l := o.Fields.(ReviewLine)
 	var b strings.Builder
 	if r.Markdown {
-		res := &result.Result{Findings: l.Findings, Summary: *l.Summary, Playbook: *l.Playbook}
+		res := &result.Result{Findings: l.Findings, Summary: *l.Summary, Playbook: *l.Playbook,
+			Parties: l.Parties, KeyDates: l.KeyDates, DefinedTerms: l.DefinedTerms, Obligations: l.Obligations}
 		if err := report.RenderMarkdown(&b, res, filepath.Base(doc.Path), o.Risks); err == nil {
 			return b.String()
 		}
