@@ -30,6 +30,11 @@ func init() {
 	}
 }
 
+// institutions end the names of bodies and laws, which are not defined terms.
+var institutions = map[string]bool{"Association": true, "Institute": true, "Chamber": true, "Court": true,
+	"Courts": true, "Centre": true, "Center": true, "Commission": true, "Act": true, "Code": true, "Rules": true,
+	"Regulation": true, "Directive": true, "Union": true, "Authority": true, "Office": true, "Bank": true}
+
 type termDef struct {
 	term, def  string
 	page, sent int
@@ -139,7 +144,11 @@ func isKnown(phrase string, defs map[string]*termDef, headings, partyWords map[s
 	if headings[phrase] || partyWords[phrase] {
 		return true
 	}
-	for i, w := range strings.FieldsFunc(phrase, func(r rune) bool { return r == ' ' || r == '-' }) {
+	words := strings.FieldsFunc(phrase, func(r rune) bool { return r == ' ' || r == '-' })
+	if institutions[words[len(words)-1]] {
+		return true // "the American Arbitration Association" is a name
+	}
+	for i, w := range words {
 		if i == 0 && notTerms[w] || partyWords[w] || monthRE.MatchString(w) {
 			return true
 		}
