@@ -14,8 +14,10 @@ var (
 	termForRE   = regexp.MustCompile(`(?i)(?:period|term)\s+of\s+(` + durPat + `)\s*(?:from|after|commencing on|beginning on|following)?`)
 	anniversary = regexp.MustCompile(`(?i)\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)\s+anniversary of the Effective Date`)
 	// noticeRE is a notice period counted back from the end of the term.
-	noticeRE       = regexp.MustCompile(`(?i)(?:at least|no later than|not later than|not less than|no less than|minimum of)\s+(` + durPat + `)\s*(?:(?:prior )?written\s+)?(?:notice\s+)?(?:before|prior to|preceding)\s+(?:the\s+)?(?:end|expiration|expiry|expiry date|expiration date|end date)`)
-	renewRE        = regexp.MustCompile(`(?i)\brenew`)
+	noticeRE = regexp.MustCompile(`(?i)(?:at least|no later than|not later than|not less than|no less than|minimum of)\s+(` + durPat + `)\s*(?:(?:prior )?written\s+)?(?:notice\s+)?(?:before|prior to|preceding)\s+(?:the\s+)?(?:end|expiration|expiry|expiry date|expiration date|end date)`)
+	renewRE  = regexp.MustCompile(`(?i)\brenew`)
+	// continuesForRE is "starts on the Effective Date and continues for 24 months".
+	continuesForRE = regexp.MustCompile(`(?i)(?:continues?|remains? in (?:force|effect))\s+for\s+(` + durPat + `)`)
 	termFromDateRE = regexp.MustCompile(`(?i)(?:period|term)\s+of\s+` + durPat + `\s+(?:from|after|commencing on|beginning on)\s+(` + datePat + `)`)
 )
 
@@ -67,7 +69,7 @@ func keyDates(sents []sentence, defs map[string]string) (result.KeyDates, time.T
 		}
 		if m := anniversary.FindStringSubmatch(s.text); m != nil {
 			exp = from.AddDate(ordinals[strings.ToLower(m[1])], 0, 0)
-		} else if m := termForRE.FindStringSubmatch(s.text); m != nil {
+		} else if m := firstMatch(s.text, termForRE, continuesForRE); m != nil {
 			if d, ok := parseDuration(m[1]); ok && (d.unit == "year" || d.unit == "month") {
 				exp = d.add(from, 1)
 			}
@@ -101,4 +103,13 @@ func keyDates(sents []sentence, defs map[string]string) (result.KeyDates, time.T
 	}
 	kd.EffectiveDate, kd.ExpirationDate = ymd(eff), ymd(exp)
 	return kd, eff, exp
+}
+
+func firstMatch(s string, res ...*regexp.Regexp) []string {
+	for _, re := range res {
+		if m := re.FindStringSubmatch(s); m != nil {
+			return m
+		}
+	}
+	return nil
 }

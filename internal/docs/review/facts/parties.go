@@ -21,6 +21,10 @@ var (
 	// quotedParenRE is a parenthesis holding at least one quoted label.
 	quotedParenRE = regexp.MustCompile(`\(([^()]*["“][^()]*)\)`)
 	quotedRE      = regexp.MustCompile(`["“]([^"”]{1,80})["”]`)
+	// roleParenRE is an unquoted label: "(the Client)", "(Supplier)".
+	roleParenRE = regexp.MustCompile(`\((?:the\s+)?([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)\)`)
+	// signedRoleRE is "J. Alvarez (Client)" on a signature line.
+	signedRoleRE = regexp.MustCompile(`([A-Z][\p{L}.'-]*(?:\s+[A-Z][\p{L}.'-]*){0,3})\s*\(([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)\)`)
 	// nameEndRE ends a party's name: the start of its description.
 	nameEndRE  = regexp.MustCompile(`(?:,\s+(?:a|an|the|having|with|whose|located|incorporated|registered|organi[sz]ed|of|acting|residing|company|registration|duly)\b|\s+\(|,?\s+(?:a|an)\s+(?:[A-Z][a-z]+\s+)*(?:corporation|company|limited|partnership|GmbH)\b)`)
 	addressRE  = regexp.MustCompile(`(?i)(?:(?:corporation|company|partnership|limited|GmbH|individual)\s+of|principal (?:place of business|office|offices|executive offices)|registered (?:office|address)|offices|office|address|located|residing)\s+(?:is\s+|are\s+)?(?:at|in|)\s*(.+?)\s*(?:\(|;|$|,\s+(?:and|acting|represented|registered)\b)`)
@@ -39,7 +43,7 @@ func extractParties(paras []Paragraph) []result.Party {
 	limit := min(len(paras), 12)
 	for i := 0; i < limit && len(chunks) == 0; i++ {
 		t := strings.Join(strings.Fields(paras[i].Text), " ")
-		if idx := strings.Index(strings.ToLower(t), "between"); idx >= 0 && quotedParenRE.MatchString(t[idx:]) {
+		if idx := strings.Index(strings.ToLower(t), "between"); idx >= 0 && (quotedParenRE.MatchString(t[idx:]) || roleParenRE.MatchString(t[idx:])) {
 			chunks = splitChunks(t[idx+len("between"):])
 			continue
 		}
@@ -67,8 +71,12 @@ func extractParties(paras []Paragraph) []result.Party {
 // splitChunks cuts text after each parenthesis of quoted labels.
 func splitChunks(s string) []string {
 	var out []string
+	re := quotedParenRE
+	if !re.MatchString(s) {
+		re = roleParenRE // "between X (the Client) and Y (the Supplier)"
+	}
 	for {
-		loc := quotedParenRE.FindStringIndex(s)
+		loc := re.FindStringIndex(s)
 		if loc == nil {
 			return out
 		}
@@ -83,9 +91,21 @@ func splitChunks(s string) []string {
 func partyFromChunk(c string) (result.Party, bool) {
 	var p result.Party
 	paren := quotedParenRE.FindAllStringSubmatchIndex(c, -1)
-	last := paren[len(paren)-1]
-	for _, q := range quotedRE.FindAllStringSubmatch(c[last[2]:last[3]], -1) {
-		label := strings.TrimSpace(q[1])
+	var labels []string
+	var last []int
+	if paren != nil {
+		last = paren[len(paren)-1]
+		for _, q := range quotedRE.FindAllStringSubmatch(c[last[2]:last[3]], -1) {
+			labels = append(labels, q[1])
+		}
+	} else if rp := roleParenRE.FindAllStringSubmatchIndex(c, -1); rp != nil {
+		last = rp[len(rp)-1]
+		labels = []string{c[last[2]:last[3]]}
+	} else {
+		return p, false
+	}
+	for _, label := range labels {
+		label = strings.TrimSpace(label)
 		if roles[strings.ToLower(label)] && p.Role == "" {
 			p.Role = label
 		} else if p.ShortName == "" {
@@ -134,6 +154,14 @@ func findSignatories(paras []Paragraph, parties []result.Party) {
 		if m := signedByRE.FindStringSubmatch(t); m != nil {
 			if k := match(m[2]); k >= 0 && parties[k].Signatory == "" {
 				parties[k].Signatory = bound(m[1], result.MaxPartyFieldBytes)
+			}
+			continue
+		}
+		if strings.HasPrefix(strings.ToLower(t), "signed") || signedRoleRE.ReplaceAllString(t, "") == "" {
+			for _, m := range signedRoleRE.FindAllStringSubmatch(t, -1) {
+				if k := match(m[2]); k >= 0 && parties[k].Signatory == "" && match(m[1]) < 0 {
+					parties[k].Signatory = bound(strings.TrimSpace(m[1]), result.MaxPartyFieldBytes)
+				}
 			}
 			continue
 		}

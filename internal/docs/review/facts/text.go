@@ -35,7 +35,7 @@ var abbreviations = map[string]bool{
 // the word before the period is an abbreviation or a single letter.
 func splitSentences(paras []Paragraph) []sentence {
 	var out []sentence
-	for pi, p := range paras {
+	for pi, p := range joinBroken(paras) {
 		text := strings.Join(strings.Fields(p.Text), " ")
 		start := 0
 		for i := 0; i < len(text); i++ {
@@ -198,4 +198,34 @@ func (d duration) add(t time.Time, sign int) time.Time {
 	default:
 		return t.AddDate(sign*d.n, 0, 0)
 	}
+}
+
+// joinBroken re-joins a paragraph that ends mid-sentence (no closing
+// punctuation) with the next when that one starts in lower case: a
+// wrapped line extraction took for a new paragraph.
+func joinBroken(paras []Paragraph) []Paragraph {
+	out := make([]Paragraph, 0, len(paras))
+	for _, p := range paras {
+		t := strings.TrimSpace(p.Text)
+		if n := len(out); n > 0 && t != "" {
+			prev := strings.TrimSpace(out[n-1].Text)
+			first, _ := utf8.DecodeRuneInString(t)
+			if prev != "" && !strings.ContainsAny(prev[len(prev)-1:], ".;:!?") && unicode.IsLower(first) {
+				out[n-1] = Paragraph{Text: prev + " " + t, Pages: mergePages(out[n-1].Pages, p.Pages)}
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func mergePages(a, b []int) []int {
+	out := append([]int(nil), a...)
+	for _, p := range b {
+		if len(out) == 0 || p > out[len(out)-1] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
