@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/airlock-dev/airlock/internal/docs/review/result"
 )
@@ -51,6 +53,9 @@ func extractTerms(sents []sentence, headings map[string]bool, partyWords map[str
 		if term == "" || len(term) > result.MaxTermBytes || !startsUpper(term) {
 			return
 		}
+		if _, ok := byTerm[term]; !ok && len(defs) >= result.MaxDefinedTerms {
+			return // a hostile document's ten thousand definitions must not cost terms x sentences
+		}
 		if d, ok := byTerm[term]; ok {
 			if d.sent != si && normWords(d.def) != normWords(s.text) {
 				d.twice = true
@@ -71,26 +76,7 @@ func extractTerms(sents []sentence, headings map[string]bool, partyWords map[str
 			define(m[1], s, si)
 		}
 	}
-	uses := map[string][]int{}
-	for _, d := range defs {
-		re := regexp.MustCompile(`(^|[^\p{L}"“])` + regexp.QuoteMeta(d.term) + `(?:s|es)?(?:$|[^\p{L}"”])`)
-		for si, s := range sents {
-			if si == d.sent {
-				continue // the defining sentence (which may hold a party's name) is no use
-			}
-			text := s.text
-			for _, n := range partyNames {
-				if n != d.term && strings.Contains(n, d.term) {
-					text = strings.ReplaceAll(text, n, "_") // a party's name is no use of its short name
-				}
-			}
-			for range re.FindAllStringIndex(text, -1) {
-				if len(uses[d.term]) < result.MaxUses {
-					uses[d.term] = append(uses[d.term], s.page)
-				}
-			}
-		}
-	}
+	uses := countUses(sents, defs, partyNames)
 	var out []result.DefinedTerm
 	for _, d := range defs {
 		t := result.DefinedTerm{Term: d.term, Definition: d.def, Page: d.page, Uses: sortedPages(uses[d.term]), Problems: []string{}}
@@ -184,4 +170,63 @@ func sortedPages(p []int) []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// countUses lists the page of every use of each term outside its defining
+// sentence: the term (or its plural) at a word start, not in quotes, not
+// followed by a letter. One pass over each sentence's words, looking up
+// the terms by their first word, so a document with many terms and many
+// sentences costs their sum, not their product.
+func countUses(sents []sentence, defs []*termDef, partyNames []string) map[string][]int {
+	byFirst := map[string][]*termDef{}
+	var mask []string
+	for _, d := range defs {
+		byFirst[leadingWord(d.term)] = append(byFirst[leadingWord(d.term)], d)
+		for _, n := range partyNames {
+			if n != d.term && strings.Contains(n, d.term) && !slices.Contains(mask, n) {
+				mask = append(mask, n) // a party's name is no use of its short name
+			}
+		}
+	}
+	uses := map[string][]int{}
+	for si, s := range sents {
+		text := s.text
+		for _, n := range mask {
+			text = strings.ReplaceAll(text, n, "_")
+		}
+		prev := rune(' ')
+		for i, r := range text {
+			atStart := unicode.IsLetter(r) && !unicode.IsLetter(prev) && prev != '"' && prev != '“'
+			prev = r
+			if !atStart {
+				continue
+			}
+			for _, d := range byFirst[leadingWord(text[i:])] {
+				if si == d.sent || !strings.HasPrefix(text[i:], d.term) {
+					continue
+				}
+				rest := text[i+len(d.term):]
+				rest = strings.TrimPrefix(rest, "es")
+				rest = strings.TrimPrefix(rest, "s")
+				next, _ := utf8.DecodeRuneInString(rest)
+				if rest != "" && (unicode.IsLetter(next) || next == '"' || next == '”') {
+					continue
+				}
+				if len(uses[d.term]) < result.MaxUses {
+					uses[d.term] = append(uses[d.term], s.page)
+				}
+			}
+		}
+	}
+	return uses
+}
+
+// leadingWord is the run of letters and digits s starts with.
+func leadingWord(s string) string {
+	for i, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return s[:i]
+		}
+	}
+	return s
 }
