@@ -13,6 +13,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/review"
 	"github.com/airlock-dev/airlock/internal/docs/review/facts"
+	"github.com/airlock-dev/airlock/internal/docs/review/result"
 )
 
 // maxPlaybookBytes bounds the playbook file the tool reads.
@@ -51,6 +52,7 @@ func reviewCommand() command {
 			res, err := review.Analyze(paras, pb)
 			if err == nil {
 				facts.Extract(fparas).Into(res)
+				facts.Fit(res, result.MaxResultBytes-64<<10)
 			}
 			env.TimingsMS["analyse"] = time.Since(start).Milliseconds()
 			if err != nil {

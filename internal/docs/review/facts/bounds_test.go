@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -34,6 +35,17 @@ func TestHostileBounded(t *testing.T) {
 	}
 	if len(f.DefinedTerms) != result.MaxDefinedTerms || len(f.Obligations) != result.MaxObligations {
 		t.Errorf("%d terms, %d obligations: want both lists filled to their limits", len(f.DefinedTerms), len(f.Obligations))
+	}
+	// Fit keeps the whole result under a limit (a small one here, to
+	// make it act).
+	const limit = 64 << 10
+	Fit(&r, limit)
+	b, err := json.Marshal(&r)
+	if err != nil || len(b) > limit || len(r.Parties) == 0 {
+		t.Errorf("after Fit: %d bytes (limit %d), %d parties, %v", len(b), limit, len(r.Parties), err)
+	}
+	if err := r.Validate(); err != nil {
+		t.Errorf("after Fit: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -91,4 +92,35 @@ func Extract(paras []Paragraph) Facts {
 // Into copies the facts into a Result.
 func (f Facts) Into(r *result.Result) {
 	r.Parties, r.KeyDates, r.DefinedTerms, r.Obligations = f.Parties, f.KeyDates, f.DefinedTerms, f.Obligations
+}
+
+// Fit shrinks the facts in r until the result marshals within limit
+// bytes (the host refuses a larger one): first the sentences quoted in
+// obligations, notice deadlines and definitions go, then the lists are
+// halved from the end. A real contract never gets here; a document built
+// to overflow the result still gets its findings back.
+func Fit(r *result.Result, limit int) {
+	size := func() int {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return 0
+		}
+		return len(b)
+	}
+	if size() <= limit {
+		return
+	}
+	for i := range r.Obligations {
+		r.Obligations[i].TextSpan = ""
+	}
+	for i := range r.KeyDates.NoticeDeadlines {
+		r.KeyDates.NoticeDeadlines[i].TextSpan = ""
+	}
+	for i := range r.DefinedTerms {
+		r.DefinedTerms[i].Definition = bound(r.DefinedTerms[i].Definition, 200)
+	}
+	for size() > limit && (len(r.Obligations) > 0 || len(r.DefinedTerms) > 0) {
+		r.Obligations = r.Obligations[:len(r.Obligations)/2]
+		r.DefinedTerms = r.DefinedTerms[:len(r.DefinedTerms)/2]
+	}
 }
