@@ -14,6 +14,8 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs"
 	"github.com/airlock-dev/airlock/internal/docs/review/report"
 	"github.com/airlock-dev/airlock/internal/docs/review/result"
+	"github.com/airlock-dev/airlock/internal/jobs/conflicts"
+	"github.com/airlock-dev/airlock/internal/jobs/tracker"
 )
 
 // ReviewTemplate is the template contract review runs in.
@@ -38,8 +40,16 @@ type Review struct {
 	// as Markdown in human output, instead of one summary line.
 	Markdown bool
 
-	mu    sync.Mutex
-	index []report.IndexEntry // guarded by mu; in input order once Finalize ran
+	// Facts views (review_facts.go): the conflicts check, the --as-of
+	// view and the obligations export.
+	Conflicts     *conflicts.List // nil: no check
+	AsOf          time.Time       // zero: no due_soon view
+	DueWithinDays int
+	Track         bool // collect obligations and deadlines for WriteTracker
+
+	mu      sync.Mutex
+	index   []report.IndexEntry // guarded by mu; in input order once Finalize ran
+	tracked []tracker.Item      // guarded by mu; in input order
 }
 
 // ReviewLine is the job's part of an NDJSON line.
@@ -48,6 +58,15 @@ type ReviewLine struct {
 	Summary  *result.Summary     `json:"summary,omitempty"`
 	Report   string              `json:"report,omitempty"`
 	Findings []result.Finding    `json:"findings"`
+	// The contract's facts (issue 34), validated with the findings.
+	Parties      []result.Party       `json:"parties"`
+	KeyDates     result.KeyDates      `json:"key_dates"`
+	DefinedTerms []result.DefinedTerm `json:"defined_terms"`
+	Obligations  []result.Obligation  `json:"obligations"`
+	// DueSoon is the --as-of view: what falls due within --due-within days.
+	DueSoon []DueItem `json:"due_soon,omitempty"`
+	// Conflicts are the parties found on the --parties list.
+	Conflicts []conflicts.Hit `json:"conflicts,omitempty"`
 }
 
 // CheckPlaybook validates a playbook file on the host.
@@ -87,6 +106,7 @@ func (r *Review) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
 		return o
 	}
 	line := ReviewLine{Playbook: &res.Playbook, Summary: &res.Summary, Findings: res.Findings}
+	r.addFacts(&line, res)
 	if r.ReportDir != "" {
 		line.Report, err = r.writeReport(doc, res, env.Risks)
 		if err != nil {
@@ -98,6 +118,9 @@ func (r *Review) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
 	o.Tally = map[string]int{"clauses " + result.StatusMatch: res.Summary.Match,
 		"clauses " + result.StatusDeviation: res.Summary.Deviation, "clauses " + result.StatusMissing: res.Summary.Missing,
 		"numeric changes": res.Summary.NumericChanges}
+	if r.Conflicts != nil {
+		o.Tally["adverse parties"] = adverse(line.Conflicts)
+	}
 	return o
 }
 
@@ -118,6 +141,7 @@ func (r *Review) writeReport(doc Doc, res *result.Result, risks []string) (strin
 
 // Finalize implements Job: it collects the batch index.
 func (r *Review) Finalize(_ context.Context, doc Doc, o *Outcome) {
+	r.track(doc, o)
 	if r.ReportDir == "" {
 		return
 	}
@@ -161,7 +185,8 @@ func (r *Review) Human(doc Doc, o Outcome) string {
 	l := o.Fields.(ReviewLine)
 	var b strings.Builder
 	if r.Markdown {
-		res := &result.Result{Findings: l.Findings, Summary: *l.Summary, Playbook: *l.Playbook}
+		res := &result.Result{Findings: l.Findings, Summary: *l.Summary, Playbook: *l.Playbook,
+			Parties: l.Parties, KeyDates: l.KeyDates, DefinedTerms: l.DefinedTerms, Obligations: l.Obligations}
 		if err := report.RenderMarkdown(&b, res, filepath.Base(doc.Path), o.Risks); err == nil {
 			return b.String()
 		}
@@ -171,6 +196,7 @@ func (r *Review) Human(doc Doc, o Outcome) string {
 		doc.Path, o.Pages, o.OCRPages, l.Summary.Clauses, l.Summary.Match, l.Summary.Deviation,
 		l.Summary.NumericChanges, l.Summary.Missing)
 	b.WriteString(risksNote(o.Risks))
+	b.WriteString(factsNote(l))
 	for _, f := range l.Findings {
 		if f.Status == result.StatusMatch {
 			continue

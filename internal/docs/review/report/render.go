@@ -94,7 +94,8 @@ func reportData(r *result.Result, document string, risks []string) any {
 		Summary  result.Summary
 		Findings []findingView
 		Risks    []string
-	}{document, r.Playbook, result.Summarize(r.Findings), views, riskTexts(risks)}
+		Facts    *result.Result
+	}{document, r.Playbook, result.Summarize(r.Findings), views, riskTexts(risks), r}
 }
 
 // riskTexts are the document's risks as sentences.
@@ -184,6 +185,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCT
 {{.Summary.Match}} match, {{.Summary.Deviation}} deviation ({{.Summary.NumericChanges}} with a changed key term), {{.Summary.Missing}} missing.</p>
 {{if .Risks}}<div class="guidance"><strong>Before you open the original:</strong><ul>{{range .Risks}}<li>{{.}}</li>{{end}}</ul>
 airlock never ran or unpacked any of it.</div>{{end}}
+{{template "facts" .Facts}}
 <table><tr><th>Clause</th><th>Status</th><th>Severity</th><th>Similarity</th><th>Pages</th></tr>
 {{range .Findings}}<tr><td>{{.Title}}</td><td><span class="badge {{statusClass .}}">{{.Label}}</span></td><td>{{.Severity}}</td><td>{{if ne .Status "MISSING"}}{{pct .Similarity}}{{end}}</td><td>{{.Pages}}</td></tr>
 {{end}}</table>
@@ -225,6 +227,7 @@ func RenderMarkdown(w io.Writer, r *result.Result, document string, risks []stri
 	for _, t := range riskTexts(risks) {
 		fmt.Fprintf(&b, "\n> **Risk:** %s\n", t)
 	}
+	writeFactsMarkdown(&b, r)
 	for _, f := range r.Findings {
 		fmt.Fprintf(&b, "\n## %s: %s (%s)\n\n", mdEscape(f.Title), statusLabel(&f), mdEscape(f.Severity))
 		if f.Status == result.StatusMissing {

@@ -66,6 +66,12 @@ type Result struct {
 	Playbook PlaybookRef `json:"playbook"`
 	Findings []Finding   `json:"findings"`
 	Summary  Summary     `json:"summary"`
+
+	// The contract's facts (facts.go); absent from older guests' results.
+	Parties      []Party       `json:"parties,omitempty"`
+	KeyDates     KeyDates      `json:"key_dates"`
+	DefinedTerms []DefinedTerm `json:"defined_terms,omitempty"`
+	Obligations  []Obligation  `json:"obligations,omitempty"`
 }
 
 // PlaybookRef names the playbook the document was reviewed against.
@@ -164,6 +170,9 @@ func (r *Result) Validate() error {
 	}
 	if sum != r.Summary {
 		return fmt.Errorf("review result: summary %+v does not match the findings %+v", r.Summary, sum)
+	}
+	if err := r.validateFacts(); err != nil {
+		return fmt.Errorf("review result: %w", err)
 	}
 	return nil
 }
