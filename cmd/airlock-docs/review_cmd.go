@@ -40,12 +40,7 @@ func reviewCommand() command {
 				return env
 			}
 			start := time.Now()
-			body := extract.Reflow(doc, extract.ReflowOptions{})
-			paras := make([]review.Paragraph, 0, len(body.Paragraphs))
-			for _, p := range body.Paragraphs {
-				paras = append(paras, review.Paragraph{Text: p.Text, Pages: p.Pages})
-			}
-			res, err := review.Analyze(paras, pb)
+			res, err := review.Analyze(review.FromExtract(doc), pb)
 			env.TimingsMS["analyse"] = time.Since(start).Milliseconds()
 			if err != nil {
 				env.Error = docs.AsError(err)

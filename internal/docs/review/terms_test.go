@@ -106,7 +106,7 @@ func TestCompareTermsNames(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			text := cleanText(tt.found)
-			exp, got, changed := compareTerms(cs, extractTerms(text), tokenize(text, 0))
+			exp, got, _, changed := compareTerms(cs, extractTerms(text), tokenize(text, 0))
 			if changed != tt.changed {
 				t.Errorf("changed %v, want %v", changed, tt.changed)
 			}

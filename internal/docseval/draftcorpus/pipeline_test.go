@@ -43,6 +43,7 @@ var (
 	draftCache    = flag.String("draft.cache", "", "cache extracted documents here")
 	draftDump     = flag.String("draft.dump", "", "write each document's paragraphs and result here")
 	draftMistakes = flag.Int("draft.mistakes", 60, "mistakes listed per report")
+	draftDir      = flag.String("draft.dir", "", "write the corpus PDFs here (default: a temporary directory)")
 )
 
 // scanDefaults is the degradation airlock corpus review uses.
@@ -129,22 +130,19 @@ func runPipeline(t *testing.T, docs []evalDoc, jobs int, cache, dump string) map
 	return res
 }
 
-// reviewPDF is cmd/airlock-docs' review command without the envelope.
+// reviewPDF is cmd/airlock-docs' review command without the envelope:
+// Extract with default options, review.FromExtract, Analyze.
 func reviewPDF(d evalDoc, pb *playbook.Playbook, cache, dump string) (*review.Result, error) {
 	doc, err := extractCached(d.path, d.key, cache)
 	if err != nil {
 		return nil, err
 	}
-	body := extract.Reflow(doc, extract.ReflowOptions{})
-	paras := make([]review.Paragraph, 0, len(body.Paragraphs))
-	for _, p := range body.Paragraphs {
-		paras = append(paras, review.Paragraph{Text: p.Text, Pages: p.Pages})
-	}
+	paras := review.FromExtract(doc)
 	res, err := review.Analyze(paras, pb)
 	if err != nil || dump == "" {
 		return res, err
 	}
-	return res, dumpOutcome(dump, d, body, res)
+	return res, dumpOutcome(dump, d, paras, res)
 }
 
 func extractCached(path, key, cache string) (*extract.Document, error) {
@@ -172,12 +170,12 @@ func extractCached(path, key, cache string) (*extract.Document, error) {
 	return doc, os.WriteFile(file, b, 0o644)
 }
 
-func dumpOutcome(dir string, d evalDoc, body *extract.Body, res *review.Result) error {
+func dumpOutcome(dir string, d evalDoc, paras []review.Paragraph, res *review.Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	var b strings.Builder
-	for _, p := range body.Paragraphs {
+	for _, p := range paras {
 		fmt.Fprintf(&b, "[%v] %s\n", p.Pages, p.Text)
 	}
 	stem := filepath.Join(dir, d.truth.Contract)
@@ -245,7 +243,10 @@ func TestDraftPipelineEval(t *testing.T) {
 	if *draftSplit == "both" {
 		splits = []string{SplitTune, SplitHeldout}
 	}
-	dir := t.TempDir()
+	dir := *draftDir
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	for _, split := range splits {
 		docs := evalCorpus(t, dir, split, *draftSeed, *draftText, *draftScans)
 		res := runPipeline(t, docs, *draftJobs, *draftCache, *draftDump)
@@ -259,5 +260,32 @@ func TestDraftPipelineEval(t *testing.T) {
 				check(t, split+" "+g.prefix, rep, g.minAcc)
 			}
 		}
+		logByLayout(t, docs, res)
 	}
+}
+
+// logByLayout logs the status accuracy of each layout, text and scans.
+func logByLayout(t *testing.T, docs []evalDoc, res map[string]*review.Result) {
+	t.Helper()
+	var b strings.Builder
+	for _, group := range []string{"text", "scan"} {
+		for _, lay := range []string{LayoutNumbered, LayoutTwoColumn, LayoutSide, LayoutFootnoted} {
+			var truth []reviewcorpus.Truth
+			for _, d := range docs {
+				if strings.HasPrefix(d.group, group) && d.truth.Layout == lay {
+					truth = append(truth, d.truth)
+				}
+			}
+			if len(truth) == 0 {
+				continue
+			}
+			rep, err := reviewcorpus.Eval(truth, res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%-5s %-22s %2d contracts  %5.1f%%  numeric %d/%d  false MATCH %d\n", group, lay, rep.Contracts,
+				100*rep.Accuracy(), rep.NumericCaught, rep.NumericTotal, rep.FalseMatch)
+		}
+	}
+	t.Logf("by layout:\n%s", b.String())
 }

@@ -24,7 +24,11 @@ func hostileResult(t *testing.T) *result.Result {
 		Redline: []result.Segment{{Op: result.OpEqual, Text: "notify each employee within"},
 			{Op: result.OpDelete, Text: "thirty (30)"}, {Op: result.OpInsert, Text: "forty-five (45)"},
 			{Op: result.OpEqual, Text: "days " + hostile}},
-		Pages: []int{1}, Severity: result.SeverityHigh, Guidance: "Escalate. " + hostile,
+		TermChanges: []result.TermChange{{Name: "duration_1", Expected: "thirty (30) days", Found: "forty-five (45) days " + hostile,
+			Change: result.ChangeHigher, Verdict: result.VerdictWorse}},
+		Pages:    []int{1},
+		Location: &result.Location{Section: "4. NOTICE AND FEE " + hostile, Page: 1, FirstSentence: 2, LastSentence: 3, SectionSentences: 4},
+		Severity: result.SeverityHigh, Guidance: "Escalate. " + hostile,
 	}}
 	r := &result.Result{Playbook: result.PlaybookRef{Name: "test " + hostile, Version: "1"}, Findings: fs, Summary: result.Summarize(fs)}
 	if err := r.Validate(); err != nil {
