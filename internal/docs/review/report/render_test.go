@@ -130,3 +130,46 @@ func TestWorstSeverity(t *testing.T) {
 		t.Errorf("worst %q, want none", got)
 	}
 }
+
+// A person reading the report goes from the summary row to the clause's
+// card, sees where the clause is and which way a changed term goes.
+func TestRenderHTMLLinksLocationAndDirection(t *testing.T) {
+	r := hostileResult(t)
+	r.Findings[0].Clause = `notice "fee"<x>`
+	var b bytes.Buffer
+	if err := RenderHTML(&b, r, "contract.pdf", nil); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{`<a href="#clause-1-noticefeex">`, `id="clause-1-noticefeex"`,
+		"sentences 2-3 of 4", "higher, worse for us"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	var md bytes.Buffer
+	if err := RenderMarkdown(&md, r, "contract.pdf", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| higher, worse for us |", "sentences 2-3 of 4"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+}
+
+func TestWhere(t *testing.T) {
+	tests := []struct {
+		l    *result.Location
+		want string
+	}{
+		{nil, ""},
+		{&result.Location{Section: "3. Term", Page: 1, FirstSentence: 2, LastSentence: 2, SectionSentences: 5}, "in section “3. Term”, sentence 2 of 5"},
+		{&result.Location{Page: 2, FirstSentence: 12, LastSentence: 13, SectionSentences: 40}, "sentences 12-13 of the document (under no heading)"},
+	}
+	for _, tt := range tests {
+		if got := where(tt.l); got != tt.want {
+			t.Errorf("where(%+v) = %q, want %q", tt.l, got, tt.want)
+		}
+	}
+}
