@@ -128,19 +128,27 @@ func (f *jobFlags) localSandboxes(ctx context.Context) (_ jobs.Sandboxes, releas
 	if err := os.MkdirAll(f.host.stateDir, 0o700); err != nil {
 		return nil, nil, err
 	}
+	// Like a daemon, a batch in this process owns the state and run
+	// directories while it runs. The state directory is taken first, so
+	// a batch a running daemon would clash with is refused as that.
+	lockDir := func(dir, what string) error {
+		lock, err := lockExclusive(dir, what)
+		if err != nil {
+			return fmt.Errorf("%w (to use that daemon, set AIRLOCK_URL and AIRLOCK_API_KEY)", err)
+		}
+		undo = append(undo, func() { lock.Close() })
+		return nil
+	}
+	if err := lockDir(f.host.stateDir, "state directory"); err != nil {
+		return nil, nil, err
+	}
 	h, err := f.host.host(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	undo = append(undo, func() { h.Close() })
-	// Like a daemon, a batch in this process owns the state and run
-	// directories while it runs.
-	for _, d := range []struct{ dir, what string }{{f.host.stateDir, "state directory"}, {h.RunDir, "run directory"}} {
-		lock, err := lockExclusive(d.dir, d.what)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w (to use that daemon, set AIRLOCK_URL and AIRLOCK_API_KEY)", err)
-		}
-		undo = append(undo, func() { lock.Close() })
+	if err := lockDir(h.RunDir, "run directory"); err != nil {
+		return nil, nil, err
 	}
 	reg, err := f.host.registry()
 	if err != nil {
