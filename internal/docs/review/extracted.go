@@ -11,8 +11,8 @@ import (
 )
 
 // FromExtract turns an extracted contract into the paragraphs Analyze
-// reads: footnotes and their markers left out, two-column pages read
-// column by column, then extract.Reflow. The review command and the
+// reads: footnotes and their markers left out (on pages with a text
+// layer), two-column pages read column by column, then extract.Reflow. The review command and the
 // evaluations call it, so they read documents the same way. doc is not
 // modified.
 //
@@ -28,7 +28,11 @@ func FromExtract(doc *extract.Document) []Paragraph {
 	d.Pages = make([]extract.Page, len(doc.Pages))
 	for i, p := range doc.Pages {
 		p.Lines = slices.Clone(p.Lines)
-		p = dropFootnotes(p)
+		if p.Method == extract.MethodText {
+			// On a scan the size of a word's box follows its letters, not
+			// its type: a footnote cannot be told by it.
+			p = dropFootnotes(p)
+		}
 		d.Pages[i] = readColumns(p)
 	}
 	body := extract.Reflow(&d, extract.ReflowOptions{})
@@ -39,7 +43,7 @@ func FromExtract(doc *extract.Document) []Paragraph {
 	return out
 }
 
-var reNoteMarker = regexp.MustCompile(`^(?:\(?\d{1,2}\)?|[*†‡])$`)
+var reNoteMarker = regexp.MustCompile(`^(?:\d{1,2}|[*†‡])$`)
 
 func height(b extract.Box) float64 { return b.YMax - b.YMin }
 

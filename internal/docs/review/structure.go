@@ -97,6 +97,9 @@ var (
 // signature block, or the heading of an exhibit or schedule. Without
 // this the last section would run on into them.
 func closesBody(u *unit) bool {
+	if first, _ := utf8.DecodeRuneInString(u.text); unicode.IsLower(first) {
+		return false // a sentence going on ("signature page or such other address ...")
+	}
 	if reSignature.MatchString(u.text) {
 		return true
 	}
@@ -206,11 +209,14 @@ func continues(prev *unit, text string) bool {
 	if strings.ContainsRune(".;:!?\"'”’)", last) {
 		return false
 	}
+	first, _ := utf8.DecodeRuneInString(text)
+	if unicode.IsLower(first) {
+		return true // "signature page or such other address ..." goes on a sentence
+	}
 	h, _ := parseHeading(text)
 	if h != nil && h.number != "" || reSignature.MatchString(text) || reAttachment.MatchString(text) {
 		return false
 	}
-	first, _ := utf8.DecodeRuneInString(text)
 	// A lower-case word, or a run of capitals going on with capitals.
 	return unicode.IsLower(first) || strings.ToUpper(text) == text && strings.ToUpper(prev.body) == prev.body
 }
