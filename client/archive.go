@@ -12,13 +12,11 @@ import (
 	"path"
 
 	"github.com/airlock-dev/airlock/internal/tarfs"
+	"github.com/airlock-dev/airlock/internal/wire"
 )
 
 // ArchiveResult is what an archive upload (or a DownloadDir) wrote.
-type ArchiveResult struct {
-	Entries int64 `json:"entries"` // directories, files and links
-	Bytes   int64 `json:"bytes"`   // bytes of regular files
-}
+type ArchiveResult = wire.WriteArchiveResponse
 
 // WriteArchive streams the tar stream r into the sandbox, where it is
 // unpacked into the directory dir (created with its parents if missing).

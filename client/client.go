@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/wire"
 )
 
 // DefaultURL is where the daemon listens unless told otherwise.
@@ -50,19 +51,33 @@ var (
 	ErrInternal           = errdefs.ErrInternal
 )
 
+// ErrEgressOpen refines ErrFailedPrecondition: a sandbox's egress
+// self-check found a way out (CreateOptions.Probe, Sandbox.Probe), so
+// nothing should be sent into it. errors.Is(err, ErrEgressOpen).
+var ErrEgressOpen = errdefs.ErrEgressOpen
+
 // Error is an error answered by the server.
 type Error struct {
 	Status  int    // HTTP status
 	Code    string // stable code: "not_found", "invalid_argument", ...
 	Message string
+	// Reason refines Code for failures a caller decides on: "egress_open"
+	// (ErrEgressOpen) when a sandbox's egress self-check found a way out.
+	Reason string
 }
 
 // Error is the server's message; the class is in Code (and errors.Is), so
 // callers that print both do not repeat it.
 func (e *Error) Error() string { return e.Message }
 
-// Unwrap returns the class sentinel for Code, so errors.Is works.
-func (e *Error) Unwrap() error { return errdefs.FromCode(e.Code) }
+// Unwrap returns the class sentinel for Code (and the reason's, if any),
+// so errors.Is works for both.
+func (e *Error) Unwrap() []error {
+	if r := errdefs.FromReason(e.Reason); r != nil {
+		return []error{errdefs.FromCode(e.Code), r}
+	}
+	return []error{errdefs.FromCode(e.Code)}
+}
 
 // Client talks to one airlock daemon. It is safe for concurrent use.
 type Client struct {
@@ -254,18 +269,13 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, error) 
 
 func decodeError(res *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	var er struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
+	var er wire.ErrorResponse
 	if json.Unmarshal(b, &er) != nil || er.Error.Code == "" {
 		// Not airlock's shape (a proxy in between?): classify by status,
 		// with the table the API and the Python SDK use.
 		return &Error{Status: res.StatusCode, Code: errdefs.CodeForHTTPStatus(res.StatusCode), Message: strings.TrimSpace(res.Status)}
 	}
-	return &Error{Status: res.StatusCode, Code: er.Error.Code, Message: er.Error.Message}
+	return &Error{Status: res.StatusCode, Code: er.Error.Code, Message: er.Error.Message, Reason: er.Error.Reason}
 }
 
 // doJSON sends req and decodes a JSON answer into out (nil: discard).
@@ -290,16 +300,6 @@ func (c *Client) Health(ctx context.Context) error {
 	return c.doJSON(ctx, request{method: "GET", path: "/healthz"}, nil)
 }
 
-// Template describes a baked template.
-type Template struct {
-	Name              string    `json:"name"`
-	Hash              string    `json:"hash"`
-	MemoryMiB         int       `json:"memory_mib"`
-	VCPUs             int       `json:"vcpus"`
-	DefaultTTLSeconds int       `json:"default_ttl_seconds"`
-	BuiltAt           time.Time `json:"built_at"`
-}
-
 // Templates lists the templates sandboxes can be created from.
 func (c *Client) Templates(ctx context.Context) ([]Template, error) {
 	var out struct {
@@ -318,25 +318,15 @@ func (c *Client) Template(ctx context.Context, name string) (*Template, error) {
 	return &out, nil
 }
 
-// AuditRecord is one audit log entry: ids, metadata, outcome and sizes,
-// never content.
-type AuditRecord struct {
-	Seq        int64             `json:"seq"`
-	Time       time.Time         `json:"time"`
-	Tenant     string            `json:"tenant,omitempty"`
-	SandboxID  string            `json:"sandbox_id,omitempty"`
-	ParentID   string            `json:"parent_id,omitempty"`
-	Template   string            `json:"template,omitempty"`
-	Event      string            `json:"event"`
-	Metadata   map[string]string `json:"metadata,omitempty"`
-	ExitCode   *int              `json:"exit_code,omitempty"`
-	Bytes      int64             `json:"bytes"`
-	DurationMS int64             `json:"duration_ms"`
-	Outcome    string            `json:"outcome"`
-	Detail     map[string]string `json:"detail,omitempty"`
-	PrevHash   string            `json:"prev_hash"`
-	Hash       string            `json:"hash"`
-}
+// Template describes a baked template; AuditRecord is one audit log
+// entry (ids, metadata, outcome and sizes, never content); Key is one of
+// the caller's tenant's API keys as the daemon lists it (never the key
+// itself, which is shown once, at creation).
+type (
+	Template    = wire.TemplateInfo
+	AuditRecord = wire.AuditRecord
+	Key         = wire.Key
+)
 
 // AuditFilter selects audit records; zero fields match everything.
 type AuditFilter struct {
@@ -388,18 +378,6 @@ func metadataQuery(md map[string]string) url.Values {
 
 // IsNotFound reports whether err is (or wraps) a not_found error.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
-
-// Key is one of the caller's tenant's API keys as the daemon lists it:
-// never the key itself, which is shown once, at creation.
-type Key struct {
-	ID        string     `json:"id"`
-	Tenant    string     `json:"tenant"`
-	Name      string     `json:"name"`
-	Prefix    string     `json:"prefix"` // the key's first characters
-	CreatedAt time.Time  `json:"created_at"`
-	RevokedAt *time.Time `json:"revoked_at,omitempty"`
-	Current   bool       `json:"current,omitempty"` // the key this client called with
-}
 
 // Keys lists the caller's tenant's API keys, revoked ones included.
 // Creating and revoking keys is done on the daemon's host (`airlock key`).

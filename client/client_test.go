@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 
 func setup(t *testing.T, cfg api.Config) (*apitest.Env, *client.Client) {
 	t.Helper()
-	env := apitest.Start(t, apitest.NewFake(), cfg)
+	env := apitest.StartLocal(t, cfg)
 	c, err := client.New("unix://"+env.Socket, env.Key(t, "acme"))
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +60,7 @@ func TestSandboxFlow(t *testing.T) {
 	if err != nil || res.ExitCode != 0 || strings.TrimSpace(res.Stdout) != "hello" {
 		t.Errorf("exec: %+v %v", res, err)
 	}
-	res, err = sbx.Exec(ctx, "binary")
+	res, err = sbx.Exec(ctx, `printf '\377\376\000A'`)
 	if err != nil || res.Stdout != "\xff\xfe\x00A" {
 		t.Errorf("binary exec: %q %v", res.Stdout, err)
 	}
@@ -67,17 +68,28 @@ func TestSandboxFlow(t *testing.T) {
 	if err != nil || res.Stdout != "\xff\x00" {
 		t.Errorf("binary stdin: %q %v", res.Stdout, err)
 	}
-	res, err = sbx.ExecArgv(ctx, []string{"x", "y"})
+	res, err = sbx.ExecArgv(ctx, []string{"echo", "x", "y"})
 	if err != nil || res.Stdout != "x y\n" {
 		t.Errorf("argv: %+v %v", res, err)
 	}
 	var so, se bytes.Buffer
-	res, err = sbx.ExecStream(ctx, client.ExecRequest{Cmd: "stream 3"}, &so, &se)
+	res, err = sbx.ExecStream(ctx, client.ExecRequest{Cmd: "for i in 0 1 2; do echo chunk $i; done; echo done >&2"}, &so, &se)
 	if err != nil || res.ExitCode != 0 || so.String() != "chunk 0\nchunk 1\nchunk 2\n" || se.String() != "done\n" {
 		t.Errorf("stream: %+v %v %q %q", res, err, so.String(), se.String())
 	}
-	_, err = sbx.ExecStream(ctx, client.ExecRequest{Cmd: "midway-error"}, nil, nil)
-	if !errors.Is(err, client.ErrUnavailable) {
+	// A stream cut midway (its sandbox killed under it) is an error,
+	// never a clean end.
+	victim, err := c.CreateSandbox(ctx, client.CreateOptions{Template: "base"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan struct{})
+	go func() {
+		<-first
+		victim.Kill(ctx)
+	}()
+	_, err = victim.ExecStream(ctx, client.ExecRequest{Cmd: "echo partial; sleep 60"}, &signalWriter{first: first}, nil)
+	if !errors.Is(err, client.ErrFailedPrecondition) {
 		t.Errorf("midway stream error = %v", err)
 	}
 
@@ -118,8 +130,12 @@ func TestSandboxFlow(t *testing.T) {
 		t.Errorf("traversal = %v", err)
 	}
 
+	// This daemon has no sandbox networking: allow rules are refused.
 	if err := sbx.SetEgress(ctx, client.EgressPolicy{Default: "deny", Allow: []client.EgressRule{
-		{Name: "dms", CIDR: "10.250.0.2/32", Protocol: "tcp", Ports: []uint16{8080}}}}); err != nil || len(sbx.Egress.Allow) != 1 {
+		{Name: "dms", CIDR: "10.250.0.2/32", Protocol: "tcp", Ports: []uint16{8080}}}}); !errors.Is(err, client.ErrFailedPrecondition) {
+		t.Errorf("set egress without networking: %v %+v", err, sbx.Egress)
+	}
+	if err := sbx.SetEgress(ctx, client.DenyAll()); err != nil || sbx.Egress.Default != "deny" {
 		t.Errorf("set egress: %v %+v", err, sbx.Egress)
 	}
 	kids, err := sbx.Fork(ctx, 2)
@@ -139,7 +155,7 @@ func TestSandboxFlow(t *testing.T) {
 	if err := kids[0].Kill(ctx); err != nil {
 		t.Error(err)
 	}
-	if list, _ := c.ListSandboxes(ctx, nil, client.IncludeEnded()); len(list) != 3 {
+	if list, _ := c.ListSandboxes(ctx, nil, client.IncludeEnded()); len(list) != 4 { // with the killed victim
 		t.Errorf("list all: %d", len(list))
 	}
 	got, err := c.GetSandbox(ctx, kids[0].ID)
@@ -147,12 +163,17 @@ func TestSandboxFlow(t *testing.T) {
 		t.Errorf("get killed: %+v %v", got, err)
 	}
 
-	// Audit goes through the store; the Manager writes it in real life.
-	env.Store.AppendAudit(ctx, store.AuditRecord{Tenant: "acme", SandboxID: sbx.ID, Event: "create", Outcome: "ok", Metadata: map[string]string{"matter": "m-1"}})
+	// The manager audited the creates: the sandbox and its two children
+	// carry the matter; another tenant's record with it is not listed.
 	env.Store.AppendAudit(ctx, store.AuditRecord{Tenant: "other", SandboxID: sbx.ID, Event: "create", Outcome: "ok", Metadata: map[string]string{"matter": "m-1"}})
-	recs, err := c.Audit(ctx, client.AuditFilter{Metadata: map[string]string{"matter": "m-1"}, Since: time.Now().Add(-time.Hour)})
-	if err != nil || len(recs) != 1 || recs[0].SandboxID != sbx.ID || recs[0].Hash == "" {
+	recs, err := c.Audit(ctx, client.AuditFilter{Metadata: map[string]string{"matter": "m-1"}, Events: []string{"create"}, Since: time.Now().Add(-time.Hour)})
+	if err != nil || len(recs) != 3 || recs[0].SandboxID != sbx.ID || recs[0].Hash == "" || recs[1].ParentID != sbx.ID {
 		t.Errorf("audit: %+v %v", recs, err)
+	}
+	for _, r := range recs {
+		if r.Tenant != "acme" {
+			t.Errorf("audit lists tenant %q's record", r.Tenant)
+		}
 	}
 }
 
@@ -204,4 +225,15 @@ func TestErrors(t *testing.T) {
 	if err := down.Health(ctx); !errors.Is(err, client.ErrUnavailable) {
 		t.Errorf("no daemon = %v", err)
 	}
+}
+
+// signalWriter closes first on its first Write.
+type signalWriter struct {
+	first chan struct{}
+	once  sync.Once
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.first) })
+	return len(p), nil
 }

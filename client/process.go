@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/wire"
 )
 
 // Background processes: a command started in a sandbox without waiting
@@ -18,10 +20,10 @@ import (
 
 // Process states.
 const (
-	ProcessRunning = "running"
-	ProcessExited  = "exited" // ended on its own
-	ProcessKilled  = "killed" // ended after Kill or at its timeout
-	ProcessFailed  = "failed" // no exit status: the sandbox ended under it (see Error)
+	ProcessRunning = wire.ProcessRunning
+	ProcessExited  = wire.ProcessExited // ended on its own
+	ProcessKilled  = wire.ProcessKilled // ended after Kill or at its timeout
+	ProcessFailed  = wire.ProcessFailed // no exit status: the sandbox ended under it (see Error)
 )
 
 // Output streams of a process.
@@ -30,31 +32,12 @@ const (
 	Stderr = "stderr"
 )
 
-// ProcessInfo is a background process as the server reports it.
-type ProcessInfo struct {
-	ID             string   `json:"id"` // "p-1", "p-2", ... per sandbox
-	SandboxID      string   `json:"sandbox_id"`
-	Cmd            string   `json:"cmd,omitempty"`
-	Argv           []string `json:"argv,omitempty"`
-	Cwd            string   `json:"cwd"`
-	TimeoutSeconds float64  `json:"timeout_seconds,omitempty"`
-	State          string   `json:"state"`               // ProcessRunning, ProcessExited, ...
-	ExitCode       *int     `json:"exit_code,omitempty"` // once ended (not failed); 128+n for signal n
-	Signal         string   `json:"signal,omitempty"`    // e.g. "SIGTERM"
-	TimedOut       bool     `json:"timed_out"`
-	Error          string   `json:"error,omitempty"`
-	// StdoutBytes and StderrBytes are what arrived so far: each stream's
-	// end offset.
-	StdoutBytes     int64      `json:"stdout_bytes"`
-	StderrBytes     int64      `json:"stderr_bytes"`
-	StdoutTruncated bool       `json:"stdout_truncated"`
-	StderrTruncated bool       `json:"stderr_truncated"`
-	StartedAt       time.Time  `json:"started_at"`
-	EndedAt         *time.Time `json:"ended_at,omitempty"`
-}
-
-// Running reports whether the process was running when last read.
-func (p *ProcessInfo) Running() bool { return p.State == ProcessRunning }
+// ProcessInfo is a background process as the server reports it;
+// ProcessOutput a piece of one output stream of a process.
+type (
+	ProcessInfo   = wire.Process
+	ProcessOutput = wire.ProcessOutput
+)
 
 // Process is a handle on one background process. Its ProcessInfo is a
 // snapshot from the last call that returned one (Refresh updates it).
@@ -178,21 +161,6 @@ func (p *Process) Kill(ctx context.Context, signal string) error {
 	}
 	p.ProcessInfo = in
 	return nil
-}
-
-// ProcessOutput is a piece of one output stream of a process.
-type ProcessOutput struct {
-	Stream string `json:"stream"`
-	Data   []byte `json:"data"`
-	// Offset is the stream offset of Data's first byte; NextOffset the one
-	// to read from next.
-	Offset     int64 `json:"offset"`
-	NextOffset int64 `json:"next_offset"`
-	// Dropped is how many bytes between the requested offset and Offset
-	// the server no longer keeps (it keeps the latest 1 MiB).
-	Dropped int64 `json:"dropped"`
-	// EOF: the process ended and NextOffset is the stream's end.
-	EOF bool `json:"eof"`
 }
 
 // OutputOption tunes Output.

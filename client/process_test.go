@@ -17,7 +17,7 @@ import (
 // machines: start, follow, list, wait with a timeout, kill, and a process
 // that exits on its own read after the fact.
 func TestProcesses(t *testing.T) {
-	env := apitest.Start(t, apitest.LocalManager(t), api.Config{})
+	env := apitest.StartLocal(t, api.Config{})
 	c, err := client.New("unix://"+env.Socket, env.Key(t, "acme"))
 	if err != nil {
 		t.Fatal(err)

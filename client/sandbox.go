@@ -12,65 +12,32 @@ import (
 	"net/url"
 	"time"
 	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/internal/wire"
 )
 
-// EgressRule allows one kind of outbound traffic. Exactly one of CIDR and
-// Domain is set.
-type EgressRule struct {
-	Name     string   `json:"name"`
-	CIDR     string   `json:"cidr,omitempty"`
-	Ports    []uint16 `json:"ports,omitempty"`
-	Protocol string   `json:"protocol,omitempty"` // tcp, udp, icmp, any
-	Domain   string   `json:"domain,omitempty"`
-}
-
-// EgressPolicy is what a sandbox may connect to.
-type EgressPolicy struct {
-	Default string       `json:"default"` // "deny" or "allow"
-	Allow   []EgressRule `json:"allow,omitempty"`
-	// TLS is how the egress proxy treats TLS to domain rules: "passthrough"
-	// (the default, also "": the server name is checked, the stream is not
-	// opened) or "inspect" (terminated with a per-sandbox CA the guest
-	// trusts; a request for any other host than the server name is
-	// refused, which closes domain fronting).
-	TLS string `json:"tls,omitempty"`
-}
+// The wire types this client shares with the server (internal/wire, one
+// definition for both sides, checked against openapi.json).
+type (
+	// EgressRule allows one kind of outbound traffic. Exactly one of CIDR
+	// and Domain is set.
+	EgressRule = wire.EgressRule
+	// EgressPolicy is what a sandbox may connect to.
+	EgressPolicy = wire.EgressPolicy
+	// SandboxInfo is a sandbox's state as the server reports it.
+	SandboxInfo = wire.Sandbox
+	// Usage is what a running sandbox's VMM has used on the host.
+	Usage = wire.Usage
+	// ProbeResult is one egress self-check probe.
+	ProbeResult = wire.ProbeResult
+	// FileInfo describes a guest path.
+	FileInfo = wire.FileInfo
+	// ExecStatus is how a process ended, without its output.
+	ExecStatus = wire.ExecStatus
+)
 
 // DenyAll allows nothing out.
 func DenyAll() EgressPolicy { return EgressPolicy{Default: "deny"} }
-
-// SandboxInfo is a sandbox's state as the server reports it.
-type SandboxInfo struct {
-	ID        string            `json:"id"`
-	Tenant    string            `json:"tenant"`
-	Template  string            `json:"template"`
-	ParentID  string            `json:"parent_id,omitempty"`
-	Metadata  map[string]string `json:"metadata"`
-	State     string            `json:"state"` // running, killed, expired, failed
-	CreatedAt time.Time         `json:"created_at"`
-	Deadline  time.Time         `json:"deadline"`
-	EndedAt   *time.Time        `json:"ended_at,omitempty"`
-	Egress    EgressPolicy      `json:"egress"`
-	// NetAddr is the address the sandbox's traffic leaves its network
-	// namespace with ("" without host networking).
-	NetAddr string `json:"net_addr,omitempty"`
-	// Jailed is whether the sandbox's VMM runs in a jail of its own
-	// (false only where the daemon runs with --jail=off).
-	Jailed bool `json:"jailed"`
-	// Usage is the sandbox's host CPU and memory: set by GetSandbox and
-	// Refresh for a running sandbox, nil in lists and once it ended.
-	Usage *Usage `json:"usage,omitempty"`
-}
-
-// Usage is what a running sandbox's VMM has used on the host.
-type Usage struct {
-	CPUSeconds     float64 `json:"cpu_seconds"`
-	MemoryPSSBytes int64   `json:"memory_pss_bytes"` // shared pages divided among their sharers
-	MemoryRSSBytes int64   `json:"memory_rss_bytes"`
-	// MemoryPrivateBytes is what only this sandbox holds.
-	MemoryPrivateBytes int64     `json:"memory_private_bytes"`
-	MeasuredAt         time.Time `json:"measured_at"`
-}
 
 // Sandbox is a handle on one sandbox. Its SandboxInfo is a snapshot from the
 // last call that returned one (Refresh updates it).
@@ -87,7 +54,7 @@ type CreateOptions struct {
 	Egress     *EgressPolicy     // nil = deny everything
 	// Probe runs the egress self-check before the create answers; if
 	// anything gets through, the sandbox is killed and the create fails
-	// (errors.Is(err, ErrFailedPrecondition)).
+	// (errors.Is(err, ErrEgressOpen), a kind of ErrFailedPrecondition).
 	Probe bool
 }
 
@@ -211,19 +178,11 @@ func (s *Sandbox) SetTTL(ctx context.Context, ttl time.Duration) error {
 	return nil
 }
 
-// ProbeResult is one egress self-check probe.
-type ProbeResult struct {
-	Name      string `json:"name"`   // tcp-gateway, tcp-host, tcp-public, tcp-metadata, dns-denied
-	Target    string `json:"target"` // what was tried
-	Reachable bool   `json:"reachable"`
-	Detail    string `json:"detail,omitempty"`
-}
-
 // Probe runs the egress self-check inside the sandbox: TCP to the
 // gateway, the host, a public address and cloud metadata, and DNS for a
 // name no policy allows. It returns the results when every probe was
-// blocked; otherwise an error that matches ErrFailedPrecondition and names
-// the probes that got through.
+// blocked; otherwise an error that matches ErrEgressOpen (and
+// ErrFailedPrecondition) and names the probes that got through.
 func (s *Sandbox) Probe(ctx context.Context) ([]ProbeResult, error) {
 	var out struct {
 		Probes []ProbeResult `json:"probes"`
@@ -266,14 +225,7 @@ func WithMaxOutputBytes(n int64) ExecOption { return func(r *ExecRequest) { r.Ma
 
 // ExecResult is how a process ended and what it printed.
 type ExecResult struct {
-	ExitCode        int    `json:"exit_code"`
-	Signal          string `json:"signal,omitempty"`
-	TimedOut        bool   `json:"timed_out"`
-	StdoutTruncated bool   `json:"stdout_truncated"`
-	StderrTruncated bool   `json:"stderr_truncated"`
-	StdoutBytes     int64  `json:"stdout_bytes"`
-	StderrBytes     int64  `json:"stderr_bytes"`
-	DurationMS      int64  `json:"duration_ms"`
+	ExecStatus
 	// Stdout and Stderr are the exact bytes (as Go strings), also when
 	// they are not UTF-8. Empty from ExecStream, which delivers them to
 	// its writers instead.
@@ -480,18 +432,6 @@ func (f *Files) ReadAll(ctx context.Context, path string) ([]byte, error) {
 		return nil, fmt.Errorf("airlock: read %s: %w: %w", path, ErrUnavailable, err)
 	}
 	return b, nil
-}
-
-// FileInfo describes a guest path.
-type FileInfo struct {
-	Path          string    `json:"path"`
-	Name          string    `json:"name"`
-	Size          int64     `json:"size"`
-	Mode          uint32    `json:"mode"` // Go fs.FileMode bits
-	ModeString    string    `json:"mode_string"`
-	IsDir         bool      `json:"is_dir"`
-	ModTime       time.Time `json:"mod_time"`
-	SymlinkTarget string    `json:"symlink_target,omitempty"`
 }
 
 // Stat describes the path.

@@ -37,3 +37,31 @@ func TestErrorsWithoutBodyClassifiedByStatus(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// An error's reason travels with it: a create whose egress self-check
+// failed is ErrEgressOpen and still ErrFailedPrecondition; an unknown
+// reason leaves the class alone.
+func TestErrorReason(t *testing.T) {
+	body := `{"error": {"code": "failed_precondition", "message": "egress self-check failed: tcp-public", "reason": "egress_open"}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusConflict)
+		w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	c, err := client.New(srv.URL, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.CreateSandbox(context.Background(), client.CreateOptions{Template: "base", Probe: true})
+	var ae *client.Error
+	if !errors.Is(err, client.ErrEgressOpen) || !errors.Is(err, client.ErrFailedPrecondition) ||
+		!errors.As(err, &ae) || ae.Reason != "egress_open" {
+		t.Fatalf("err %v (%#v), want egress_open", err, ae)
+	}
+	body = `{"error": {"code": "failed_precondition", "message": "m", "reason": "something_new"}}`
+	err = c.Sandbox("sbx-1").Refresh(context.Background())
+	if errors.Is(err, client.ErrEgressOpen) || !errors.Is(err, client.ErrFailedPrecondition) {
+		t.Fatalf("unknown reason: %v", err)
+	}
+}

@@ -4,7 +4,7 @@
 # Fast set only: `go test -short ./...`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+./scripts/setup.sh --test
 export PATH="/usr/local/go/bin:$PATH"
 
 go vet ./...

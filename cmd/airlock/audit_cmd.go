@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/wire"
+
 	"github.com/spf13/cobra"
 
 	"github.com/airlock-dev/airlock/client"
@@ -79,7 +81,7 @@ the view a tenant on another machine has. --local forces the store.`,
 			if err != nil {
 				return err
 			}
-			var recs []api.AuditRecord
+			var recs []wire.AuditRecord
 			if c != nil {
 				if tenant != "" {
 					return usageErr("--tenant reads the local store; through the API you see only your key's tenant (drop --tenant, or use --local)")
@@ -92,7 +94,7 @@ the view a tenant on another machine has. --local forces the store.`,
 				return err
 			}
 			if f.json {
-				return printJSON(cmd.OutOrStdout(), api.AuditList{Records: recs})
+				return printJSON(cmd.OutOrStdout(), wire.AuditList{Records: recs})
 			}
 			return printAudit(cmd.OutOrStdout(), recs)
 		},
@@ -109,7 +111,7 @@ the view a tenant on another machine has. --local forces the store.`,
 	return cmd
 }
 
-func auditFromStore(ctx context.Context, f *adminFlags, flt store.AuditFilter) ([]api.AuditRecord, error) {
+func auditFromStore(ctx context.Context, f *adminFlags, flt store.AuditFilter) ([]wire.AuditRecord, error) {
 	st, err := f.openStore(false)
 	if err != nil {
 		return nil, err
@@ -119,7 +121,7 @@ func auditFromStore(ctx context.Context, f *adminFlags, flt store.AuditFilter) (
 	if err != nil {
 		return nil, err
 	}
-	out := make([]api.AuditRecord, len(recs))
+	out := make([]wire.AuditRecord, len(recs))
 	for i, r := range recs {
 		out[i] = api.AuditRecordFromStore(r)
 	}
@@ -128,9 +130,9 @@ func auditFromStore(ctx context.Context, f *adminFlags, flt store.AuditFilter) (
 
 // auditViaAPI reads the key's tenant's records page by page until
 // flt.Limit records (0: all of them).
-func auditViaAPI(ctx context.Context, c *client.Client, flt store.AuditFilter) ([]api.AuditRecord, error) {
+func auditViaAPI(ctx context.Context, c *client.Client, flt store.AuditFilter) ([]wire.AuditRecord, error) {
 	cf := client.AuditFilter{SandboxID: flt.SandboxID, Metadata: flt.Metadata, Since: flt.Since, Until: flt.Until, Events: flt.Events}
-	out := []api.AuditRecord{}
+	out := []wire.AuditRecord{}
 	for {
 		cf.Limit = 0 // the server's page
 		if flt.Limit > 0 {
@@ -141,7 +143,7 @@ func auditViaAPI(ctx context.Context, c *client.Client, flt store.AuditFilter) (
 			return nil, err
 		}
 		for _, r := range page {
-			out = append(out, api.AuditRecord(r))
+			out = append(out, wire.AuditRecord(r))
 		}
 		if len(page) == 0 || (flt.Limit > 0 && len(out) >= flt.Limit) {
 			return out, nil
@@ -154,7 +156,7 @@ func auditViaAPI(ctx context.Context, c *client.Client, flt store.AuditFilter) (
 // largest page).
 const auditPage = 1000
 
-func printAudit(w io.Writer, recs []api.AuditRecord) error {
+func printAudit(w io.Writer, recs []wire.AuditRecord) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tTENANT\tSANDBOX\tEVENT\tOUTCOME\tEXIT\tBYTES\tMS\tMETADATA\tDETAIL")
 	for _, r := range recs {

@@ -4,16 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/airlock-dev/airlock/internal/bench"
+	"github.com/airlock-dev/airlock/internal/daemon"
 	"github.com/airlock-dev/airlock/internal/sandbox"
-	"github.com/airlock-dev/airlock/internal/store"
 	"github.com/airlock-dev/airlock/internal/vm"
 )
 
@@ -88,15 +86,6 @@ func newSoakCmd(g *globalFlags) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			h, err := hf.host(ctx)
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			reg, err := hf.registry()
-			if err != nil {
-				return err
-			}
 			// A store of its own: the soak's sandboxes are not the
 			// operator's, and neither are their audit records.
 			dir, err := os.MkdirTemp("", "airlock-soak-")
@@ -104,19 +93,15 @@ func newSoakCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			defer os.RemoveAll(dir)
-			st, err := store.Open(filepath.Join(dir, "airlock.db"))
-			if err != nil {
-				return err
-			}
-			defer st.Close()
 			// A pool that does not adapt: what is left after the run must
 			// be comparable to before it, or a grown pool reads as a leak.
-			m, err := sandbox.New(ctx, sandbox.Config{Host: h, Templates: reg, Store: st,
-				Logger: slog.New(slog.DiscardHandler), WarmPool: o.Clients + 1, WarmPoolMax: o.Clients + 1, MaxSandboxes: 4*o.Clients + 4})
+			d, err := daemon.Open(ctx, daemon.Options{StateDir: hf.stateDir, StoreDir: dir, Host: hf.hostConfig(), KillOnClose: true,
+				Manager: sandbox.Config{WarmPool: o.Clients + 1, WarmPoolMax: o.Clients + 1, MaxSandboxes: 4*o.Clients + 4}})
 			if err != nil {
 				return err
 			}
-			defer m.Shutdown(context.WithoutCancel(ctx))
+			defer d.Close(context.WithoutCancel(ctx))
+			m, h := d.Manager, d.Host
 			o.Progress = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", a...) }
 			r, err := bench.Soak(ctx, m, h, o)
 			if err != nil {

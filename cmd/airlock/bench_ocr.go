@@ -16,6 +16,7 @@ func newBenchOCRCmd(g *globalFlags) *cobra.Command {
 	var (
 		o                   bench.OCROptions
 		dpis, concurrencies string
+		dotProducts         []string
 	)
 	cmd := &cobra.Command{
 		Use:   "ocr [--template T] [--dpis 150,200,300] [--at-once 1,2] [--runs N]",
@@ -26,7 +27,10 @@ image, 0.7 degrees of skew, light noise), then read it with
 once, and print the seconds each page's OCR took in the guest (rendering,
 deskewing, tesseract), the median over every page and run, with the tool's
 wall time per document. Sandboxes run in this process unless --url names a
-daemon. --extra passes more airlock-docs flags (e.g. "--dotproduct generic").`,
+daemon. --extra passes more airlock-docs flags (e.g. "--dotproduct generic");
+--dotproducts compares several in the same run, alternating rounds so that
+a busy machine slows them alike, with each row's ratio to the first. The
+share of the page's words read back exactly is reported beside every time.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -35,6 +39,9 @@ daemon. --extra passes more airlock-docs flags (e.g. "--dotproduct generic").`,
 			}
 			if o.Concurrency, err = intList(concurrencies); err != nil {
 				return usageError{fmt.Errorf("--at-once: %w", err)}
+			}
+			for _, dp := range dotProducts {
+				o.Variants = append(o.Variants, bench.OCRVariant{Name: dp, Extra: []string{"--dotproduct", dp}})
 			}
 			o.Progress = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "bench: "+format+"\n", a...) }
 			sbxs, release, err := jf.sandboxes(cmd.Context())
@@ -59,6 +66,7 @@ daemon. --extra passes more airlock-docs flags (e.g. "--dotproduct generic").`,
 	f.IntVar(&o.Pages, "pages", 1, "pages per document")
 	f.IntVar(&o.Workers, "ocr-workers", 0, "pages a sandbox OCRs at once (0: one per vCPU)")
 	f.StringSliceVar(&o.Extra, "extra", nil, "more airlock-docs flags, comma-separated")
+	f.StringSliceVar(&dotProducts, "dotproducts", nil, "compare tesseract dot products in one run, rounds alternating, each row also as a ratio to the first (e.g. generic,native,avx2,fma)")
 	return cmd
 }
 

@@ -26,7 +26,7 @@ type clientFlags struct {
 
 func (f *clientFlags) register(cmd *cobra.Command) {
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.url, "url", daemonURL(), "daemon address: unix:///path.sock or http://host:port (env AIRLOCK_URL; AIRLOCK_SOCKET, which `serve` also reads, names a socket)")
+	pf.StringVar(&f.url, "url", daemonURL(), "daemon address: unix:///path.sock or http://host:port (env AIRLOCK_URL; AIRLOCK_SOCKET, which airlock serve also reads, names a socket)")
 	// The key is better given through the environment: flags show up in ps.
 	pf.StringVar(&f.apiKey, "api-key", "", "API key (env AIRLOCK_API_KEY, preferred: flags are visible in ps)")
 	pf.BoolVar(&f.json, "json", false, "print machine-readable JSON")
@@ -42,7 +42,9 @@ func daemonURL() string {
 	if s := os.Getenv("AIRLOCK_SOCKET"); s != "" {
 		return "unix://" + s
 	}
-	return client.DefaultURL
+	// Where a daemon with the same run directory listens (AIRLOCK_RUN_DIR
+	// moves both): client.DefaultURL as root.
+	return "unix://" + runDirSocket("")
 }
 
 func (f *clientFlags) client() (*client.Client, error) {

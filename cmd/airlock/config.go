@@ -35,7 +35,12 @@ func (f *hostFlags) progress() image.Progress {
 }
 
 func (f *hostFlags) host(ctx context.Context) (*vm.Host, error) {
-	return vm.NewHost(ctx, vm.Config{CacheDir: f.g.cacheDir, RunDir: f.g.runDir, Accel: f.g.accel, Jail: f.g.jail, Progress: f.progress()})
+	return vm.NewHost(ctx, f.hostConfig())
+}
+
+// hostConfig is the VM host the global flags describe.
+func (f *hostFlags) hostConfig() vm.Config {
+	return vm.Config{CacheDir: f.g.cacheDir, RunDir: f.g.runDir, Accel: f.g.accel, Jail: f.g.jail, Progress: f.progress()}
 }
 
 func (f *hostFlags) registry() (*template.Registry, error) {

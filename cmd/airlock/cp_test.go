@@ -22,7 +22,7 @@ type cpEnv struct {
 }
 
 func newCPEnv(t *testing.T) *cpEnv {
-	fake := apitest.Start(t, apitest.NewFake(), api.Config{})
+	fake := apitest.StartLocal(t, api.Config{})
 	e := &cpEnv{t: t, env: map[string]string{"AIRLOCK_URL": "unix://" + fake.Socket, "AIRLOCK_API_KEY": fake.Key(t, "acme")}}
 	out, stderr, code := runCLI(t, e.env, "sandbox", "create", "-t", "base")
 	if code != 0 {

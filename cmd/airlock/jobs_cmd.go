@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,10 +12,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/airlock-dev/airlock/client"
+	"github.com/airlock-dev/airlock/internal/daemon"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/jobs"
 	"github.com/airlock-dev/airlock/internal/sandbox"
-	"github.com/airlock-dev/airlock/internal/store"
 )
 
 // Exit codes of the document job commands beside 0 (every document
@@ -110,66 +108,20 @@ func (f *jobFlags) sandboxes(ctx context.Context) (jobs.Sandboxes, func(), error
 	return f.localSandboxes(ctx)
 }
 
-func (f *jobFlags) localSandboxes(ctx context.Context) (_ jobs.Sandboxes, release func(), err error) {
-	var undo []func()
-	// A local: the error returns below set the named release to nil.
-	undoAll := func() {
-		for i := len(undo) - 1; i >= 0; i-- {
-			undo[i]()
-		}
-	}
-	release = undoAll
-	defer func() {
-		if err != nil {
-			undoAll()
-		}
-	}()
-	f.host.stateDir = filepath.Clean(f.host.stateDir)
-	if err := os.MkdirAll(f.host.stateDir, 0o700); err != nil {
-		return nil, nil, err
-	}
-	// Like a daemon, a batch in this process owns the state and run
-	// directories while it runs. The state directory is taken first, so
-	// a batch a running daemon would clash with is refused as that.
-	lockDir := func(dir, what string) error {
-		lock, err := lockExclusive(dir, what)
-		if err != nil {
-			return fmt.Errorf("%w (to use that daemon, set AIRLOCK_URL and AIRLOCK_API_KEY)", err)
-		}
-		undo = append(undo, func() { lock.Close() })
-		return nil
-	}
-	if err := lockDir(f.host.stateDir, "state directory"); err != nil {
-		return nil, nil, err
-	}
-	h, err := f.host.host(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	undo = append(undo, func() { h.Close() })
-	if err := lockDir(h.RunDir, "run directory"); err != nil {
-		return nil, nil, err
-	}
-	reg, err := f.host.registry()
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := store.Open(filepath.Join(f.host.stateDir, "airlock.db"))
-	if err != nil {
-		return nil, nil, err
-	}
-	undo = append(undo, func() { st.Close() })
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+func (f *jobFlags) localSandboxes(ctx context.Context) (jobs.Sandboxes, func(), error) {
+	logger := slog.New(slog.DiscardHandler)
 	if f.host.verbose {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	m, err := sandbox.New(ctx, sandbox.Config{Host: h, Templates: reg, Store: st, Logger: logger,
-		WarmPool: 2*f.concurrency + 1, MaxSandboxes: 4*max(1, f.concurrency) + 4})
+	// Like a daemon, a batch in this process owns the state and run
+	// directories while it runs.
+	d, err := daemon.Open(ctx, daemon.Options{StateDir: f.host.stateDir, Host: f.host.hostConfig(), Exclusive: true,
+		LockHint: "to use that daemon, set AIRLOCK_URL and AIRLOCK_API_KEY", Log: logger,
+		Manager: sandbox.Config{WarmPool: 2*f.concurrency + 1, MaxSandboxes: 4*max(1, f.concurrency) + 4}})
 	if err != nil {
 		return nil, nil, err
 	}
-	undo = append(undo, m.Close)
-	return jobs.Local{M: m, Tenant: f.tenant}, release, nil
+	return jobs.Local{M: d.Manager, Tenant: f.tenant}, func() { _ = d.Close(context.WithoutCancel(ctx)) }, nil
 }
 
 // runBatch runs job over the paths and turns the outcome into the exit

@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // runCLI runs the CLI in-process as main does and returns stdout, stderr
@@ -115,8 +118,41 @@ func TestDaemonAddressFromEitherVariable(t *testing.T) {
 	}
 	t.Setenv("AIRLOCK_SOCKET", "")
 	t.Setenv("AIRLOCK_URL", "unix:///run/y/api.sock")
-	if got := serveSocket(); got != "/run/y/api.sock" {
+	if got := serveSocket(""); got != "/run/y/api.sock" {
 		t.Errorf("server from AIRLOCK_URL: %s", got)
 	}
+	// Neither: the run directory (flag, else AIRLOCK_RUN_DIR) holds the
+	// socket, for the daemon and for clients alike.
+	t.Setenv("AIRLOCK_URL", "")
+	t.Setenv("AIRLOCK_RUN_DIR", "/run/z")
+	if got, want := serveSocket(""), "/run/z/airlock.sock"; got != want {
+		t.Errorf("server from AIRLOCK_RUN_DIR: %s, want %s", got, want)
+	}
+	if got := serveSocket("/run/flag"); got != "/run/flag/airlock.sock" {
+		t.Errorf("server from --run-dir: %s", got)
+	}
+	if got := daemonURL(); got != "unix:///run/z/airlock.sock" {
+		t.Errorf("client from AIRLOCK_RUN_DIR: %s", got)
+	}
 	os.Unsetenv("AIRLOCK_URL")
+}
+
+// No flag's help holds a backquoted word: pflag would show that word as
+// the flag's value placeholder ("--url serve   daemon address...").
+func TestFlagHelpHasNoPlaceholderQuotes(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) {
+				if strings.Contains(f.Usage, "`") {
+					name, _ := pflag.UnquoteUsage(f)
+					t.Errorf("%s --%s: help shows %q as its placeholder: %s", c.CommandPath(), f.Name, name, f.Usage)
+				}
+			})
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd())
 }

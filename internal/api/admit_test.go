@@ -3,40 +3,50 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/wire"
 
 	"github.com/airlock-dev/airlock/internal/api"
 )
 
-// holdStreams starts n exec/stream requests of "sleep" (held until their
-// request ends) for key in sandbox id; cancel ends them all.
+// holdStreams starts n exec/stream requests for key in sandbox id, each
+// held until its request ends, and returns once all n run (so hold their
+// admission slots); cancel ends them all.
 func (h *harness) holdStreams(key, id string, n int) (cancel func()) {
+	h.t.Helper()
+	dir := fmt.Sprintf("/held-streams-%d", heldCalls.Add(1))
+	if r := h.do("POST", "/v1/sandboxes/"+id+"/files/mkdir?path="+dir, key, nil); r.status != 204 {
+		h.t.Fatalf("mkdir %s: %d %s", dir, r.status, r.body)
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req, _ := http.NewRequestWithContext(ctx, "POST", h.env.TCPURL+"/v1/sandboxes/"+id+"/exec/stream", strings.NewReader(`{"cmd":"sleep"}`))
+			// Paths are relative: a local machine's commands run in its root.
+			body := fmt.Sprintf(`{"cmd":"touch .%s/%d && sleep 600"}`, dir, i)
+			req, _ := http.NewRequestWithContext(ctx, "POST", h.env.TCPURL+"/v1/sandboxes/"+id+"/exec/stream", strings.NewReader(body))
 			req.Header.Set("Authorization", "Bearer "+key)
 			if res, err := http.DefaultClient.Do(req); err == nil {
 				// The body never ends: read until the request is cancelled.
-				buf := make([]byte, 512)
-				for {
-					if _, err := res.Body.Read(buf); err != nil {
-						break
-					}
-				}
+				_, _ = io.Copy(io.Discard, res.Body)
 				res.Body.Close()
 			}
 		}()
 	}
+	h.untilFiles(key, id, dir, n)
 	return func() { stop(); wg.Wait() }
 }
+
+var heldCalls atomic.Int64
 
 // untilRefused repeats a request until it is refused with 429, which it
 // must be once the held ones are all admitted; it returns that answer.
@@ -50,6 +60,23 @@ func (h *harness) untilRefused(method, path, key string, body string) resp {
 		}
 		if time.Now().After(deadline) {
 			h.t.Fatalf("%s %s was never refused (last: %d %s)", method, path, r.status, r.body)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// untilServed repeats a request until it is answered 200, which it must
+// be once held requests were released.
+func (h *harness) untilServed(method, path, key string, body string) {
+	h.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r := h.do(method, path, key, body)
+		if r.status == http.StatusOK {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%s %s was never served again (last: %d %s)", method, path, r.status, r.body)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -74,13 +101,7 @@ func TestAdmissionPerTenant(t *testing.T) {
 		t.Errorf("another tenant's stream: %d %s", r.status, r.body)
 	}
 	release()
-	deadline := time.Now().Add(time.Minute)
-	for h.do("POST", "/v1/sandboxes/"+idA+"/exec/stream", h.keyA, `{"cmd":"echo x"}`).status != 200 {
-		if time.Now().After(deadline) {
-			t.Fatal("the tenant's streams never came back after its held ones ended")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	h.untilServed("POST", "/v1/sandboxes/"+idA+"/exec/stream", h.keyA, `{"cmd":"echo x"}`)
 }
 
 // Past its first ReserveFloor requests a tenant cannot take the global
@@ -106,10 +127,10 @@ func TestAdmissionGlobalReserve(t *testing.T) {
 // long-polls than it may hold. The extra ones are refused at once and
 // their connections closed; the other tenant is served throughout.
 func TestLongPollFloodLocksNobodyOut(t *testing.T) {
-	h := newProcHarness(t)
-	sb := decodeAs[api.Sandbox](t, h.do("POST", "/v1/sandboxes", h.keyA, map[string]any{"template": "base"}), http.StatusCreated)
+	h := newHarness(t, api.Config{})
+	sb := decodeAs[wire.Sandbox](t, h.do("POST", "/v1/sandboxes", h.keyA, map[string]any{"template": "base"}), http.StatusCreated)
 	base := "/v1/sandboxes/" + sb.ID + "/processes"
-	decodeAs[api.Process](t, h.do("POST", base, h.keyA, map[string]any{"cmd": "sleep 120"}), http.StatusCreated)
+	decodeAs[wire.Process](t, h.do("POST", base, h.keyA, map[string]any{"cmd": "sleep 120"}), http.StatusCreated)
 	const flood = 600
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -139,7 +160,7 @@ func TestLongPollFloodLocksNobodyOut(t *testing.T) {
 			t.Fatalf("only %d of the %d long-polls over the limit were refused", refused, flood-api.DefaultTenantLongPolls)
 		}
 	}
-	sbB := decodeAs[api.Sandbox](t, h.do("POST", "/v1/sandboxes", h.keyB, map[string]any{"template": "base"}), http.StatusCreated)
+	sbB := decodeAs[wire.Sandbox](t, h.do("POST", "/v1/sandboxes", h.keyB, map[string]any{"template": "base"}), http.StatusCreated)
 	if r := h.do("GET", fmt.Sprintf("/v1/sandboxes/%s", sbB.ID), h.keyB, nil); r.status != 200 {
 		t.Fatalf("the other tenant during the flood: %d %s", r.status, r.body)
 	}

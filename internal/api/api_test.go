@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/wire"
+
 	"github.com/airlock-dev/airlock/internal/api"
 	"github.com/airlock-dev/airlock/internal/api/apitest"
 	"github.com/airlock-dev/airlock/internal/store"
@@ -25,15 +27,15 @@ import (
 type harness struct {
 	t    *testing.T
 	env  *apitest.Env
-	fake *apitest.Fake
+	be   *apitest.Recorder // the real manager (over local machines), counting upload bytes
 	keyA string
 	keyB string
 }
 
 func newHarness(t *testing.T, cfg api.Config) *harness {
-	fake := apitest.NewFake()
-	env := apitest.Start(t, fake, cfg)
-	return &harness{t: t, env: env, fake: fake, keyA: env.Key(t, "tenant-a"), keyB: env.Key(t, "tenant-b")}
+	var be *apitest.Recorder
+	env := apitest.StartLocal(t, cfg, func(m api.Backend) api.Backend { be = apitest.NewRecorder(m); return be })
+	return &harness{t: t, env: env, be: be, keyA: env.Key(t, "tenant-a"), keyB: env.Key(t, "tenant-b")}
 }
 
 type resp struct {
@@ -44,7 +46,7 @@ type resp struct {
 }
 
 func (r resp) code() string {
-	var e api.ErrorResponse
+	var e wire.ErrorResponse
 	_ = json.Unmarshal(r.body, &e)
 	return e.Error.Code
 }
@@ -134,9 +136,11 @@ func TestTenantIsolation(t *testing.T) {
 	if r.status != 200 || strings.Contains(string(r.body), id) {
 		t.Errorf("tenant B list: %d %s", r.status, r.body)
 	}
-	r = h.do("GET", "/v1/sandboxes?metadata.matter=m1", h.keyA, nil)
-	if !strings.Contains(string(r.body), id) {
-		t.Errorf("tenant A list by metadata lacks its sandbox: %s", r.body)
+	for _, q := range []string{"metadata.matter=m1", "metadata%5Bmatter%5D=m1"} { // both spellings
+		r = h.do("GET", "/v1/sandboxes?"+q, h.keyA, nil)
+		if !strings.Contains(string(r.body), id) {
+			t.Errorf("tenant A list by metadata (%s) lacks its sandbox: %s", q, r.body)
+		}
 	}
 	// The owner still has it, untouched.
 	if r := h.do("GET", "/v1/sandboxes/"+id+"/files?path=/job/in.pdf", h.keyA, nil); string(r.body) != "secret" {
@@ -150,7 +154,7 @@ func TestTenantIsolation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var al api.AuditList
+	var al wire.AuditList
 	r = h.do("GET", "/v1/audit?metadata.matter=m1", h.keyB, nil)
 	_ = json.Unmarshal(r.body, &al)
 	if r.status != 200 || len(al.Records) != 1 || al.Records[0].Tenant != "tenant-b" {
@@ -202,6 +206,8 @@ func TestErrors(t *testing.T) {
 		{"long id", "GET", "/v1/sandboxes/" + strings.Repeat("a", 65), "", 400, "invalid_argument"},
 		{"bad state", "GET", "/v1/sandboxes?state=zombie", "", 400, "invalid_argument"},
 		{"unknown query", "GET", "/v1/sandboxes?meta.x=y", "", 400, "invalid_argument"},
+		{"metadata key twice", "GET", "/v1/sandboxes?metadata.x=y&metadata%5Bx%5D=z", "", 400, "invalid_argument"},
+		{"metadata bracket unclosed", "GET", "/v1/sandboxes?metadata%5Bx=y", "", 400, "invalid_argument"},
 		{"traversal", "GET", "/v1/sandboxes/" + id + "/files?path=/job/../etc/passwd", "", 400, "invalid_argument"},
 		{"relative", "GET", "/v1/sandboxes/" + id + "/files?path=job/in.pdf", "", 400, "invalid_argument"},
 		{"trailing slash", "GET", "/v1/sandboxes/" + id + "/files/stat?path=/job/", "", 400, "invalid_argument"},
@@ -256,8 +262,8 @@ func TestUploadLimits(t *testing.T) {
 	}
 	b, _ := io.ReadAll(res.Body)
 	wantErr(t, resp{res.StatusCode, res.Header, b, res.Close}, 413, "resource_exhausted")
-	if h.fake.LastWriteRead != 0 {
-		t.Errorf("backend read %d bytes of a refused upload", h.fake.LastWriteRead)
+	if h.be.LastWriteRead() != 0 {
+		t.Errorf("backend read %d bytes of a refused upload", h.be.LastWriteRead())
 	}
 
 	// Undeclared (chunked) and too large: cut while streaming.
@@ -274,8 +280,8 @@ func TestUploadLimits(t *testing.T) {
 	r := h.do("PUT", path, h.keyA, pr)
 	pr.Close()
 	wantErr(t, r, 413, "resource_exhausted")
-	if h.fake.LastWriteRead > 1<<20 {
-		t.Errorf("backend read %d bytes, over the limit", h.fake.LastWriteRead)
+	if h.be.LastWriteRead() > 1<<20 {
+		t.Errorf("backend read %d bytes, over the limit", h.be.LastWriteRead())
 	}
 	// Within the limit: fine.
 	if r := h.do("PUT", path+"&mode=0600", h.keyA, bytes.Repeat([]byte("y"), 1<<20)); r.status != 200 || !strings.Contains(string(r.body), `"bytes":1048576`) {
@@ -286,13 +292,13 @@ func TestUploadLimits(t *testing.T) {
 func TestExec(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	id := h.create(h.keyA, nil)
-	exec := func(body string) api.ExecResponse {
+	exec := func(body string) wire.ExecResponse {
 		t.Helper()
 		r := h.do("POST", "/v1/sandboxes/"+id+"/exec", h.keyA, body)
 		if r.status != 200 {
 			t.Fatalf("exec %s: %d %s", body, r.status, r.body)
 		}
-		var out api.ExecResponse
+		var out wire.ExecResponse
 		if err := json.Unmarshal(r.body, &out); err != nil {
 			t.Fatal(err)
 		}
@@ -301,15 +307,15 @@ func TestExec(t *testing.T) {
 	if out := exec(`{"cmd":"echo hello"}`); out.Stdout != "hello\n" || out.ExitCode != 0 || out.StdoutBase64 != "" {
 		t.Errorf("echo: %+v", out)
 	}
-	if out := exec(`{"argv":["a","b"]}`); out.Stdout != "a b\n" {
+	if out := exec(`{"argv":["echo","a","b"]}`); out.Stdout != "a b\n" {
 		t.Errorf("argv: %+v", out)
 	}
-	if out := exec(`{"cmd":"fail"}`); out.ExitCode != 1 || out.Stderr != "boom\n" {
+	if out := exec(`{"cmd":"echo boom >&2; exit 1"}`); out.ExitCode != 1 || out.Stderr != "boom\n" {
 		t.Errorf("fail: %+v", out)
 	}
 	// Output that is not text travels as base64 only (exact, and 4/3 of
 	// its size rather than up to 6x as escaped JSON).
-	out := exec(`{"cmd":"binary"}`)
+	out := exec(`{"cmd":"printf '\\377\\376\\000A'"}`)
 	raw, _ := base64.StdEncoding.DecodeString(out.StdoutBase64)
 	if string(raw) != "\xff\xfe\x00A" || out.Stdout != "" {
 		t.Errorf("binary: %+v", out)
@@ -321,7 +327,7 @@ func TestExec(t *testing.T) {
 	if out := exec(`{"cmd":"cat","stdin":` + string(stdin) + `}`); out.Stdout != tricky || out.StdoutBase64 != "" {
 		t.Errorf("escaped text: %q", out.Stdout)
 	}
-	if out := exec(`{"cmd":"env","env":{"B":"2","A":"1"}}`); out.Stdout != "A=1\nB=2\n" {
+	if out := exec(`{"cmd":"echo $A$B","env":{"B":"2","A":"1"}}`); out.Stdout != "12\n" {
 		t.Errorf("env: %q", out.Stdout)
 	}
 	if out := exec(`{"cmd":"cat","stdin":"in put"}`); out.Stdout != "in put" {
@@ -330,17 +336,17 @@ func TestExec(t *testing.T) {
 	if out := exec(`{"cmd":"cat","stdin_base64":"/wA="}`); out.Stdout != "" || out.StdoutBase64 != "/wA=" {
 		t.Errorf("stdin_base64: %+v", out)
 	}
-	if out := exec(`{"cmd":"sleep","timeout_seconds":0.05}`); !out.TimedOut || out.ExitCode != 137 {
+	if out := exec(`{"cmd":"sleep 30","timeout_seconds":0.05}`); !out.TimedOut || out.ExitCode != 137 {
 		t.Errorf("timeout: %+v", out)
 	}
-	if out := exec(`{"cmd":"stream 100","max_output_bytes":10}`); !out.StdoutTruncated || len(out.Stdout) != 10 {
+	if out := exec(`{"cmd":"seq 100","max_output_bytes":10}`); !out.StdoutTruncated || len(out.Stdout) != 10 {
 		t.Errorf("cap: %+v", out)
 	}
 }
 
-func readEvents(t *testing.T, body []byte) []api.StreamEvent {
+func readEvents(t *testing.T, body []byte) []wire.StreamEvent {
 	t.Helper()
-	var evs []api.StreamEvent
+	var evs []wire.StreamEvent
 	for _, line := range strings.SplitAfter(string(body), "\n") {
 		if line == "" {
 			continue
@@ -348,7 +354,7 @@ func readEvents(t *testing.T, body []byte) []api.StreamEvent {
 		if !strings.HasSuffix(line, "\n") {
 			t.Fatalf("unterminated line %q", line)
 		}
-		var ev api.StreamEvent
+		var ev wire.StreamEvent
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("line %q: %v", line, err)
 		}
@@ -360,7 +366,7 @@ func readEvents(t *testing.T, body []byte) []api.StreamEvent {
 func TestExecStream(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	id := h.create(h.keyA, nil)
-	r := h.do("POST", "/v1/sandboxes/"+id+"/exec/stream", h.keyA, `{"cmd":"stream 3"}`)
+	r := h.do("POST", "/v1/sandboxes/"+id+"/exec/stream", h.keyA, `{"cmd":"for i in 0 1 2; do echo chunk $i; done; echo done >&2"}`)
 	if r.status != 200 || r.header.Get("Content-Type") != "application/x-ndjson" {
 		t.Fatalf("stream: %d %q %s", r.status, r.header.Get("Content-Type"), r.body)
 	}
@@ -376,25 +382,34 @@ func TestExecStream(t *testing.T) {
 			t.Errorf("unexpected event %+v", ev)
 		}
 	}
-	if stdout != "chunk 0\nchunk 1\nchunk 2\n" || stderr != "done\n" || len(evs) != 5 {
+	if stdout != "chunk 0\nchunk 1\nchunk 2\n" || stderr != "done\n" {
 		t.Errorf("stream output %q %q in %d events", stdout, stderr, len(evs))
 	}
 	last := evs[len(evs)-1]
 	if last.Type != "exit" || last.ExecStatus == nil || last.ExitCode != 0 {
 		t.Errorf("last event %+v", last)
 	}
-	if !strings.Contains(string(r.body), `"type":"stdout","data":"Y2h1bmsgMAo="`) {
+	if strings.Contains(string(r.body), "chunk") {
 		t.Errorf("stdout data not base64 in the wire form: %s", r.body)
 	}
 	if strings.Contains(strings.Split(string(r.body), "\n")[len(evs)-1], `"stdout"`) {
 		t.Error("exit event carries stdout")
 	}
 
-	// A failure after output: the stream ends with an error event.
-	r = h.do("POST", "/v1/sandboxes/"+id+"/exec/stream", h.keyA, `{"cmd":"midway-error"}`)
-	evs = readEvents(t, r.body)
-	if len(evs) != 2 || evs[0].Type != "stdout" || evs[1].Type != "error" || evs[1].Error.Code != "unavailable" {
-		t.Errorf("midway error: %s", r.body)
+	// A failure after output (the sandbox is killed under the command):
+	// the stream ends with an error event.
+	res, br := h.openStream(id, `{"cmd":"echo partial; sleep 60"}`)
+	defer res.Body.Close()
+	if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, `"stdout"`) {
+		t.Fatalf("first event %q %v", line, err)
+	}
+	if r := h.do("DELETE", "/v1/sandboxes/"+id, h.keyA, nil); r.status != 204 {
+		t.Fatalf("kill under a stream: %d %s", r.status, r.body)
+	}
+	rest, _ := io.ReadAll(br)
+	evs = readEvents(t, rest)
+	if len(evs) != 1 || evs[0].Type != "error" || evs[0].Error == nil || evs[0].Error.Code != "failed_precondition" {
+		t.Errorf("midway error: %s", rest)
 	}
 	// A failure before output: a plain JSON error with its status.
 	wantErr(t, h.do("POST", "/v1/sandboxes/sbx-9999/exec/stream", h.keyA, `{"cmd":"echo x"}`), 404, "not_found")
@@ -403,22 +418,31 @@ func TestExecStream(t *testing.T) {
 func TestExecStreamFlushes(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	id := h.create(h.keyA, nil)
-	// "sleep" without a timeout blocks until the request ends: headers
-	// and nothing else. With "echo" first we would need a two-step
-	// command; instead check that the first event of a long stream arrives
-	// before the body ends by reading one line at a time.
-	req, _ := http.NewRequest("POST", h.env.TCPURL+"/v1/sandboxes/"+id+"/exec/stream", strings.NewReader(`{"cmd":"stream 2"}`))
-	req.Header.Set("Authorization", "Bearer "+h.keyA)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The first event of a command that then runs for a minute arrives
+	// while it runs: the stream is flushed per event.
+	res, br := h.openStream(id, `{"cmd":"echo first; sleep 60"}`)
 	defer res.Body.Close()
-	br := bufio.NewReader(res.Body)
 	line, err := br.ReadString('\n')
 	if err != nil || !strings.Contains(line, `"stdout"`) {
 		t.Fatalf("first line %q %v", line, err)
 	}
+}
+
+// openStream starts an exec stream in sandbox id and returns the response
+// to read event by event.
+func (h *harness) openStream(id, body string) (*http.Response, *bufio.Reader) {
+	h.t.Helper()
+	req, _ := http.NewRequest("POST", h.env.TCPURL+"/v1/sandboxes/"+id+"/exec/stream", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+h.keyA)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if res.StatusCode != 200 {
+		b, _ := io.ReadAll(res.Body)
+		h.t.Fatalf("stream: %d %s", res.StatusCode, b)
+	}
+	return res, bufio.NewReader(res.Body)
 }
 
 func TestFiles(t *testing.T) {
@@ -432,13 +456,13 @@ func TestFiles(t *testing.T) {
 	if r.status != 200 || string(r.body) != "content" || r.header.Get("Content-Type") != "application/octet-stream" {
 		t.Errorf("read: %d %q %q", r.status, r.header.Get("Content-Type"), r.body)
 	}
-	var fi api.FileInfo
+	var fi wire.FileInfo
 	r = h.do("GET", base+"/stat?path=/job/a/b.txt", h.keyA, nil)
 	_ = json.Unmarshal(r.body, &fi)
 	if fi.Size != 7 || fi.IsDir || fi.Name != "b.txt" || fi.ModeString != "-rw-r--r--" {
 		t.Errorf("stat: %s", r.body)
 	}
-	var fl api.FileList
+	var fl wire.FileList
 	r = h.do("GET", base+"/list?path=/job/a", h.keyA, nil)
 	_ = json.Unmarshal(r.body, &fl)
 	if len(fl.Entries) != 1 || fl.Entries[0].Path != "/job/a/b.txt" {
@@ -462,26 +486,27 @@ func TestFiles(t *testing.T) {
 
 func TestSandboxLifecycle(t *testing.T) {
 	h := newHarness(t, api.Config{})
+	// An allow rule on a host without sandbox networking is refused, and
+	// says what would enable it; a malformed policy is invalid either way.
 	r := h.do("POST", "/v1/sandboxes", h.keyA, `{"template":"base","ttl_seconds":30,"metadata":{"doc":"d1"},
 		"egress":{"default":"deny","allow":[{"name":"dms","cidr":"10.250.0.2/32","protocol":"tcp","ports":[8080]}]}}`)
+	wantErr(t, r, 409, "failed_precondition")
+	if !strings.Contains(string(r.body), "serve --net") {
+		t.Errorf("refusal should name serve --net: %s", r.body)
+	}
+	wantErr(t, h.do("POST", "/v1/sandboxes", h.keyA, `{"template":"base","egress":{"default":"deny","allow":[{"name":"x","cidr":"10.0.0.0/33"}]}}`),
+		400, "invalid_argument")
+	r = h.do("POST", "/v1/sandboxes", h.keyA, `{"template":"base","ttl_seconds":30,"metadata":{"doc":"d1"},"egress":{"default":"deny"}}`)
 	if r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
-	var info struct {
-		ID       string
-		Tenant   string
-		Metadata map[string]string
-		Egress   struct {
-			Default string
-			Allow   []map[string]any
-		}
-	}
+	var info wire.Sandbox
 	_ = json.Unmarshal(r.body, &info)
-	if info.Tenant != "tenant-a" || info.Metadata["doc"] != "d1" || len(info.Egress.Allow) != 1 {
+	if info.Tenant != "tenant-a" || info.Metadata["doc"] != "d1" || info.Egress.Default != "deny" || len(info.Egress.Allow) != 0 {
 		t.Errorf("create info: %s", r.body)
 	}
 	r = h.do("POST", "/v1/sandboxes/"+info.ID+"/fork", h.keyA, `{"count":2}`)
-	var list api.SandboxList
+	var list wire.SandboxList
 	_ = json.Unmarshal(r.body, &list)
 	if r.status != 201 || len(list.Sandboxes) != 2 || list.Sandboxes[0].ParentID != info.ID {
 		t.Errorf("fork: %d %s", r.status, r.body)
@@ -489,14 +514,13 @@ func TestSandboxLifecycle(t *testing.T) {
 	if r := h.do("POST", "/v1/sandboxes/"+info.ID+"/fork", h.keyA, nil); r.status != 201 || strings.Count(string(r.body), `"id"`) != 1 {
 		t.Errorf("fork default count: %d %s", r.status, r.body)
 	}
-	r = h.do("POST", "/v1/sandboxes/"+info.ID+"/probe", h.keyA, nil)
-	wantErr(t, r, 409, "failed_precondition") // its policy allows the DMS
 	r = h.do("PUT", "/v1/sandboxes/"+info.ID+"/egress", h.keyA, `{"default":"deny","allow":[]}`)
-	if r.status != 200 || strings.Contains(string(r.body), "dms") {
+	if r.status != 200 {
 		t.Errorf("egress: %d %s", r.status, r.body)
 	}
+	wantErr(t, h.do("PUT", "/v1/sandboxes/"+info.ID+"/egress", h.keyA, `{"default":"allow"}`), 409, "failed_precondition")
 	r = h.do("POST", "/v1/sandboxes/"+info.ID+"/probe", h.keyA, nil)
-	var pr api.ProbeResponse
+	var pr wire.ProbeResponse
 	_ = json.Unmarshal(r.body, &pr)
 	if r.status != 200 || !pr.OK || len(pr.Probes) == 0 {
 		t.Errorf("probe under deny-all: %d %s", r.status, r.body)
@@ -589,42 +613,60 @@ func TestPlainExecsPerTenant(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	idA := h.create(h.keyA, nil)
 	idB := h.create(h.keyB, nil)
+	h.do("POST", "/v1/sandboxes/"+idA+"/files/mkdir?path=/held", h.keyA, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// Long enough that all eight overlap on a loaded machine.
-			h.do("POST", "/v1/sandboxes/"+idA+"/exec", h.keyA, `{"cmd":"sleep","timeout_seconds":10}`)
+			// Each marks that it runs (so holds its slot), then is held
+			// until cancelled: the request's end kills the command. Paths
+			// are relative: a local machine's commands run in its root.
+			req, _ := http.NewRequestWithContext(ctx, "POST", h.env.TCPURL+"/v1/sandboxes/"+idA+"/exec",
+				strings.NewReader(fmt.Sprintf(`{"cmd":"touch ./held/%d && sleep 600"}`, i)))
+			req.Header.Set("Authorization", "Bearer "+h.keyA)
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+			}
 		}()
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		r := h.do("POST", "/v1/sandboxes/"+idA+"/exec", h.keyA, `{"cmd":"echo x"}`)
-		if r.status == 429 {
-			wantErr(t, r, 429, "resource_exhausted")
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a 9th concurrent exec was never refused (last: %d %s)", r.status, r.body)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	h.untilFiles(h.keyA, idA, "/held", 8)
+	wantErr(t, h.do("POST", "/v1/sandboxes/"+idA+"/exec", h.keyA, `{"cmd":"echo x"}`), 429, "resource_exhausted")
 	if r := h.do("POST", "/v1/sandboxes/"+idB+"/exec", h.keyB, `{"cmd":"echo x"}`); r.status != 200 {
 		t.Errorf("another tenant's exec: %d %s", r.status, r.body)
 	}
+	cancel()
 	wg.Wait()
-	if r := h.do("POST", "/v1/sandboxes/"+idA+"/exec", h.keyA, `{"cmd":"echo x"}`); r.status != 200 {
-		t.Errorf("exec after the others ended: %d %s", r.status, r.body)
+	h.untilServed("POST", "/v1/sandboxes/"+idA+"/exec", h.keyA, `{"cmd":"echo x"}`)
+}
+
+// untilFiles waits until directory dir of sandbox id holds n entries. It
+// asks the backend itself, so the answer does not wait on the API's
+// admission, which a test may have filled on purpose.
+func (h *harness) untilFiles(key, id, dir string, n int) {
+	h.t.Helper()
+	tenant := map[string]string{h.keyA: "tenant-a", h.keyB: "tenant-b"}[key]
+	deadline := time.Now().Add(time.Minute)
+	for {
+		fs, err := h.be.ListFiles(context.Background(), tenant, id, dir)
+		if err == nil && len(fs) == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%s holds %d entries, want %d (err %v)", dir, len(fs), n, err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
 func TestExecTimeoutResolution(t *testing.T) {
 	h := newHarness(t, api.Config{})
 	id := h.create(h.keyA, nil)
-	r := h.do("POST", "/v1/sandboxes/"+id+"/exec", h.keyA, `{"cmd":"sleep","timeout_seconds":1e-10}`)
+	r := h.do("POST", "/v1/sandboxes/"+id+"/exec", h.keyA, `{"cmd":"sleep 30","timeout_seconds":1e-10}`)
 	wantErr(t, r, 400, "invalid_argument")
-	if r := h.do("POST", "/v1/sandboxes/"+id+"/exec", h.keyA, `{"cmd":"sleep","timeout_seconds":0.001}`); r.status != 200 ||
+	if r := h.do("POST", "/v1/sandboxes/"+id+"/exec", h.keyA, `{"cmd":"sleep 30","timeout_seconds":0.001}`); r.status != 200 ||
 		!strings.Contains(string(r.body), `"timed_out":true`) {
 		t.Errorf("a 1 ms timeout: %d %s", r.status, r.body)
 	}
@@ -643,7 +685,7 @@ func TestListKeys(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("list keys: %d %s", r.status, r.body)
 	}
-	var got api.KeyList
+	var got wire.KeyList
 	if err := json.Unmarshal(r.body, &got); err != nil {
 		t.Fatal(err)
 	}
@@ -683,13 +725,13 @@ func TestAuditSeqIsPerTenant(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var page api.AuditList
+	var page wire.AuditList
 	r := h.do("GET", "/v1/audit?limit=2", h.keyB, nil)
 	if err := json.Unmarshal(r.body, &page); err != nil || r.status != 200 || len(page.Records) != 2 ||
 		page.Records[0].Seq != 1 || page.Records[1].Seq != 2 || page.NextAfterSeq != 2 {
 		t.Fatalf("tenant B's first page: %d %s", r.status, r.body)
 	}
-	page = api.AuditList{}
+	page = wire.AuditList{}
 	r = h.do("GET", "/v1/audit?limit=2&after_seq=2", h.keyB, nil)
 	if err := json.Unmarshal(r.body, &page); err != nil || len(page.Records) != 1 || page.Records[0].Seq != 3 || page.NextAfterSeq != 0 {
 		t.Fatalf("tenant B's second page: %d %s", r.status, r.body)

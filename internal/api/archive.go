@@ -4,6 +4,8 @@ import (
 	"mime"
 	"net/http"
 
+	"github.com/airlock-dev/airlock/internal/wire"
+
 	"github.com/airlock-dev/airlock/internal/errdefs"
 )
 
@@ -34,7 +36,7 @@ func (s *server) writeArchive(w *respWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return ctxErr(r.Context(), err)
 	}
-	return writeJSON(w, http.StatusOK, WriteArchiveResponse{Entries: st.Entries, Bytes: st.Bytes})
+	return writeJSON(w, http.StatusOK, wire.WriteArchiveResponse{Entries: st.Entries, Bytes: st.Bytes})
 }
 
 // readArchive relays the guest's tar stream of path. Errors found before

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/wire"
+
 	"github.com/airlock-dev/airlock/internal/api"
 )
 
@@ -34,7 +36,7 @@ func TestArchive(t *testing.T) {
 	id := h.create(h.keyA, nil)
 	base := "/v1/sandboxes/" + id + "/archive"
 	r := h.do("PUT", base+"?path=/job/in", h.keyA, tarOf(t, map[string]string{"a.txt": "alpha", "sub/b.txt": "beta"}))
-	var wr api.WriteArchiveResponse
+	var wr wire.WriteArchiveResponse
 	if err := json.Unmarshal(r.body, &wr); r.status != 200 || err != nil || wr.Entries != 2 || wr.Bytes != 9 {
 		t.Fatalf("put archive: %d %s", r.status, r.body)
 	}

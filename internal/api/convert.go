@@ -4,6 +4,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 	"github.com/airlock-dev/airlock/internal/store"
+	"github.com/airlock-dev/airlock/internal/wire"
 )
 
 // Conversions between the wire types and the types of the packages
@@ -12,8 +13,8 @@ import (
 
 // AuditRecordFromStore converts a stored record to its JSON shape (the CLI
 // uses it too, so `airlock audit ls --json` prints what the API returns).
-func AuditRecordFromStore(r store.AuditRecord) AuditRecord {
-	return AuditRecord{
+func AuditRecordFromStore(r store.AuditRecord) wire.AuditRecord {
+	return wire.AuditRecord{
 		Seq: r.Seq, Time: r.Time, Tenant: r.Tenant, SandboxID: r.SandboxID, ParentID: r.ParentID,
 		Template: r.Template, Event: r.Event, Metadata: r.Metadata, ExitCode: r.ExitCode,
 		Bytes: r.Bytes, DurationMS: r.DurationMS, Outcome: r.Outcome, Detail: r.Detail,
@@ -24,7 +25,7 @@ func AuditRecordFromStore(r store.AuditRecord) AuditRecord {
 // auditRecordForTenant is AuditRecordFromStore as a tenant sees it: seq is
 // the record's number among that tenant's records, never the global one
 // (which would tell one tenant how much the others did).
-func auditRecordForTenant(r store.AuditRecord) AuditRecord {
+func auditRecordForTenant(r store.AuditRecord) wire.AuditRecord {
 	out := AuditRecordFromStore(r)
 	out.Seq = r.TenantSeq
 	return out
@@ -32,19 +33,19 @@ func auditRecordForTenant(r store.AuditRecord) AuditRecord {
 
 // sandboxFromInfo converts the manager's view of a sandbox to its JSON
 // shape.
-func sandboxFromInfo(in sandbox.Info) Sandbox {
-	out := Sandbox{ID: in.ID, Tenant: in.Tenant, Template: in.Template, ParentID: in.ParentID,
+func sandboxFromInfo(in sandbox.Info) wire.Sandbox {
+	out := wire.Sandbox{ID: in.ID, Tenant: in.Tenant, Template: in.Template, ParentID: in.ParentID,
 		Metadata: in.Metadata, State: in.State, CreatedAt: in.CreatedAt, Deadline: in.Deadline,
 		EndedAt: in.EndedAt, Egress: egressPolicyFrom(in.Egress), NetAddr: in.NetAddr, Jailed: in.Jailed}
 	if u := in.Usage; u != nil {
-		out.Usage = &Usage{CPUSeconds: u.CPUSeconds, MemoryPSSBytes: u.MemoryPSSBytes, MemoryRSSBytes: u.MemoryRSSBytes,
+		out.Usage = &wire.Usage{CPUSeconds: u.CPUSeconds, MemoryPSSBytes: u.MemoryPSSBytes, MemoryRSSBytes: u.MemoryRSSBytes,
 			MemoryPrivateBytes: u.MemoryPrivateBytes, MeasuredAt: u.MeasuredAt}
 	}
 	return out
 }
 
-func sandboxesFromInfos(infos []sandbox.Info) []Sandbox {
-	out := make([]Sandbox, 0, len(infos))
+func sandboxesFromInfos(infos []sandbox.Info) []wire.Sandbox {
+	out := make([]wire.Sandbox, 0, len(infos))
 	for _, in := range infos {
 		out = append(out, sandboxFromInfo(in))
 	}
@@ -52,19 +53,19 @@ func sandboxesFromInfos(infos []sandbox.Info) []Sandbox {
 }
 
 // egressPolicyFrom converts a network policy to its JSON shape.
-func egressPolicyFrom(p netpool.Policy) EgressPolicy {
-	out := EgressPolicy{Default: p.Default, TLS: p.TLS}
+func egressPolicyFrom(p netpool.Policy) wire.EgressPolicy {
+	out := wire.EgressPolicy{Default: p.Default, TLS: p.TLS}
 	if p.Allow != nil {
-		out.Allow = make([]EgressRule, len(p.Allow))
+		out.Allow = make([]wire.EgressRule, len(p.Allow))
 		for i, r := range p.Allow {
-			out.Allow[i] = EgressRule{Name: r.Name, CIDR: r.CIDR, Ports: r.Ports, Protocol: r.Protocol, Domain: r.Domain}
+			out.Allow[i] = wire.EgressRule{Name: r.Name, CIDR: r.CIDR, Ports: r.Ports, Protocol: r.Protocol, Domain: r.Domain}
 		}
 	}
 	return out
 }
 
-// policy converts a policy from its JSON shape; it is not validated.
-func (p EgressPolicy) policy() netpool.Policy {
+// policyFromWire converts a policy from its JSON shape; it is not validated.
+func policyFromWire(p wire.EgressPolicy) netpool.Policy {
 	out := netpool.Policy{Default: p.Default, TLS: p.TLS}
 	if p.Allow != nil {
 		out.Allow = make([]netpool.Rule, len(p.Allow))
@@ -75,41 +76,41 @@ func (p EgressPolicy) policy() netpool.Policy {
 	return out
 }
 
-func probeResultsFrom(rs []sandbox.ProbeResult) []ProbeResult {
-	out := make([]ProbeResult, 0, len(rs))
+func probeResultsFrom(rs []sandbox.ProbeResult) []wire.ProbeResult {
+	out := make([]wire.ProbeResult, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, ProbeResult{Name: r.Name, Target: r.Target, Reachable: r.Reachable, Detail: r.Detail})
+		out = append(out, wire.ProbeResult{Name: r.Name, Target: r.Target, Reachable: r.Reachable, Detail: r.Detail})
 	}
 	return out
 }
 
-func templatesFrom(ts []sandbox.TemplateInfo) []TemplateInfo {
-	out := make([]TemplateInfo, 0, len(ts))
+func templatesFrom(ts []sandbox.TemplateInfo) []wire.TemplateInfo {
+	out := make([]wire.TemplateInfo, 0, len(ts))
 	for _, t := range ts {
 		out = append(out, templateFrom(t))
 	}
 	return out
 }
 
-func templateFrom(t sandbox.TemplateInfo) TemplateInfo {
-	return TemplateInfo{Name: t.Name, Hash: t.Hash, MemoryMiB: t.MemoryMiB, VCPUs: t.VCPUs,
+func templateFrom(t sandbox.TemplateInfo) wire.TemplateInfo {
+	return wire.TemplateInfo{Name: t.Name, Hash: t.Hash, MemoryMiB: t.MemoryMiB, VCPUs: t.VCPUs,
 		DefaultTTLSeconds: t.DefaultTTLSeconds, BuiltAt: t.BuiltAt}
 }
 
-func fileInfoFrom(fi sandbox.FileInfo) FileInfo {
-	return FileInfo{Path: fi.Path, Name: fi.Name, Size: fi.Size, Mode: uint32(fi.Mode),
+func fileInfoFrom(fi sandbox.FileInfo) wire.FileInfo {
+	return wire.FileInfo{Path: fi.Path, Name: fi.Name, Size: fi.Size, Mode: uint32(fi.Mode),
 		ModeString: fi.Mode.String(), IsDir: fi.IsDir, ModTime: fi.ModTime, SymlinkTarget: fi.SymlinkTarget}
 }
 
 // KeyFromStore converts a key record to its JSON shape; current names the
 // key the caller used ("" for none).
-func KeyFromStore(k store.Key, current string) Key {
-	return Key{ID: k.ID, Tenant: k.Tenant, Name: k.Name, Prefix: k.Prefix, CreatedAt: k.CreatedAt,
+func KeyFromStore(k store.Key, current string) wire.Key {
+	return wire.Key{ID: k.ID, Tenant: k.Tenant, Name: k.Name, Prefix: k.Prefix, CreatedAt: k.CreatedAt,
 		RevokedAt: k.RevokedAt, Current: current != "" && k.ID == current}
 }
 
-func processFrom(p sandbox.ProcessInfo) Process {
-	return Process{ID: p.ID, SandboxID: p.SandboxID, Cmd: p.Shell, Argv: p.Argv, Cwd: p.Cwd,
+func processFrom(p sandbox.ProcessInfo) wire.Process {
+	return wire.Process{ID: p.ID, SandboxID: p.SandboxID, Cmd: p.Shell, Argv: p.Argv, Cwd: p.Cwd,
 		TimeoutSeconds: p.Timeout.Seconds(), State: p.State, ExitCode: p.ExitCode, Signal: p.Signal,
 		TimedOut: p.TimedOut, Error: p.Error, StdoutBytes: p.StdoutBytes, StderrBytes: p.StderrBytes,
 		StdoutTruncated: p.StdoutTruncated, StderrTruncated: p.StderrTruncated,

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/airlock-dev/airlock/internal/wire"
+
 	"github.com/airlock-dev/airlock/internal/errdefs"
 )
 
@@ -41,12 +43,12 @@ func errorStatus(err error) (int, string) {
 // errorBody is what the client is told. Messages are passed through: they
 // describe the caller's own request (its sandbox, its paths) and are written
 // by lower layers with that in mind. They are never logged.
-func errorBody(err error) ErrorResponse {
+func errorBody(err error) wire.ErrorResponse {
 	_, code := errorStatus(err)
 	msg := err.Error()
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		msg = "request body is larger than the limit of " + itoa(mbe.Limit) + " bytes"
 	}
-	return ErrorResponse{Error: ErrorBody{Code: code, Message: msg}}
+	return wire.ErrorResponse{Error: wire.ErrorBody{Code: code, Message: msg, Reason: errdefs.Reason(err)}}
 }

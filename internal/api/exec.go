@@ -13,13 +13,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/airlock-dev/airlock/internal/wire"
+
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
 )
 
 // execOptions validates an exec request and turns it into guest options.
 // The guest re-checks everything; this gives a clean 400 early.
-func execOptions(req *ExecRequest) (guest.ExecOptions, error) {
+func execOptions(req *wire.ExecRequest) (guest.ExecOptions, error) {
 	var o guest.ExecOptions
 	if (req.Cmd == "") == (len(req.Argv) == 0) {
 		return o, errdefs.InvalidArgument("exactly one of cmd and argv is required")
@@ -68,8 +70,8 @@ func execOptions(req *ExecRequest) (guest.ExecOptions, error) {
 	return o, nil
 }
 
-func execStatus(res guest.ExecResult) *ExecStatus {
-	return &ExecStatus{
+func execStatus(res guest.ExecResult) *wire.ExecStatus {
+	return &wire.ExecStatus{
 		ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut,
 		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated,
 		StdoutBytes: res.StdoutBytes, StderrBytes: res.StderrBytes,
@@ -78,7 +80,7 @@ func execStatus(res guest.ExecResult) *ExecStatus {
 }
 
 func (s *server) exec(w *respWriter, r *http.Request, c *call) error {
-	var req ExecRequest
+	var req wire.ExecRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -139,7 +141,7 @@ func (s *server) takeExecSlot(tenant string) (func(), error) {
 // memory. Text goes as a JSON string; output that is not text (invalid
 // UTF-8, or more than 1 byte in 64 a control character, which JSON would
 // escape to six bytes each) goes as base64 only, with "stdout" empty.
-func writeExecResponse(w http.ResponseWriter, st *ExecStatus, stdout, stderr []byte) error {
+func writeExecResponse(w http.ResponseWriter, st *wire.ExecStatus, stdout, stderr []byte) error {
 	head, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode response: %w", err)
@@ -238,7 +240,7 @@ func (b *capBuffer) Bytes() []byte { return b.buf.Bytes() }
 // sent with the first event, so a failure before any output (unknown
 // sandbox, bad request) is an ordinary JSON error with its status.
 func (s *server) execStream(w *respWriter, r *http.Request, c *call) error {
-	var req ExecRequest
+	var req wire.ExecRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -248,20 +250,20 @@ func (s *server) execStream(w *respWriter, r *http.Request, c *call) error {
 	}
 	ew := &eventWriter{w: w, rc: http.NewResponseController(w)}
 	res, err := s.be.Exec(r.Context(), c.tenant, c.id, opts,
-		ew.stream(EventStdout), ew.stream(EventStderr))
+		ew.stream(wire.EventStdout), ew.stream(wire.EventStderr))
 	if err != nil {
 		err = ctxErr(r.Context(), err)
 		if !ew.begun() {
 			return err
 		}
 		_, code := errorStatus(err)
-		if werr := ew.send(StreamEvent{Type: EventError, Error: &ErrorBody{Code: code, Message: err.Error()}}); werr != nil {
+		if werr := ew.send(wire.StreamEvent{Type: wire.EventError, Error: &wire.ErrorBody{Code: code, Message: err.Error()}}); werr != nil {
 			return err
 		}
 		s.m.Error(err)
 		return nil
 	}
-	return ew.send(StreamEvent{Type: EventExit, ExecStatus: execStatus(res)})
+	return ew.send(wire.StreamEvent{Type: wire.EventExit, ExecStatus: execStatus(res)})
 }
 
 // eventWriter writes NDJSON events. The Backend may write stdout and stderr
@@ -279,7 +281,7 @@ func (e *eventWriter) begun() bool {
 	return e.started
 }
 
-func (e *eventWriter) send(ev StreamEvent) error {
+func (e *eventWriter) send(ev wire.StreamEvent) error {
 	line, err := json.Marshal(ev)
 	if err != nil {
 		return err
@@ -313,7 +315,7 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if err := s.e.send(StreamEvent{Type: s.typ, Data: p}); err != nil {
+	if err := s.e.send(wire.StreamEvent{Type: s.typ, Data: p}); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/wire"
+
 	"github.com/airlock-dev/airlock/internal/errdefs"
 )
 
@@ -84,7 +86,7 @@ func (s *server) writeFile(w *respWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return ctxErr(r.Context(), err)
 	}
-	return writeJSON(w, http.StatusOK, WriteFileResponse{Bytes: n})
+	return writeJSON(w, http.StatusOK, wire.WriteFileResponse{Bytes: n})
 }
 
 // uploadBody is an upload cut at the limit. Its overflow error carries the
@@ -177,7 +179,7 @@ func (s *server) listFiles(w *respWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	out := FileList{Entries: make([]FileInfo, 0, len(fis))}
+	out := wire.FileList{Entries: make([]wire.FileInfo, 0, len(fis))}
 	for _, fi := range fis {
 		out.Entries = append(out.Entries, fileInfoFrom(fi))
 	}

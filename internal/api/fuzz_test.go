@@ -14,8 +14,7 @@ import (
 // The server never panics and never answers 500 for a body it could not
 // use: it is a 4xx with the error shape, or a success.
 func FuzzRequestBodies(f *testing.F) {
-	fake := apitest.NewFake()
-	env := apitest.Start(f, fake, api.Config{})
+	env := apitest.StartLocal(f, api.Config{})
 	key := env.Key(f, "acme")
 	created := httptest.NewRecorder()
 	req := httptest.NewRequest("POST", "/v1/sandboxes", bytes.NewReader([]byte(`{"template":"base"}`)))

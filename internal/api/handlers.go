@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/wire"
+
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/sandbox"
@@ -15,7 +17,7 @@ import (
 )
 
 func (s *server) healthz(w *respWriter, _ *http.Request, _ *call) error {
-	return writeJSON(w, http.StatusOK, HealthResponse{Status: "ok"})
+	return writeJSON(w, http.StatusOK, wire.HealthResponse{Status: "ok"})
 }
 
 func (s *server) openAPI(w *respWriter, _ *http.Request, _ *call) error {
@@ -34,7 +36,7 @@ func (s *server) metrics(w *respWriter, r *http.Request, _ *call) error {
 var allStates = []string{store.StateRunning, store.StateKilled, store.StateExpired, store.StateFailed}
 
 func (s *server) createSandbox(w *respWriter, r *http.Request, c *call) error {
-	var req CreateSandboxRequest
+	var req wire.CreateSandboxRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -43,12 +45,9 @@ func (s *server) createSandbox(w *respWriter, r *http.Request, c *call) error {
 	if req.TTLSeconds > math.MaxInt64/int64(time.Second) {
 		return errdefs.InvalidArgument("ttl_seconds %d is out of range", req.TTLSeconds)
 	}
-	var egress *netpool.Policy
+	var egress *netpool.Policy // the manager checks it, once
 	if req.Egress != nil {
-		p := req.Egress.policy()
-		if err := p.Validate(); err != nil {
-			return err
-		}
+		p := policyFromWire(*req.Egress)
 		egress = &p
 	}
 	info, err := s.be.Create(r.Context(), sandbox.CreateRequest{
@@ -85,7 +84,7 @@ func (s *server) listSandboxes(w *respWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	out := SandboxList{Sandboxes: make([]Sandbox, 0, len(infos))}
+	out := wire.SandboxList{Sandboxes: make([]wire.Sandbox, 0, len(infos))}
 	for _, in := range infos {
 		if in.Tenant == c.tenant {
 			out.Sandboxes = append(out.Sandboxes, sandboxFromInfo(in))
@@ -94,15 +93,29 @@ func (s *server) listSandboxes(w *respWriter, r *http.Request, c *call) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// metadataQuery collects metadata.KEY=VALUE parameters and refuses any
-// parameter that is neither one of those nor in allowed: a typo must not
-// silently widen a filter.
+// metadataQuery collects metadata[KEY]=VALUE parameters (OpenAPI's
+// deepObject style, what generated clients send) and metadata.KEY=VALUE
+// (the same, as the CLI and SDKs spell it), and refuses any parameter that
+// is neither one of those nor in allowed: a typo must not silently widen a
+// filter.
+func metadataKey(param string) (string, bool) {
+	if key, ok := strings.CutPrefix(param, "metadata."); ok {
+		return key, true
+	}
+	if rest, ok := strings.CutPrefix(param, "metadata["); ok {
+		if key, ok := strings.CutSuffix(rest, "]"); ok && !strings.ContainsAny(key, "[]") {
+			return key, true
+		}
+	}
+	return "", false
+}
+
 func metadataQuery(q url.Values, allowed ...string) (map[string]string, error) {
 	var md map[string]string
 	for k, vs := range q {
-		if key, ok := strings.CutPrefix(k, "metadata."); ok {
-			if key == "" || len(vs) != 1 {
-				return nil, errdefs.InvalidArgument("query parameter %q: want metadata.KEY=VALUE once per key", k)
+		if key, ok := metadataKey(k); ok {
+			if _, dup := md[key]; key == "" || len(vs) != 1 || dup {
+				return nil, errdefs.InvalidArgument("query parameter %q: want metadata[KEY]=VALUE once per key", k)
 			}
 			if md == nil {
 				md = map[string]string{}
@@ -150,7 +163,7 @@ func (s *server) killSandbox(w *respWriter, r *http.Request, c *call) error {
 }
 
 func (s *server) forkSandbox(w *respWriter, r *http.Request, c *call) error {
-	var req ForkRequest
+	var req wire.ForkRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -168,19 +181,15 @@ func (s *server) forkSandbox(w *respWriter, r *http.Request, c *call) error {
 	if err := checkTenant(c.tenant, infos...); err != nil {
 		return errdefs.New(errdefs.ErrInternal, "fork returned a sandbox of another tenant")
 	}
-	return writeJSON(w, http.StatusCreated, SandboxList{Sandboxes: sandboxesFromInfos(infos)})
+	return writeJSON(w, http.StatusCreated, wire.SandboxList{Sandboxes: sandboxesFromInfos(infos)})
 }
 
 func (s *server) setEgress(w *respWriter, r *http.Request, c *call) error {
-	var req EgressRequest
+	var req wire.EgressRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	p := req.policy()
-	if err := p.Validate(); err != nil {
-		return err
-	}
-	info, err := s.be.SetEgress(r.Context(), c.tenant, c.id, p)
+	info, err := s.be.SetEgress(r.Context(), c.tenant, c.id, policyFromWire(req)) // checked there, once
 	if err != nil {
 		return err
 	}
@@ -191,7 +200,7 @@ func (s *server) setEgress(w *respWriter, r *http.Request, c *call) error {
 }
 
 func (s *server) setTTL(w *respWriter, r *http.Request, c *call) error {
-	var req TTLRequest
+	var req wire.TTLRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -213,7 +222,7 @@ func (s *server) probeSandbox(w *respWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, ProbeResponse{OK: true, Probes: probeResultsFrom(rs)})
+	return writeJSON(w, http.StatusOK, wire.ProbeResponse{OK: true, Probes: probeResultsFrom(rs)})
 }
 
 // listKeys lists the caller's own tenant's keys, revoked ones included;
@@ -223,7 +232,7 @@ func (s *server) listKeys(w *respWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	out := KeyList{Keys: make([]Key, 0, len(keys))}
+	out := wire.KeyList{Keys: make([]wire.Key, 0, len(keys))}
 	for _, k := range keys {
 		if k.Tenant != c.tenant { // "" would list every tenant's
 			continue
@@ -238,7 +247,7 @@ func (s *server) listTemplates(w *respWriter, r *http.Request, _ *call) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, TemplateList{Templates: templatesFrom(ts)})
+	return writeJSON(w, http.StatusOK, wire.TemplateList{Templates: templatesFrom(ts)})
 }
 
 func (s *server) getTemplate(w *respWriter, r *http.Request, _ *call) error {
@@ -313,7 +322,7 @@ func (s *server) audit(w *respWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	out := AuditList{Records: make([]AuditRecord, 0, len(recs))}
+	out := wire.AuditList{Records: make([]wire.AuditRecord, 0, len(recs))}
 	for _, rec := range recs {
 		if rec.Tenant != c.tenant {
 			continue // never another tenant's, whatever the store did

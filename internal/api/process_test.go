@@ -6,17 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/api"
-	"github.com/airlock-dev/airlock/internal/api/apitest"
-)
+	"github.com/airlock-dev/airlock/internal/wire"
 
-// newProcHarness serves the real sandbox manager over local machines: the
-// Fake runs no background processes.
-func newProcHarness(t *testing.T) *harness {
-	m := apitest.LocalManager(t)
-	env := apitest.Start(t, m, api.Config{})
-	return &harness{t: t, env: env, keyA: env.Key(t, "tenant-a"), keyB: env.Key(t, "tenant-b")}
-}
+	"github.com/airlock-dev/airlock/internal/api"
+)
 
 func decodeAs[T any](t *testing.T, r resp, status int) T {
 	t.Helper()
@@ -34,24 +27,24 @@ func decodeAs[T any](t *testing.T, r resp, status int) T {
 // follow the output, list, a wait that times out, kill, wait, and every
 // refusal with its code.
 func TestProcessRoutes(t *testing.T) {
-	h := newProcHarness(t)
-	sb := decodeAs[api.Sandbox](t, h.do("POST", "/v1/sandboxes", h.keyA, map[string]any{"template": "base"}), http.StatusCreated)
+	h := newHarness(t, api.Config{})
+	sb := decodeAs[wire.Sandbox](t, h.do("POST", "/v1/sandboxes", h.keyA, map[string]any{"template": "base"}), http.StatusCreated)
 	base := "/v1/sandboxes/" + sb.ID + "/processes"
-	p := decodeAs[api.Process](t, h.do("POST", base, h.keyA, map[string]any{"cmd": "cat; echo oops >&2; sleep 30", "stdin": "hi\n"}), http.StatusCreated)
+	p := decodeAs[wire.Process](t, h.do("POST", base, h.keyA, map[string]any{"cmd": "cat; echo oops >&2; sleep 30", "stdin": "hi\n"}), http.StatusCreated)
 	if p.ID != "p-1" || p.State != "running" || p.Cmd == "" || p.SandboxID != sb.ID || p.ExitCode != nil {
 		t.Fatalf("started: %+v", p)
 	}
 	var got string
 	var off int64
 	for !strings.Contains(got, "hi\n") {
-		out := decodeAs[api.ProcessOutput](t, h.do("GET", base+"/p-1/output?wait_seconds=10&offset="+itoa(off), h.keyA, nil), http.StatusOK)
+		out := decodeAs[wire.ProcessOutput](t, h.do("GET", base+"/p-1/output?wait_seconds=10&offset="+itoa(off), h.keyA, nil), http.StatusOK)
 		got += string(out.Data)
 		off = out.NextOffset
 		if out.EOF || out.Stream != "stdout" {
 			t.Fatalf("output: %+v", out)
 		}
 	}
-	list := decodeAs[api.ProcessList](t, h.do("GET", base, h.keyA, nil), http.StatusOK)
+	list := decodeAs[wire.ProcessList](t, h.do("GET", base, h.keyA, nil), http.StatusOK)
 	if len(list.Processes) != 1 || list.Processes[0].ID != "p-1" {
 		t.Fatalf("list: %+v", list)
 	}
@@ -90,15 +83,15 @@ func TestProcessRoutes(t *testing.T) {
 	// The kill must come after the process wrote to stderr, which it does
 	// after cat ends: wait for that state, however slow the machine.
 	for off := int64(0); off < 5; {
-		out := decodeAs[api.ProcessOutput](t, h.do("GET", base+"/p-1/output?stream=stderr&wait_seconds=10&offset="+itoa(off), h.keyA, nil), http.StatusOK)
+		out := decodeAs[wire.ProcessOutput](t, h.do("GET", base+"/p-1/output?stream=stderr&wait_seconds=10&offset="+itoa(off), h.keyA, nil), http.StatusOK)
 		off = out.NextOffset
 	}
-	decodeAs[api.Process](t, h.do("DELETE", base+"/p-1?signal=TERM", h.keyA, nil), http.StatusOK)
-	end := decodeAs[api.Process](t, h.do("POST", base+"/p-1/wait?timeout_seconds=60", h.keyA, nil), http.StatusOK)
+	decodeAs[wire.Process](t, h.do("DELETE", base+"/p-1?signal=TERM", h.keyA, nil), http.StatusOK)
+	end := decodeAs[wire.Process](t, h.do("POST", base+"/p-1/wait?timeout_seconds=60", h.keyA, nil), http.StatusOK)
 	if end.State != "killed" || end.Signal != "SIGTERM" || end.ExitCode == nil || *end.ExitCode != 143 || end.EndedAt == nil || end.StdoutBytes != 3 || end.StderrBytes != 5 {
 		t.Fatalf("ended: %+v", end)
 	}
-	errOut := decodeAs[api.ProcessOutput](t, h.do("GET", base+"/p-1/output?stream=stderr", h.keyA, nil), http.StatusOK)
+	errOut := decodeAs[wire.ProcessOutput](t, h.do("GET", base+"/p-1/output?stream=stderr", h.keyA, nil), http.StatusOK)
 	if string(errOut.Data) != "oops\n" || !errOut.EOF || errOut.NextOffset != 5 {
 		t.Fatalf("stderr: %+v", errOut)
 	}

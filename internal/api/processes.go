@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/wire"
+
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 )
@@ -28,11 +30,11 @@ func (s *server) startProcess(w *respWriter, r *http.Request, c *call) error {
 	if err := noQuery(r); err != nil {
 		return err
 	}
-	var req ProcessRequest
+	var req wire.ProcessRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	opts, err := execOptions(&ExecRequest{Cmd: req.Cmd, Argv: req.Argv, Env: req.Env, Cwd: req.Cwd,
+	opts, err := execOptions(&wire.ExecRequest{Cmd: req.Cmd, Argv: req.Argv, Env: req.Env, Cwd: req.Cwd,
 		TimeoutSeconds: req.TimeoutSeconds, Stdin: req.Stdin, StdinBase64: req.StdinBase64})
 	if err != nil {
 		return err
@@ -52,7 +54,7 @@ func (s *server) listProcesses(w *respWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	out := ProcessList{Processes: make([]Process, 0, len(ps))}
+	out := wire.ProcessList{Processes: make([]wire.Process, 0, len(ps))}
 	for _, p := range ps {
 		out.Processes = append(out.Processes, processFrom(p))
 	}
@@ -120,7 +122,7 @@ func (s *server) processOutput(w *respWriter, r *http.Request, c *call) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, ProcessOutput{Stream: stream, Data: out.Data, Offset: out.Offset,
+	return writeJSON(w, http.StatusOK, wire.ProcessOutput{Stream: stream, Data: out.Data, Offset: out.Offset,
 		NextOffset: out.NextOffset, Dropped: out.Dropped, EOF: out.EOF})
 }
 

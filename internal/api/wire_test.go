@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/wire"
+
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 )
@@ -24,11 +26,11 @@ func TestWireBytesUnchanged(t *testing.T) {
 	}{
 		{sandboxFromInfo(full), "{\"id\":\"sbx-1\",\"tenant\":\"acme\",\"template\":\"base\",\"parent_id\":\"sbx-0\",\"metadata\":{\"a\":\"b\",\"doc\":\"d1\"},\"state\":\"killed\",\"created_at\":\"2026-01-02T02:04:05.006Z\",\"deadline\":\"2026-01-02T04:04:05.006Z\",\"ended_at\":\"2026-01-02T03:04:05.006Z\",\"egress\":{\"default\":\"deny\",\"allow\":[{\"name\":\"dms\",\"cidr\":\"10.0.0.1/32\",\"ports\":[443,80],\"protocol\":\"tcp\"},{\"name\":\"api\",\"domain\":\"*.example.com\"}],\"tls\":\"inspect\"},\"net_addr\":\"10.200.0.2\",\"jailed\":true}"},
 		{sandboxFromInfo(bare), "{\"id\":\"sbx-2\",\"tenant\":\"t\",\"template\":\"base\",\"metadata\":null,\"state\":\"running\",\"created_at\":\"0001-01-01T00:00:00Z\",\"deadline\":\"0001-01-01T00:00:00Z\",\"egress\":{\"default\":\"deny\"},\"jailed\":false}"},
-		{SandboxList{Sandboxes: sandboxesFromInfos([]sandbox.Info{bare})}, "{\"sandboxes\":[{\"id\":\"sbx-2\",\"tenant\":\"t\",\"template\":\"base\",\"metadata\":null,\"state\":\"running\",\"created_at\":\"0001-01-01T00:00:00Z\",\"deadline\":\"0001-01-01T00:00:00Z\",\"egress\":{\"default\":\"deny\"},\"jailed\":false}]}"},
-		{SandboxList{Sandboxes: sandboxesFromInfos(nil)}, "{\"sandboxes\":[]}"},
-		{ProbeResponse{OK: true, Probes: probeResultsFrom([]sandbox.ProbeResult{{Name: "tcp-host", Target: "10.0.0.1:22", Reachable: true, Detail: "x"}, {Name: "dns-denied", Target: "n"}})},
+		{wire.SandboxList{Sandboxes: sandboxesFromInfos([]sandbox.Info{bare})}, "{\"sandboxes\":[{\"id\":\"sbx-2\",\"tenant\":\"t\",\"template\":\"base\",\"metadata\":null,\"state\":\"running\",\"created_at\":\"0001-01-01T00:00:00Z\",\"deadline\":\"0001-01-01T00:00:00Z\",\"egress\":{\"default\":\"deny\"},\"jailed\":false}]}"},
+		{wire.SandboxList{Sandboxes: sandboxesFromInfos(nil)}, "{\"sandboxes\":[]}"},
+		{wire.ProbeResponse{OK: true, Probes: probeResultsFrom([]sandbox.ProbeResult{{Name: "tcp-host", Target: "10.0.0.1:22", Reachable: true, Detail: "x"}, {Name: "dns-denied", Target: "n"}})},
 			"{\"ok\":true,\"probes\":[{\"name\":\"tcp-host\",\"target\":\"10.0.0.1:22\",\"reachable\":true,\"detail\":\"x\"},{\"name\":\"dns-denied\",\"target\":\"n\",\"reachable\":false}]}"},
-		{TemplateList{Templates: templatesFrom([]sandbox.TemplateInfo{{Name: "base", Hash: "sha256:0", MemoryMiB: 256, VCPUs: 1, DefaultTTLSeconds: 60, BuiltAt: ended}})},
+		{wire.TemplateList{Templates: templatesFrom([]sandbox.TemplateInfo{{Name: "base", Hash: "sha256:0", MemoryMiB: 256, VCPUs: 1, DefaultTTLSeconds: 60, BuiltAt: ended}})},
 			"{\"templates\":[{\"name\":\"base\",\"hash\":\"sha256:0\",\"memory_mib\":256,\"vcpus\":1,\"default_ttl_seconds\":60,\"built_at\":\"2026-01-02T03:04:05.006Z\"}]}"},
 	} {
 		b, err := json.Marshal(c.v)
@@ -44,7 +46,7 @@ func TestWireBytesUnchanged(t *testing.T) {
 // A policy survives the trip through its wire shape.
 func TestEgressPolicyRoundTrip(t *testing.T) {
 	p := netpool.Policy{Default: "allow", TLS: "passthrough", Allow: []netpool.Rule{{Name: "x", CIDR: "10.0.0.0/8", Ports: []uint16{1}, Protocol: "udp"}}}
-	got := egressPolicyFrom(p).policy()
+	got := policyFromWire(egressPolicyFrom(p))
 	a, _ := json.Marshal(p)
 	b, _ := json.Marshal(got)
 	if string(a) != string(b) {

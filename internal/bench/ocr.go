@@ -25,12 +25,23 @@ type OCROptions struct {
 	Workers     int      // pages a sandbox OCRs at once (0: one per vCPU)
 	Pages       int      // pages per document (default 1)
 	Lang        string   // tesseract models (default eng)
-	Extra       []string // more airlock-docs flags (e.g. --dotproduct generic)
-	Progress    func(format string, a ...any)
+	Extra       []string // more airlock-docs flags for every run (e.g. --dotproduct generic)
+	// Variants are settings compared in the same run: each adds its own
+	// flags to Extra, and their rounds alternate (A B A B ...), so a busy
+	// machine slows them alike. Empty: one variant, Extra alone.
+	Variants []OCRVariant
+	Progress func(format string, a ...any)
+}
+
+// OCRVariant is one setting of a comparison: a name and its flags.
+type OCRVariant struct {
+	Name  string
+	Extra []string
 }
 
 // OCRResult is one setting's seconds per page.
 type OCRResult struct {
+	Variant          string // "" without variants
 	DPI, Concurrency int
 	PageSeconds      []float64 // every page's OCR time, over runs and sandboxes
 	WallSeconds      []float64 // each document's tool time, end to end
@@ -69,14 +80,17 @@ func OCR(ctx context.Context, sbxs jobs.Sandboxes, o OCROptions) ([]OCRResult, e
 			return nil, err
 		}
 		for _, c := range o.Concurrency {
-			r := OCRResult{DPI: dpi, Concurrency: c}
+			rs := make([]OCRResult, len(o.Variants))
 			for run := 0; run < o.Runs; run++ {
-				o.Progress("ocr: %d dpi, %d at once, run %d of %d", dpi, c, run+1, o.Runs)
-				if err := ocrRound(ctx, sbxs, o, doc, want, c, &r); err != nil {
-					return nil, fmt.Errorf("bench ocr %d dpi x %d: %w", dpi, c, err)
+				for i, v := range o.Variants {
+					rs[i].Variant, rs[i].DPI, rs[i].Concurrency = v.Name, dpi, c
+					o.Progress("ocr: %d dpi, %d at once, %s run %d of %d", dpi, c, variantLabel(v), run+1, o.Runs)
+					if err := ocrRound(ctx, sbxs, o, v, doc, want, c, &rs[i]); err != nil {
+						return nil, fmt.Errorf("bench ocr %d dpi x %d %s: %w", dpi, c, variantLabel(v), err)
+					}
 				}
 			}
-			out = append(out, r)
+			out = append(out, rs...)
 		}
 	}
 	return out, nil
@@ -104,11 +118,21 @@ func (o OCROptions) withDefaults() OCROptions {
 	if o.Progress == nil {
 		o.Progress = func(string, ...any) {}
 	}
+	if len(o.Variants) == 0 {
+		o.Variants = []OCRVariant{{}}
+	}
 	return o
 }
 
+func variantLabel(v OCRVariant) string {
+	if v.Name == "" {
+		return "as configured"
+	}
+	return v.Name
+}
+
 // ocrRound runs c documents at once and adds their page times to r.
-func ocrRound(ctx context.Context, sbxs jobs.Sandboxes, o OCROptions, doc jobs.Doc, want map[string]int, c int, r *OCRResult) error {
+func ocrRound(ctx context.Context, sbxs jobs.Sandboxes, o OCROptions, v OCRVariant, doc jobs.Doc, want map[string]int, c int, r *OCRResult) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
@@ -116,7 +140,7 @@ func ocrRound(ctx context.Context, sbxs jobs.Sandboxes, o OCROptions, doc jobs.D
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			args := append([]string{"--force-ocr"}, o.Extra...)
+			args := append(append([]string{"--force-ocr"}, o.Extra...), v.Extra...)
 			if o.Workers > 0 {
 				args = append(args, "--ocr-workers", fmt.Sprint(o.Workers))
 			}
@@ -237,10 +261,21 @@ func wordsRead(raw []byte, want map[string]int) (found, wanted int, err error) {
 	return found, wanted, nil
 }
 
-// FormatOCR is the table `airlock bench ocr` prints.
+// FormatOCR is the table `airlock bench ocr` prints. With variants, each
+// row's page time is also given as a ratio to the first variant's at the
+// same resolution and concurrency (measured in the same run).
 func FormatOCR(rs []OCRResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-6s %-9s %-7s %-22s %-21s %s\n", "dpi", "at once", "pages", "s/page p50 (min-max)", "document wall s p50", "words read")
+	variants := len(rs) > 0 && rs[0].Variant != ""
+	if variants {
+		fmt.Fprintf(&b, "%-12s ", "variant")
+	}
+	fmt.Fprintf(&b, "%-6s %-9s %-7s %-22s %-21s %-11s", "dpi", "at once", "pages", "s/page p50 (min-max)", "document wall s p50", "words read")
+	if variants {
+		fmt.Fprintf(&b, " %s", "vs first")
+	}
+	b.WriteString("\n")
+	base := map[[2]int]float64{}
 	for _, r := range rs {
 		s := append([]float64(nil), r.PageSeconds...)
 		sort.Float64s(s)
@@ -248,8 +283,21 @@ func FormatOCR(rs []OCRResult) string {
 		if len(s) > 0 {
 			lo, hi = s[0], s[len(s)-1]
 		}
-		fmt.Fprintf(&b, "%-6d %-9d %-7d %-22s %-21.1f %.1f%%\n", r.DPI, r.Concurrency, len(r.PageSeconds),
-			fmt.Sprintf("%.1f (%.1f-%.1f)", median(s), lo, hi), median(r.WallSeconds), 100*r.WordRecall())
+		if variants {
+			fmt.Fprintf(&b, "%-12s ", r.Variant)
+		}
+		fmt.Fprintf(&b, "%-6d %-9d %-7d %-22s %-21.1f %-11s", r.DPI, r.Concurrency, len(r.PageSeconds),
+			fmt.Sprintf("%.1f (%.1f-%.1f)", median(s), lo, hi), median(r.WallSeconds), fmt.Sprintf("%.1f%%", 100*r.WordRecall()))
+		if variants {
+			key := [2]int{r.DPI, r.Concurrency}
+			if _, ok := base[key]; !ok {
+				base[key] = median(s)
+			}
+			if base[key] > 0 {
+				fmt.Fprintf(&b, " %.2f", median(s)/base[key])
+			}
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

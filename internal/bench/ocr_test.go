@@ -34,3 +34,14 @@ func TestWordsRead(t *testing.T) {
 		t.Fatalf("table without the word share:\n%s", out)
 	}
 }
+
+func TestFormatOCRVariants(t *testing.T) {
+	out := FormatOCR([]OCRResult{
+		{Variant: "generic", DPI: 150, Concurrency: 1, PageSeconds: []float64{10, 12}, WordsFound: 1, WordsWanted: 1},
+		{Variant: "avx2", DPI: 150, Concurrency: 1, PageSeconds: []float64{15, 15}, WordsFound: 1, WordsWanted: 1},
+	})
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "vs first") || !strings.HasSuffix(lines[1], " 1.00") || !strings.HasSuffix(lines[2], " 1.36") {
+		t.Fatalf("table:\n%s", out)
+	}
+}

@@ -15,11 +15,11 @@ import (
 )
 
 type invoiceLine struct {
-	File  string `json:"file"`
-	OK    bool   `json:"ok"`
-	Error *lineError `json:"error"`
-	OCRPages int    `json:"ocr_pages"`
-	Decision string `json:"decision"`
+	File     string     `json:"file"`
+	OK       bool       `json:"ok"`
+	Error    *lineError `json:"error"`
+	OCRPages int        `json:"ocr_pages"`
+	Decision string     `json:"decision"`
 	Flags    []struct {
 		Code string `json:"code"`
 	} `json:"flags"`

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airlock-dev/airlock/client"
+	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 )
 
 // The MCP server on real VMs: an agent loop driven by the Go SDK's
@@ -54,8 +56,11 @@ func TestMCPAgentLoop(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(docs, tenantA, "contract.pdf"), contract, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	docsTemplate(t, e, "invoice-ocr")
+	docsTemplate(t, e, "pii-redact")
 	d := startDaemon(t, e, "--mcp-docs-root", docs)
 	t.Run("go-sdk-http", func(t *testing.T) { mcpGoAgent(t, d, contract) })
+	t.Run("invoice-and-redaction", func(t *testing.T) { mcpDocumentTools(t, d) })
 	t.Run("ts-sdk-stdio", func(t *testing.T) { mcpTSAgent(t, d, filepath.Join(docs, tenantA)) })
 	t.Run("daemon-stop-ends-sessions", func(t *testing.T) { mcpDaemonStop(t, d) })
 }
@@ -320,5 +325,74 @@ func mcpCheckTSAgent(t *testing.T, out []byte) {
 	}
 	if got.Big.Stdout != 64<<10 || !got.Big.Truncated || got.Refused != "permission_denied" || !got.Killed {
 		t.Errorf("TypeScript agent: big %+v, refused %q, killed %v", got.Big, got.Refused, got.Killed)
+	}
+}
+
+// mcpDocumentTools runs extract_invoice and redact_document on real VMs:
+// the invoice is judged on the host against the vendor master the agent
+// passes (inline), and the redacted letter comes back only once a second
+// sandbox verified it, with no value of the findings in the result.
+func mcpDocumentTools(t *testing.T, d *daemon) {
+	hc := &http.Client{Transport: mcpBearer{key: d.env.keys[tenantA], next: d.httpClient().Transport}}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "airlock-e2e-docs", Version: "1"}, nil).
+		Connect(ctx(t), &sdk.StreamableClientTransport{Endpoint: "http://airlock/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var pdf bytes.Buffer
+	if err := testdocs.WriteFlowPDF(&pdf, testdocs.Flow{Blocks: []testdocs.Block{
+		{Kind: testdocs.Title, Text: "INVOICE"},
+		{Kind: testdocs.Paragraph, Text: "Acme Widgets Inc."},
+		{Kind: testdocs.Paragraph, Text: "Invoice number: INV-7001"},
+		{Kind: testdocs.Paragraph, Text: "Invoice date: 2026-03-02"},
+		{Kind: testdocs.Paragraph, Text: "Total due: USD 1,250.00"},
+	}}, testdocs.PDFOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	invoice := pdf.Bytes()
+	vendors := `{"tenant_id": "` + tenantA + `", "vendors": [{"vendor_id": "v-acme", "name": "Acme Widgets Inc.", "aliases": [],
+		"tax_id": "", "country": "US", "currency": "USD", "address": "", "email": "", "payment_terms_days": 30,
+		"bank": {"iban": "", "bic": "", "bank_name": "", "account_number": "", "routing_number": "", "sort_code": "", "account_name": ""}}]}`
+	var inv struct {
+		OK     bool            `json:"ok"`
+		Error  json.RawMessage `json:"error"`
+		Result *struct {
+			Decision string `json:"decision"`
+			VendorID string `json:"vendor_id"`
+			Fields   struct {
+				InvoiceNumber *string `json:"invoice_number"`
+				Total         *string `json:"total"`
+			} `json:"fields"`
+		} `json:"result"`
+	}
+	mcpCall(t, cs, "extract_invoice", map[string]any{"content_base64": base64.StdEncoding.EncodeToString(invoice),
+		"filename": "inv-7001.pdf", "vendors": vendors}, &inv)
+	if !inv.OK || inv.Result == nil || inv.Result.VendorID != "v-acme" || inv.Result.Fields.InvoiceNumber == nil ||
+		*inv.Result.Fields.InvoiceNumber != "INV-7001" || inv.Result.Fields.Total == nil || *inv.Result.Fields.Total != "1250.00" {
+		t.Fatalf("extract_invoice: ok=%v error=%s result=%+v", inv.OK, inv.Error, inv.Result)
+	}
+	letter := "Dear Grace Kim,\nYour card 4111 1111 1111 1111 is on file; write to grace.kim@example.com.\n"
+	var red struct {
+		OK     bool            `json:"ok"`
+		Error  json.RawMessage `json:"error"`
+		Result *struct {
+			Released   bool   `json:"released"`
+			Verified   bool   `json:"verified"`
+			OutputText string `json:"output_text"`
+			Findings   []struct {
+				Type string `json:"type"`
+			} `json:"findings"`
+		} `json:"result"`
+	}
+	mcpCall(t, cs, "redact_document", map[string]any{"content_base64": base64.StdEncoding.EncodeToString([]byte(letter)),
+		"filename": "letter.txt"}, &red)
+	if !red.OK || red.Result == nil || !red.Result.Released || !red.Result.Verified || len(red.Result.Findings) < 3 {
+		t.Fatalf("redact_document: ok=%v error=%s result=%+v", red.OK, red.Error, red.Result)
+	}
+	for _, pii := range []string{"Grace", "4111", "grace.kim@example.com"} {
+		if strings.Contains(red.Result.OutputText, pii) {
+			t.Errorf("released output still holds %q: %s", pii, red.Result.OutputText)
+		}
 	}
 }

@@ -13,9 +13,9 @@ import (
 )
 
 type redactLine struct {
-	File  string `json:"file"`
-	OK    bool   `json:"ok"`
-	Error *lineError `json:"error"`
+	File        string         `json:"file"`
+	OK          bool           `json:"ok"`
+	Error       *lineError     `json:"error"`
 	Output      string         `json:"output"`
 	Held        bool           `json:"held"`
 	HeldAt      string         `json:"held_at"`

@@ -16,9 +16,9 @@ import (
 
 // reviewLine is the part of an `airlock review --json` line the tests read.
 type reviewLine struct {
-	File  string `json:"file"`
-	OK    bool   `json:"ok"`
-	Error *lineError `json:"error"`
+	File      string           `json:"file"`
+	OK        bool             `json:"ok"`
+	Error     *lineError       `json:"error"`
 	Pages     int              `json:"pages"`
 	OCRPages  int              `json:"ocr_pages"`
 	Risks     []string         `json:"risks"`

@@ -35,15 +35,60 @@ var all = []error{
 	ErrInternal,
 }
 
-// classed is an error that carries a class and a message without the class
-// text repeated in the message.
+// Reasons refine a class where a caller decides on one particular
+// failure, across a package or the API boundary (where it travels as
+// error.reason), instead of matching message text.
+var (
+	// ErrEgressOpen: a sandbox's egress self-check found a way out (class
+	// failed_precondition); nothing may be sent into that sandbox.
+	ErrEgressOpen = errors.New("egress_open")
+)
+
+var reasons = []error{ErrEgressOpen}
+
+// classed is an error that carries a class (and maybe a reason) and a
+// message without the class text repeated in the message.
 type classed struct {
-	class error
-	msg   string
+	class  error
+	reason error // nil, or one of reasons
+	msg    string
 }
 
 func (e *classed) Error() string { return e.msg }
-func (e *classed) Unwrap() error { return e.class }
+
+func (e *classed) Unwrap() []error {
+	if e.reason != nil {
+		return []error{e.class, e.reason}
+	}
+	return []error{e.class}
+}
+
+// EgressOpen returns a failed_precondition error with the reason
+// ErrEgressOpen.
+func EgressOpen(format string, args ...any) error {
+	return &classed{class: ErrFailedPrecondition, reason: ErrEgressOpen, msg: fmt.Sprintf(format, args...)}
+}
+
+// Reason returns err's stable reason code ("egress_open"), or "".
+func Reason(err error) string {
+	for _, r := range reasons {
+		if errors.Is(err, r) {
+			return r.Error()
+		}
+	}
+	return ""
+}
+
+// FromReason maps a reason code back to its sentinel; nil for "" or an
+// unknown code.
+func FromReason(code string) error {
+	for _, r := range reasons {
+		if r.Error() == code {
+			return r
+		}
+	}
+	return nil
+}
 
 // New returns an error of the given class with a formatted message.
 func New(class error, format string, args ...any) error {

@@ -179,7 +179,7 @@ func TestBatchClassifiesFailures(t *testing.T) {
 		maxBytes int64
 		want     string
 	}{
-		{"egress self-check fails", &memSandboxes{probe: errdefs.FailedPrecondition("egress self-check failed: tcp-public")}, 0, CodeEgressOpen},
+		{"egress self-check fails", &memSandboxes{probe: errdefs.EgressOpen("egress self-check failed: tcp-public")}, 0, CodeEgressOpen},
 		{"sandbox unavailable", &memSandboxes{probe: errdefs.Unavailable("no")}, 0, CodeSandbox},
 		{"document over the limit", &memSandboxes{tool: func(map[string][]byte) (int, []byte) {
 			return 0, []byte(`{"version":1,"job":"echo","ok":true,"error":null,"pages":1,"ocr_pages":0,"timings_ms":{},"result":null}`)

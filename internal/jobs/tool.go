@@ -144,7 +144,7 @@ func RunTool(ctx context.Context, sbxs Sandboxes, r ToolRun) (*docs.Envelope, Ti
 		TTL: r.Timeout + toolExecMargin + 5*time.Minute})
 	t.Create = time.Since(began)
 	if err != nil {
-		if errdefs.IsFailedPrecondition(err) && strings.Contains(err.Error(), "egress self-check") {
+		if errors.Is(err, errdefs.ErrEgressOpen) {
 			return nil, t, lineErr(CodeEgressOpen, "the sandbox's egress self-check failed; the document was not sent: %v", err)
 		}
 		return nil, t, lineErr(CodeSandbox, "create a %s sandbox: %s: %v", r.Template, errdefs.Code(err), err)

@@ -71,7 +71,7 @@ type Rule struct {
 	// Rules inside link-local 169.254.0.0/16 are refused: cloud metadata is
 	// never reachable. A pool also refuses rules inside its base range (the
 	// host's slot addresses, other sandboxes) and inside special-purpose
-	// ranges its operator has not opened (Pool.CheckPolicy).
+	// ranges its operator has not opened (Pool.Compile).
 	CIDR string `json:"cidr,omitempty"`
 	// Ports are destination ports; empty means all. Only with tcp or udp.
 	Ports []uint16 `json:"ports,omitempty"`

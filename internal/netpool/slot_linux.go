@@ -129,12 +129,33 @@ func inNetnsHandle(target netns.NsHandle, fn func() error) error {
 	return <-errc
 }
 
-// CheckPolicy is Validate plus what the operator's guard decides: a CIDR
-// rule into a special-purpose range the operator has not opened (or one
-// no rule may reach) is refused with the range's name.
-func (p *Pool) CheckPolicy(pol Policy) error {
-	_, err := p.compile(pol)
-	return err
+// Compiled is a policy checked once against a pool and ready for any of
+// its slots: Slot.Apply puts it in force without checking it again.
+type Compiled struct {
+	pool   *Pool
+	policy Policy
+	rules  []compiledRule
+}
+
+// Policy is the policy that was compiled.
+func (c Compiled) Policy() Policy { return c.policy.clone() }
+
+// Compile checks pol for this pool: Validate, plus what the operator's
+// guard decides (a CIDR rule into a special-purpose range the operator has
+// not opened, or one no rule may reach, is refused with the range's name),
+// no rule into the sandbox range, and domain rules only with an egress
+// proxy.
+func (p *Pool) Compile(pol Policy) (Compiled, error) {
+	rules, err := p.compile(pol)
+	if err != nil {
+		return Compiled{}, err
+	}
+	for _, r := range rules {
+		if r.domain != "" && !p.proxy.IsValid() {
+			return Compiled{}, errdefs.FailedPrecondition("egress rule %q: domain rules need the egress proxy, which is not enabled on this host", r.name)
+		}
+	}
+	return Compiled{pool: p, policy: pol.clone(), rules: rules}, nil
 }
 
 // compile is Policy.compile under the pool's guard.
@@ -165,29 +186,33 @@ func (p *Pool) compile(pol Policy) ([]compiledRule, error) {
 	return rules, nil
 }
 
-// SetPolicy replaces the slot's egress policy. The namespace's nftables
-// table is rebuilt in one transaction, then the namespace's conntrack table
-// is flushed so flows opened under the old policy are judged again by the
-// new one (a revoked allow cuts live connections, not just new ones).
+// SetPolicy compiles pol and applies it (Compile, then Apply).
 func (s *Slot) SetPolicy(pol Policy) error {
-	rules, err := s.pool.compile(pol)
+	c, err := s.pool.Compile(pol)
 	if err != nil {
 		return err
 	}
-	for _, r := range rules {
-		if r.domain != "" && !s.pool.proxy.IsValid() {
-			return errdefs.FailedPrecondition("netpool: rule %q: domain rules need an egress proxy (Config.ProxyAddr)", r.name)
-		}
+	return s.Apply(c)
+}
+
+// Apply replaces the slot's egress policy with c, compiled by this slot's
+// pool. The namespace's nftables table is rebuilt in one transaction, then
+// the namespace's conntrack table is flushed so flows opened under the old
+// policy are judged again by the new one (a revoked allow cuts live
+// connections, not just new ones).
+func (s *Slot) Apply(c Compiled) error {
+	if c.pool != s.pool {
+		return errdefs.InvalidArgument("netpool: slot %d: the policy was compiled for another pool", s.Index)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.released {
 		return errdefs.FailedPrecondition("netpool: slot %d was released", s.Index)
 	}
-	if err := s.pool.applyPolicy(s.NetnsPath, rules, pol.Default == DefaultAllow, true); err != nil {
+	if err := s.pool.applyPolicy(s.NetnsPath, c.rules, c.policy.Default == DefaultAllow, true); err != nil {
 		return fmt.Errorf("netpool: slot %d: %w", s.Index, err)
 	}
-	s.policy = pol.clone()
+	s.policy = c.policy.clone()
 	return nil
 }
 

@@ -86,10 +86,18 @@ func TestLifecycleArchive(t *testing.T) {
 	}
 }
 
-// blockingWriter holds the first Write until release is closed.
-type blockingWriter struct{ release chan struct{} }
+// blockingWriter says on entered that a Write began (the transfer holds
+// its slot), then holds it until release is closed.
+type blockingWriter struct{ entered, release chan struct{} }
 
-func (w blockingWriter) Write(p []byte) (int, error) { <-w.release; return len(p), nil }
+func (w blockingWriter) Write(p []byte) (int, error) {
+	select {
+	case w.entered <- struct{}{}:
+	default: // said already
+	}
+	<-w.release
+	return len(p), nil
+}
 
 // A sandbox serves at most four archive transfers at once (60 concurrent
 // downloads ran a guest out of memory); the fifth is refused with
@@ -104,19 +112,20 @@ func TestArchiveTransfersPerSandboxAreBounded(t *testing.T) {
 	release := make(chan struct{})
 	done := make(chan error, 4)
 	for i := 0; i < 4; i++ {
+		w := blockingWriter{entered: make(chan struct{}, 1), release: release}
 		go func() {
-			_, err := m.ReadArchive(ctx, lcTenant, info.ID, "/job/d", blockingWriter{release}, 0)
+			_, err := m.ReadArchive(ctx, lcTenant, info.ID, "/job/d", w, 0)
 			done <- err
 		}()
+		// Each transfer holds its slot before the next starts.
+		select {
+		case <-w.entered:
+		case err := <-done:
+			t.Fatalf("transfer %d ended before writing: %v", i+1, err)
+		}
 	}
-	for {
-		_, err := m.ReadArchive(ctx, lcTenant, info.ID, "/job/d", io.Discard, 0)
-		if errors.Is(err, errdefs.ErrResourceExhausted) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("a transfer while four run: %v", err)
-		}
+	if _, err := m.ReadArchive(ctx, lcTenant, info.ID, "/job/d", io.Discard, 0); !errors.Is(err, errdefs.ErrResourceExhausted) {
+		t.Fatalf("a transfer while four run: %v, want resource_exhausted", err)
 	}
 	lcSh(t, m, other.ID, "mkdir -p job")
 	if _, err := m.ReadArchive(ctx, lcTenant, other.ID, "/job", io.Discard, 0); err != nil {

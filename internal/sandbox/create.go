@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/cleanup"
-	"github.com/airlock-dev/airlock/internal/egress"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/store"
@@ -49,7 +48,7 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (Info, error) {
 type createPlan struct {
 	tmpl   *template.Template
 	ttl    time.Duration
-	egress netpool.Policy
+	egress egressPlan
 }
 
 // planCreate checks a request (tenant, metadata, admission, TTL, egress,
@@ -70,7 +69,7 @@ func (m *Manager) planCreate(req CreateRequest) (createPlan, error) {
 	if req.TTL > m.cfg.MaxTTL {
 		return createPlan{}, errdefs.InvalidArgument("ttl %s exceeds this server's maximum of %s", req.TTL, m.cfg.MaxTTL)
 	}
-	egressPol, err := m.checkEgress(req.Tenant, req.Egress)
+	egressPlan, err := m.planEgress(req.Tenant, req.Egress)
 	if err != nil {
 		return createPlan{}, err
 	}
@@ -85,7 +84,7 @@ func (m *Manager) planCreate(req CreateRequest) (createPlan, error) {
 	if ttl == 0 {
 		ttl = min(time.Duration(tmpl.DefaultTTLSeconds)*time.Second, m.cfg.MaxTTL)
 	}
-	return createPlan{tmpl: tmpl, ttl: ttl, egress: egressPol}, nil
+	return createPlan{tmpl: tmpl, ttl: ttl, egress: egressPlan}, nil
 }
 
 // startSandbox makes the sandbox a plan describes and registers it: a
@@ -113,18 +112,18 @@ func (m *Manager) startSandbox(ctx context.Context, req CreateRequest, plan crea
 	if err := v.Prepare(ctx, v.ID()); err != nil {
 		return Info{}, nil, nil, fmt.Errorf("create from %s: %w", tmpl.Name, err)
 	}
-	ca, err := m.createEgressCA(ctx, plan.egress, c)
+	ca, err := m.createEgressCA(ctx, plan.egress.policy, c)
 	if err != nil {
 		return Info{}, nil, nil, fmt.Errorf("create from %s: %w", tmpl.Name, err)
 	}
 	c.ca = ca
-	if err := m.createEgress(req.Tenant, plan.egress, c, ca); err != nil {
+	if err := m.createEgress(plan.egress, c, ca); err != nil {
 		return Info{}, nil, nil, err
 	}
 	m.failpoint(FailCreateRestored)
 	now := stamp()
 	info := Info{ID: v.ID(), Tenant: req.Tenant, Template: tmpl.Name, Metadata: copyMap(req.Metadata),
-		State: store.StateRunning, CreatedAt: now, Deadline: now.Add(plan.ttl), Egress: plan.egress,
+		State: store.StateRunning, CreatedAt: now, Deadline: now.Add(plan.ttl), Egress: plan.egress.policy,
 		Jailed: m.machines.Jailed()}
 	if c.slot != nil {
 		info.NetAddr = c.slot.NsIP.String()
@@ -141,52 +140,16 @@ func (m *Manager) startSandbox(ctx context.Context, req CreateRequest, plan crea
 	return info, l, c, nil
 }
 
-// createEgressCA makes a new sandbox's own TLS inspection CA and puts it
-// in the guest's trust store, when the policy inspects TLS and the clone
-// has a slot (else it returns nil): the guest trusts its CA before the
-// proxy ever presents it.
-func (m *Manager) createEgressCA(ctx context.Context, pol netpool.Policy, c *clone) (*egress.CA, error) {
-	if c.slot == nil || !pol.Inspects() {
-		return nil, nil
-	}
-	ca, err := m.newEgressCA(c.machine.ID())
-	if err != nil {
-		return nil, err
-	}
-	if err := installEgressCA(ctx, c.machine, ca); err != nil {
-		return nil, err
-	}
-	return ca, nil
-}
-
-// createEgress puts a new sandbox's policy in force in its clone's slot
-// before the caller gets the id; without a slot it does nothing. The
-// pooled clone's slot is deny-all already, so a deny-all request only
-// needs its proxy entry (which makes the proxy answer the sandbox, with
-// nothing, rather than log an unknown source); anything else replaces the
-// slot's table.
-func (m *Manager) createEgress(tenant string, pol netpool.Policy, c *clone, ca *egress.CA) error {
-	if c.slot == nil {
-		return nil
-	}
-	if isDenyAll(pol) && isDenyAll(c.slot.Policy()) {
-		psb, _ := m.proxySandbox(c.machine.ID(), tenant, pol, ca)
-		m.setEgressLookup(c.slot.NsIP, psb)
-		return nil
-	}
-	return m.applyEgress(c.slot, c.machine.ID(), tenant, pol, ca)
-}
-
 // createDetail is the detail of a create's audit record: TTL, policy,
 // jail, CA and slot.
 func createDetail(info Info, plan createPlan, c *clone) map[string]string {
-	detail := map[string]string{"ttl_s": strconv.Itoa(int(plan.ttl / time.Second)), "egress_default": plan.egress.Default,
+	detail := map[string]string{"ttl_s": strconv.Itoa(int(plan.ttl / time.Second)), "egress_default": plan.egress.policy.Default,
 		"jail": jailWord(info.Jailed)}
 	if c.ca != nil {
 		detail["egress_tls"] = netpool.TLSInspect
 		detail["egress_ca_sha256"] = c.ca.Fingerprint()
 	}
-	if names := ruleNames(plan.egress); names != "" {
+	if names := ruleNames(plan.egress.policy); names != "" {
 		detail["egress_allow"] = names
 	}
 	if c.slot != nil {
@@ -203,7 +166,7 @@ func (m *Manager) probeAtCreate(ctx context.Context, req CreateRequest, plan cre
 	switch {
 	case !req.Probe:
 		return nil
-	case c.probedDenyAll && isDenyAll(plan.egress):
+	case c.probedDenyAll && isDenyAll(plan.egress.policy):
 		// The check passed in this very clone while it warmed, under the
 		// deny-all policy it still has: running it again would only make
 		// every job wait a probe timeout.

@@ -9,7 +9,7 @@ func (m *Manager) WarmPoolState(template string) (ready, target int) {
 	defer m.pools.mu.Unlock()
 	for _, p := range m.pools.pools {
 		if p.tmpl.Name == template {
-			return len(p.ready), int(p.target.Load())
+			return len(p.ready), p.targetNow()
 		}
 	}
 	return 0, 0

@@ -130,6 +130,10 @@ func (m *Manager) snapshotParent(ctx context.Context, l *live, tmpl *template.Te
 // own stack; on failure the first error is returned and the caller's
 // stacks undo everything.
 func (m *Manager) restoreChildren(ctx context.Context, tmpl *template.Template, base ForkBase, parent Info, children []cleanup.Stack) ([]*clone, error) {
+	plan, err := m.planEgress(parent.Tenant, &parent.Egress)
+	if err != nil {
+		return nil, fmt.Errorf("fork %s: the parent's egress policy: %w", parent.ID, err)
+	}
 	clones := make([]*clone, len(children))
 	errs := make([]error, len(children))
 	var wg sync.WaitGroup
@@ -137,7 +141,7 @@ func (m *Manager) restoreChildren(ctx context.Context, tmpl *template.Template, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			clones[i], errs[i] = m.restoreChild(ctx, tmpl, base, parent, &children[i])
+			clones[i], errs[i] = m.restoreChild(ctx, tmpl, base, plan, &children[i])
 		}()
 	}
 	wg.Wait()
@@ -153,7 +157,7 @@ func (m *Manager) restoreChildren(ctx context.Context, tmpl *template.Template, 
 // the parent's policy in force in its slot, with a CA of its own when the
 // policy inspects TLS (a child inherits its parent's trust store, the
 // parent's CA certificate included).
-func (m *Manager) restoreChild(ctx context.Context, tmpl *template.Template, base ForkBase, parent Info, cu *cleanup.Stack) (*clone, error) {
+func (m *Manager) restoreChild(ctx context.Context, tmpl *template.Template, base ForkBase, plan egressPlan, cu *cleanup.Stack) (*clone, error) {
 	id := vm.NewID("sbx-")
 	v, slot, err := startMachine(ctx, m.cfg.Net, func(tap *os.File) (Machine, error) {
 		return m.machines.RestoreChild(ctx, base, tmpl, id, tap)
@@ -167,7 +171,7 @@ func (m *Manager) restoreChild(ctx context.Context, tmpl *template.Template, bas
 	if slot == nil {
 		return c, nil
 	}
-	if parent.Egress.Inspects() {
+	if plan.policy.Inspects() {
 		if c.ca, err = m.newEgressCA(id); err != nil {
 			return nil, err
 		}
@@ -175,7 +179,7 @@ func (m *Manager) restoreChild(ctx context.Context, tmpl *template.Template, bas
 			return nil, err
 		}
 	}
-	if err := m.applyEgress(slot, id, parent.Tenant, parent.Egress, c.ca); err != nil {
+	if err := m.applyEgress(slot, id, plan, c.ca); err != nil {
 		return nil, err
 	}
 	return c, nil

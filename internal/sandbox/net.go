@@ -138,81 +138,6 @@ func installEgressCA(ctx context.Context, v Guest, ca *egress.CA) error {
 	return nil
 }
 
-// proxySandbox is what the egress proxy enforces for a sandbox: its domain
-// rules, minus those that enable one of the tenant's credential routes,
-// which become the routes instead.
-//
-// ca is the sandbox's inspection CA; it must be set when pol asks for
-// inspection.
-func (m *Manager) proxySandbox(id, tenant string, pol netpool.Policy, ca *egress.CA) (egress.Sandbox, error) {
-	sb := egress.Sandbox{ID: id, Tenant: tenant}
-	if pol.Inspects() {
-		sb.TLS, sb.CA = egress.TLSInspect, ca
-	}
-	routes := map[string]egress.CredentialRoute{}
-	for _, r := range m.cfg.Credentials[tenant] {
-		routes[strings.ToLower(strings.TrimSuffix(r.Host, "."))] = r
-	}
-	for _, r := range pol.Allow {
-		if r.Domain == "" {
-			continue
-		}
-		if rt, ok := routes[strings.ToLower(strings.TrimSuffix(r.Domain, "."))]; ok {
-			rt.Name = r.Name // audit events name the policy's rule
-			sb.Routes = append(sb.Routes, rt)
-			continue
-		}
-		sb.Domains = append(sb.Domains, egress.DomainRule{Name: r.Name, Pattern: r.Domain})
-	}
-	if err := sb.Validate(); err != nil {
-		return egress.Sandbox{}, err
-	}
-	return sb, nil
-}
-
-// applyEgress puts pol into force for a sandbox holding slot: the proxy's
-// view first (so that when the namespace opens the proxy already knows the
-// sandbox), then the namespace's nftables, in one transaction that also
-// cuts connections the new policy no longer allows (the namespace's
-// conntrack entries, and the proxy's sessions on both sides).
-func (m *Manager) applyEgress(slot *netpool.Slot, id, tenant string, pol netpool.Policy, ca *egress.CA) error {
-	psb, err := m.proxySandbox(id, tenant, pol, ca)
-	if err != nil {
-		return err
-	}
-	m.setEgressLookup(slot.NsIP, psb)
-	if err := slot.SetPolicy(pol); err != nil {
-		// Fail closed: the namespace keeps its previous table, and the proxy
-		// forgets the sandbox, so at worst it is more closed than asked.
-		m.dropEgressLookup(slot.NsIP)
-		return fmt.Errorf("sandbox %s: apply egress policy: %w", id, err)
-	}
-	return nil
-}
-
-func isDenyAll(p netpool.Policy) bool { return p.Default == netpool.DefaultDeny && len(p.Allow) == 0 }
-
-// releaseNet forgets a sandbox's proxy entry and tears its slot down. The
-// VM must be gone already.
-func (m *Manager) releaseNet(id string, slot *netpool.Slot) {
-	if slot == nil {
-		return
-	}
-	m.dropEgressLookup(slot.NsIP)
-	if err := m.cfg.Net.Release(slot); err != nil {
-		m.log.Error("release network slot", "sandbox", id, "slot", slot.Index, "err", err)
-	}
-}
-
-// ruleNames lists a policy's allow rule names for audit records.
-func ruleNames(p netpool.Policy) string {
-	names := make([]string, 0, len(p.Allow))
-	for _, r := range p.Allow {
-		names = append(names, r.Name)
-	}
-	return strings.Join(names, ",")
-}
-
 // AuditEgress records one egress proxy event (egress.Config.Audit): ids,
 // rule, byte counts, status. DNS answers are not recorded (a guest can ask
 // thousands; the connections that follow are what matter).
@@ -389,7 +314,19 @@ func failedProbes(rs []ProbeResult) string {
 
 func probeError(rs []ProbeResult) error {
 	if f := failedProbes(rs); f != "" {
-		return errdefs.FailedPrecondition("egress self-check failed: %s", f)
+		return errdefs.EgressOpen("egress self-check failed: %s", f)
 	}
 	return nil
+}
+
+// releaseNet forgets a sandbox's proxy entry and tears its slot down. The
+// VM must be gone already.
+func (m *Manager) releaseNet(id string, slot *netpool.Slot) {
+	if slot == nil {
+		return
+	}
+	m.dropEgressLookup(slot.NsIP)
+	if err := m.cfg.Net.Release(slot); err != nil {
+		m.log.Error("release network slot", "sandbox", id, "slot", slot.Index, "err", err)
+	}
 }

@@ -2,22 +2,14 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/cleanup"
-	"github.com/airlock-dev/airlock/internal/egress"
-	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/template"
-	"github.com/airlock-dev/airlock/internal/vm"
 )
 
 // warmPools keeps, per template bake, a few clones already restored,
@@ -58,25 +50,51 @@ type warmPool struct {
 	stop  chan struct{}
 	done  chan struct{}
 
+	mu sync.Mutex // guards the fields below
 	// target is how many clones the filler keeps ready now: the pools'
 	// size, raised by one for every create that found the pool empty (up
 	// to max), lowered by one for every growDecay without such a miss.
-	target   atomic.Int32
-	lastMiss atomic.Int64 // unix nanoseconds of the last create that found the pool empty
+	target   int
+	lastMiss time.Time // the last create that found the pool empty
 	// budget is how many more clones the filler may restore: negative is
 	// no limit (a daemon's pools). A batch in this process knows how many
 	// sandboxes it will create and sets it (see limit), so the pool never
 	// restores clones nobody will take, which on two cores would slow the
 	// documents that are running.
-	budget atomic.Int64
+	budget int64
 	// inflight counts the warm-ups the filler has running.
-	inflight atomic.Int32
-
-	mu      sync.Mutex
-	lastErr error // guarded by mu; the last warm-up's outcome (nil: it worked)
+	inflight int
+	lastErr  error // the last warm-up's outcome (nil: it worked)
 	// failures counts warm-ups that failed since the last one that
-	// worked; guarded by mu. It sets the pause before the next try.
+	// worked. It sets the pause before the next try.
 	failures int
+	// changed is closed (and replaced) whenever a clone lands in ready or
+	// a warm-up ends: what a create waiting for an in-flight clone, or a
+	// prewarm waiting for a full pool, wakes on.
+	changed chan struct{}
+}
+
+// notifyLocked wakes everyone waiting on p's changed channel. p.mu is
+// held.
+func (p *warmPool) notifyLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// snapshot is p's state for a waiter: the channel that is closed at the
+// next change (taken with the state, so no change is missed between
+// them), the warm-ups in flight and the last warm-up's error.
+func (p *warmPool) snapshot() (changed <-chan struct{}, inflight int, lastErr error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.changed, p.inflight, p.lastErr
+}
+
+// targetNow is how many clones p keeps ready now.
+func (p *warmPool) targetNow() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.target
 }
 
 func newWarmPools(ms Machines, net *netpool.Pool, size, maxSize int, log *slog.Logger) *warmPools {
@@ -88,27 +106,28 @@ func newWarmPools(ms Machines, net *netpool.Pool, size, maxSize int, log *slog.L
 var growDecay = 30 * time.Second
 
 // missed records a create that found p empty: p keeps one more clone
-// ready, up to max.
+// ready, up to limit.
 func (p *warmPool) missed(limit int) {
-	p.lastMiss.Store(time.Now().UnixNano())
-	for {
-		t := p.target.Load()
-		if int(t) >= limit || p.target.CompareAndSwap(t, t+1) {
-			return
-		}
-	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lastMiss = time.Now()
+	p.target = min(p.target+1, max(p.target, limit))
 }
 
 // shrink lowers p's target by one towards size when no create found it
 // empty for growDecay, and destroys a ready clone beyond the target.
 func (p *warmPool) shrink(size int, net *netpool.Pool) {
-	t := p.target.Load()
-	if int(t) <= size || time.Since(time.Unix(0, p.lastMiss.Load())) < growDecay {
+	p.mu.Lock()
+	if p.target <= size || time.Since(p.lastMiss) < growDecay {
+		p.mu.Unlock()
 		return
 	}
+	p.target--
 	// A batch's pool (one with a budget) keeps what it restored: each
 	// clone is one of the batch's creates, paid for.
-	if !p.target.CompareAndSwap(t, t-1) || len(p.ready) < int(t) || p.budget.Load() >= 0 {
+	drop := len(p.ready) > p.target && p.budget < 0
+	p.mu.Unlock()
+	if !drop {
 		return
 	}
 	select {
@@ -118,90 +137,78 @@ func (p *warmPool) shrink(size int, net *netpool.Pool) {
 	}
 }
 
-// spend takes one restore from p's budget; false once it is spent.
-func (p *warmPool) spend() bool {
-	for {
-		b := p.budget.Load()
-		switch {
-		case b < 0:
-			return true
-		case b == 0:
-			return false
-		case p.budget.CompareAndSwap(b, b-1):
-			return true
-		}
+// startWarmUp takes one restore from p's budget and counts it in flight
+// (so a create that finds the budget spent waits for it rather than
+// restore one more); false when p holds or warms all it should, or the
+// budget is spent.
+func (p *warmPool) startWarmUp() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.ready)+p.inflight >= p.target || p.budget == 0 {
+		return false
 	}
+	if p.budget > 0 {
+		p.budget--
+	}
+	p.inflight++
+	return true
+}
+
+// spend takes one restore from p's budget for a create that restores its
+// own clone; false once it is spent.
+func (p *warmPool) spend() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.budget < 0:
+		return true
+	case p.budget == 0:
+		return false
+	}
+	p.budget--
+	return true
 }
 
 // setBudget readies p for exactly uses more creates: it keeps at most
 // that many ready, and restores only what the clones it holds do not
 // cover (restores in flight are not counted).
 func (p *warmPool) setBudget(uses int64) {
-	p.target.Store(int32(min(int64(p.target.Load()), uses)))
-	p.budget.Store(max(0, uses-int64(len(p.ready))))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.target = int(min(int64(p.target), uses))
+	p.budget = max(0, uses-int64(len(p.ready)))
 }
 
-// refund gives back the restore of a warm-up that failed.
-func (p *warmPool) refund() {
-	for {
-		b := p.budget.Load()
-		if b < 0 || p.budget.CompareAndSwap(b, b+1) {
-			return
+// abandonWarmUp undoes a startWarmUp whose warm-up never ran (the pool
+// stopped first).
+func (p *warmPool) abandonWarmUp() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inflight--
+	if p.budget >= 0 {
+		p.budget++
+	}
+	p.notifyLocked()
+}
+
+// endWarmUp records the end of a warm-up started by startWarmUp: its
+// outcome, the budget back if it failed, and the failures in a row (which
+// it returns). Waiters are woken.
+func (p *warmPool) endWarmUp(err error) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inflight--
+	p.lastErr = err
+	if err == nil {
+		p.failures = 0
+	} else {
+		p.failures++
+		if p.budget >= 0 {
+			p.budget++
 		}
 	}
-}
-
-// clone is a restored VM and the network slot its NIC is attached to.
-type clone struct {
-	machine Machine
-	slot    *netpool.Slot // nil without networking
-	// probedDenyAll is set when the egress self-check passed in this clone
-	// while warming, under the slot's deny-all policy, which nothing has
-	// changed since (a pooled clone's slot is never touched until Create).
-	// A create that asks for deny-all and a probe may then rely on it.
-	probedDenyAll bool
-	// ca is the TLS inspection CA installed in the clone for the sandbox
-	// it becomes (nil unless its policy inspects); pooled clones never
-	// have one.
-	ca *egress.CA
-}
-
-// destroy ends the VM, then releases its slot (the tap goes with the
-// namespace; QEMU must be gone first so nothing still writes to it).
-func (c *clone) destroy(ctx context.Context, net *netpool.Pool) error {
-	err := c.machine.Destroy(ctx)
-	if c.slot != nil {
-		err = errors.Join(err, net.Release(c.slot))
-	}
-	return err
-}
-
-// startMachine acquires a slot (with net), opens its tap, and starts a
-// machine attached to it with start (tap nil without net). On failure
-// nothing is left: start leaves nothing of its machine, the slot is
-// released.
-func startMachine(ctx context.Context, net *netpool.Pool, start func(tap *os.File) (Machine, error)) (Machine, *netpool.Slot, error) {
-	var cu cleanup.Stack
-	defer func() { _ = cu.Clean(ctx) }() // as before: a failed release is the pool's to log
-	var slot *netpool.Slot
-	var tap *os.File
-	if net != nil {
-		var err error
-		if slot, err = net.Acquire(ctx); err != nil {
-			return nil, nil, err
-		}
-		cu.Add(func(context.Context) error { return net.Release(slot) })
-		if tap, err = slot.OpenTap(); err != nil {
-			return nil, nil, err
-		}
-		defer tap.Close() // the VMM has its own copy once started
-	}
-	v, err := start(tap)
-	if err != nil {
-		return nil, nil, err
-	}
-	cu.Release()
-	return v, slot, nil
+	p.notifyLocked()
+	return p.failures
 }
 
 // take returns a restored clone of tmpl whose agent answers: from the pool
@@ -244,79 +251,23 @@ func (w *warmPools) takeReady(p *warmPool) *clone {
 // awaitInflight waits for a clone p's filler is restoring; nil, nil
 // when none is on its way.
 func (w *warmPools) awaitInflight(ctx context.Context, p *warmPool) (*clone, error) {
-	t := time.NewTicker(20 * time.Millisecond)
-	defer t.Stop()
-	for p.inflight.Load() > 0 {
+	for {
+		changed, inflight, _ := p.snapshot()
+		if inflight == 0 {
+			// The last one may have landed as the count fell.
+			return w.takeReady(p), nil
+		}
 		select {
 		case c := <-p.ready:
 			if alive(c.machine) {
 				return c, nil
 			}
 			c.destroy(context.Background(), w.net)
+		case <-changed:
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-t.C:
 		}
 	}
-	// The last one may have landed as the count fell.
-	return w.takeReady(p), nil
-}
-
-func alive(v Machine) bool {
-	select {
-	case <-v.Exited():
-		return false
-	default:
-		return true
-	}
-}
-
-// restoreClone starts a machine (attached to a fresh slot with net) and
-// restores tmpl into it.
-func restoreClone(ctx context.Context, ms Machines, net *netpool.Pool, tmpl *template.Template) (*clone, error) {
-	id := vm.NewID("sbx-")
-	v, slot, err := startMachine(ctx, net, func(tap *os.File) (Machine, error) {
-		return ms.Restore(ctx, tmpl, id, tap)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &clone{machine: v, slot: slot}, nil
-}
-
-// warm restores a clone, runs the agent's hot paths once, and runs the
-// egress self-check, so a create needs neither on its own path. On
-// failure the clone is destroyed.
-func warm(ctx context.Context, ms Machines, net *netpool.Pool, tmpl *template.Template) (*clone, error) {
-	c, err := restoreClone(ctx, ms, net, tmpl)
-	if err != nil {
-		return nil, err
-	}
-	var cu cleanup.Stack
-	defer func() { _ = cu.Clean(ctx) }() // as before: a pool refills; the warm-up's error is what counts
-	cu.Add(func(ctx context.Context) error { return c.destroy(ctx, net) })
-	v := c.machine
-	if err := v.Prepare(ctx, v.ID()); err != nil {
-		return nil, err
-	}
-	// The self-check mostly waits (a dropped probe takes its full
-	// timeout), so the warm-up exec runs beside it rather than before.
-	execDone := make(chan error, 1)
-	go func() {
-		_, err := v.Exec(ctx, guest.ExecOptions{Argv: []string{"true"}}, io.Discard, io.Discard)
-		execDone <- err
-	}()
-	var probeErr error
-	if c.slot == nil || isDenyAll(c.slot.Policy()) {
-		var results []ProbeResult
-		results, probeErr = probeVM(ctx, v, c.slot)
-		c.probedDenyAll = probeErr == nil && probeError(results) == nil
-	}
-	if err := errors.Join(<-execDone, probeErr); err != nil {
-		return nil, err
-	}
-	cu.Release()
-	return c, nil
 }
 
 func (w *warmPools) pool(tmpl *template.Template) *warmPool {
@@ -333,7 +284,7 @@ func (w *warmPools) limit(tmpl *template.Template, uses int) (*warmPool, int) {
 	if p == nil {
 		return nil, 0
 	}
-	return p, min(int(p.target.Load()), uses)
+	return p, min(p.targetNow(), uses)
 }
 
 // poolFor is tmpl's pool, started if need be. A budget of zero or more
@@ -364,9 +315,7 @@ func (w *warmPools) poolFor(tmpl *template.Template, budget int64) *warmPool {
 		}
 	}
 	p := &warmPool{tmpl: tmpl, ready: make(chan *clone, w.max), kick: make(chan struct{}, 1),
-		stop: make(chan struct{}), done: make(chan struct{})}
-	p.target.Store(int32(w.size))
-	p.budget.Store(-1)
+		stop: make(chan struct{}), done: make(chan struct{}), target: w.size, budget: -1, changed: make(chan struct{})}
 	if budget >= 0 {
 		p.setBudget(budget)
 	}
@@ -405,17 +354,13 @@ func (w *warmPools) fill(p *warmPool) {
 		}
 	}()
 	slots := make(chan struct{}, min(cap(p.ready), fillParallel))
-	inflight := &p.inflight
 	decay := time.NewTicker(growDecay / 4)
 	defer decay.Stop()
 	for {
-		for len(p.ready)+int(inflight.Load()) < int(p.target.Load()) && p.spend() {
-			// Counted from the spend on: a create that finds the budget
-			// spent waits for this clone rather than restore one more.
-			inflight.Add(1)
+		for p.startWarmUp() {
 			select {
 			case <-p.stop:
-				inflight.Add(-1)
+				p.abandonWarmUp()
 				return
 			case slots <- struct{}{}:
 			}
@@ -423,7 +368,6 @@ func (w *warmPools) fill(p *warmPool) {
 			go func() {
 				defer wg.Done()
 				w.fillOne(p)
-				inflight.Add(-1)
 				<-slots
 				w.kickFiller(p) // count again
 			}()
@@ -451,35 +395,24 @@ func (w *warmPools) fillOne(p *warmPool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	c, err := warm(ctx, w.machines, w.net, p.tmpl)
 	cancel()
-	failures := p.setErr(err)
-	if err != nil {
-		p.refund()
-		pause := failurePause(failures)
-		w.log.Warn("warm pool: restore clone", "template", p.tmpl.Name, "err", err, "failures", failures, "retry_in", pause)
-		select {
-		case <-p.stop:
-		case <-time.After(pause):
-		}
-	} else {
+	if err == nil {
+		// Into ready before the warm-up counts as ended: a create waiting
+		// for it sees it there when it wakes.
 		select {
 		case p.ready <- c:
 		case <-p.stop:
 			c.destroy(context.Background(), w.net)
 		}
 	}
-}
-
-// setErr records a warm-up's outcome and returns the failures in a row.
-func (p *warmPool) setErr(err error) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.lastErr = err
-	if err == nil {
-		p.failures = 0
-	} else {
-		p.failures++
+	failures := p.endWarmUp(err)
+	if err != nil {
+		pause := failurePause(failures)
+		w.log.Warn("warm pool: restore clone", "template", p.tmpl.Name, "err", err, "failures", failures, "retry_in", pause)
+		select {
+		case <-p.stop:
+		case <-time.After(pause):
+		}
 	}
-	return p.failures
 }
 
 // failurePause is how long a filler waits after the n-th failed warm-up
@@ -502,7 +435,7 @@ func (w *warmPools) waitFull(ctx context.Context, tmpl *template.Template) error
 	if p == nil {
 		return nil
 	}
-	return w.waitReady(ctx, p, func() int { return int(p.target.Load()) })
+	return w.waitReady(ctx, p, p.targetNow)
 }
 
 // waitReady blocks until p holds want() clones. When a warm-up fails it
@@ -510,28 +443,24 @@ func (w *warmPools) waitFull(ctx context.Context, tmpl *template.Template) error
 // would fail the same way), else with nil (creates can start; the filler
 // keeps trying). It returns ctx's error when ctx ends.
 func (w *warmPools) waitReady(ctx context.Context, p *warmPool, want func() int) error {
-	tmpl := p.tmpl
-	t := time.NewTicker(20 * time.Millisecond)
-	defer t.Stop()
-	for len(p.ready) < want() {
-		p.mu.Lock()
-		err := p.lastErr
-		p.mu.Unlock()
-		if err != nil {
-			if len(p.ready) > 0 {
-				return nil
-			}
-			return fmt.Errorf("warm a %s clone: %w", tmpl.Name, err)
+	for {
+		changed, _, err := p.snapshot()
+		switch {
+		case len(p.ready) >= want():
+			return nil
+		case err != nil && len(p.ready) > 0:
+			return nil
+		case err != nil:
+			return fmt.Errorf("warm a %s clone: %w", p.tmpl.Name, err)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-p.stop:
 			return nil
-		case <-t.C:
+		case <-changed:
 		}
 	}
-	return nil
 }
 
 // close stops every pool and waits until each has destroyed its clones,

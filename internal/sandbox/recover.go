@@ -263,7 +263,11 @@ func (m *Manager) adoptSlots(ctx context.Context, slots map[string]int) (dead []
 		l.egressCA = ca
 		l.caPending = ca != nil
 		l.mu.Unlock()
-		if err := m.applyEgress(s, id, tenant, pol, ca); err != nil {
+		plan, err := m.planEgress(tenant, &pol)
+		if err == nil {
+			err = m.applyEgress(s, id, plan, ca)
+		}
+		if err != nil {
 			m.log.Error("re-apply egress policy; ending sandbox", "sandbox", id, "err", err)
 			dead = append(dead, id)
 		}

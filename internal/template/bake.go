@@ -270,36 +270,8 @@ func (r *Registry) runBake(ctx context.Context, h *vm.Host, spec *Spec, dir stri
 	defer v.Destroy(context.Background())
 	m.ColdBootMS = time.Since(t0).Milliseconds()
 	t1 := time.Now()
-	steps := append([]string(nil), spec.Build...)
-	names := make([]string, len(steps))
-	for i := range steps {
-		names[i] = fmt.Sprintf("build[%d]", i)
-	}
-	env := (&Template{Manifest: *m}).EnvList()
-	execs := make([]guest.ExecOptions, 0, len(steps)+len(spec.WarmupExec)+1)
-	for _, step := range steps {
-		execs = append(execs, guest.ExecOptions{Shell: step})
-	}
-	if spec.Warmup != "" {
-		execs = append(execs, guest.ExecOptions{Shell: spec.Warmup})
-		names = append(names, "warmup")
-	}
-	for i, argv := range spec.WarmupExec {
-		execs = append(execs, guest.ExecOptions{Argv: argv})
-		names = append(names, fmt.Sprintf("warmup[%d]", i))
-	}
-	for i, o := range execs {
-		progress.Say("template %s: step %d/%d: %s", spec.Name, i+1, len(execs), names[i])
-		var out bytes.Buffer
-		o.Env, o.Timeout, o.Cwd = env, stepTimeout, m.Cwd()
-		res, err := v.Agent.Exec(ctx, o, &out, &out)
-		if err != nil {
-			return fmt.Errorf("template %s: %s: %w", spec.Name, names[i], err)
-		}
-		if res.ExitCode != 0 || res.TimedOut {
-			return errdefs.FailedPrecondition("template %s: %s exited %d%s: %s", spec.Name, names[i], res.ExitCode,
-				map[bool]string{true: " (timed out)", false: ""}[res.TimedOut], tail(out.String(), 2000))
-		}
+	if err := runBakeSteps(ctx, v, spec, m, progress); err != nil {
+		return err
 	}
 	m.BuildMS = time.Since(t1).Milliseconds()
 	// The network is configured once, here, and not per clone: every
@@ -320,13 +292,74 @@ func (r *Registry) runBake(ctx context.Context, h *vm.Host, spec *Spec, dir stri
 	if err := v.Destroy(ctx); err != nil {
 		return err
 	}
-	// Zero pages become holes: every clone base and one-shot run copies
-	// only data extents.
+	if err := sealBake(dir, spec.Name, m, progress); err != nil {
+		return err
+	}
+	m.BuiltAt = time.Now().UTC()
+	progress.Say("template %s: baked (boot %d ms, build %d ms, snapshot %d ms, state %d bytes)",
+		spec.Name, m.ColdBootMS, m.BuildMS, m.SnapshotMS, m.StateBytes)
+	return nil
+}
+
+// bakeStep is one command run in the template's VM while it is baked.
+type bakeStep struct {
+	name string
+	exec guest.ExecOptions
+}
+
+// bakeSteps lists a spec's build steps, then its warm-up (one shell
+// script, then argv lists), in the order they run.
+func bakeSteps(spec *Spec) []bakeStep {
+	steps := make([]bakeStep, 0, len(spec.Build)+len(spec.WarmupExec)+1)
+	for i, step := range spec.Build {
+		steps = append(steps, bakeStep{fmt.Sprintf("build[%d]", i), guest.ExecOptions{Shell: step}})
+	}
+	if spec.Warmup != "" {
+		steps = append(steps, bakeStep{"warmup", guest.ExecOptions{Shell: spec.Warmup}})
+	}
+	for i, argv := range spec.WarmupExec {
+		steps = append(steps, bakeStep{fmt.Sprintf("warmup[%d]", i), guest.ExecOptions{Argv: argv}})
+	}
+	return steps
+}
+
+// runBakeSteps runs the spec's build and warm-up steps in v with the
+// template's environment and working directory; any step that fails or
+// times out fails the bake with the tail of its output.
+func runBakeSteps(ctx context.Context, v *vm.VM, spec *Spec, m *Manifest, progress image.Progress) error {
+	env := (&Template{Manifest: *m}).EnvList()
+	steps := bakeSteps(spec)
+	for i, st := range steps {
+		progress.Say("template %s: step %d/%d: %s", spec.Name, i+1, len(steps), st.name)
+		var out bytes.Buffer
+		o := st.exec
+		o.Env, o.Timeout, o.Cwd = env, stepTimeout, m.Cwd()
+		res, err := v.Agent.Exec(ctx, o, &out, &out)
+		if err != nil {
+			return fmt.Errorf("template %s: %s: %w", spec.Name, st.name, err)
+		}
+		if res.ExitCode != 0 || res.TimedOut {
+			timedOut := ""
+			if res.TimedOut {
+				timedOut = " (timed out)"
+			}
+			return errdefs.FailedPrecondition("template %s: %s exited %d%s: %s", spec.Name, st.name, res.ExitCode,
+				timedOut, tail(out.String(), 2000))
+		}
+	}
+	return nil
+}
+
+// sealBake finishes a baked template's files once its VM is gone: zero
+// pages of the memory file become holes (every clone base and one-shot
+// run copies only data extents), and the manifest records both files'
+// hashes and the state file's size.
+func sealBake(dir, name string, m *Manifest, progress image.Progress) error {
 	punched, err := vm.PunchZeroPages(filepath.Join(dir, memFile))
 	if err != nil {
-		return fmt.Errorf("template %s: %w", spec.Name, err)
+		return fmt.Errorf("template %s: %w", name, err)
 	}
-	progress.Say("template %s: %d MiB of zero pages left out of the memory file", spec.Name, punched>>20)
+	progress.Say("template %s: %d MiB of zero pages left out of the memory file", name, punched>>20)
 	if m.MemSHA256, err = image.FileSHA256(filepath.Join(dir, memFile)); err != nil {
 		return err
 	}
@@ -338,9 +371,6 @@ func (r *Registry) runBake(ctx context.Context, h *vm.Host, spec *Spec, dir stri
 		return err
 	}
 	m.StateBytes = fi.Size()
-	m.BuiltAt = time.Now().UTC()
-	progress.Say("template %s: baked (boot %d ms, build %d ms, snapshot %d ms, state %d bytes)",
-		spec.Name, m.ColdBootMS, m.BuildMS, m.SnapshotMS, m.StateBytes)
 	return nil
 }
 

@@ -191,6 +191,9 @@ func (b *rootfsBuild) tree(ctx context.Context, root string) error {
 	if err := extractImage(ctx, b.src, root, b.st); err != nil {
 		return err
 	}
+	if w := shellWarning(b.spec.Name, root); w != "" && b.st.progress != nil {
+		b.st.progress("WARNING: %s", w)
+	}
 	b.st.next("copy files")
 	if err := copyFiles(b.spec, b.digests, root); err != nil {
 		return err
@@ -396,22 +399,44 @@ func bootstrapCached(ctx context.Context, cacheDir, suite string, pkgs []string,
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			return err
 		}
-		return runTar(ctx, "-xpf", archive, "-C", root)
+		if err := runTar(ctx, "-xpf", archive, "-C", root); err != nil {
+			return err
+		}
+		if _, err := os.Stat(manifestPath(archive)); err != nil {
+			return writeManifest(archive, suite, sorted) // cached before manifests existed
+		}
+		return nil
 	}
-	if err := bootstrap(ctx, suite, pkgs, root, st); err != nil {
+	if base, extra := nearestBootstrap(cacheDir, suite, sorted); base != "" {
+		// A parent's root is cached: add what this one adds to it.
+		st.detail("the cached bootstrap %s, plus %s", filepath.Base(base), strings.Join(extra, " "))
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			return err
+		}
+		if err := runTar(ctx, "-xpf", base, "-C", root); err != nil {
+			return err
+		}
+		if err := installInto(ctx, root, extra, st); err != nil {
+			return err
+		}
+	} else if err := bootstrap(ctx, suite, pkgs, root, st); err != nil {
 		return err
 	}
 	if err := trimTree(root); err != nil {
 		return err
 	}
 	// Archive next to the final name, then rename: a crash never leaves a
-	// half archive under the name a later build trusts.
+	// half archive under the name a later build trusts. The manifest comes
+	// last: it is what makes the archive a base for others.
 	tmp := archive + ".part"
 	if err := runTar(ctx, "-cpf", tmp, "-C", root, "."); err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	return os.Rename(tmp, archive)
+	if err := os.Rename(tmp, archive); err != nil {
+		return err
+	}
+	return writeManifest(archive, suite, sorted)
 }
 
 // runTar runs GNU tar with numeric owners and extended attributes kept, as

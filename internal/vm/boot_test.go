@@ -74,6 +74,7 @@ func TestExec(t *testing.T) {
 		{"env", guest.ExecOptions{Shell: `echo "$MATTER"`, Env: []string{"MATTER=m-17"}}, 0, "m-17\n", ""},
 		{"cwd", guest.ExecOptions{Argv: []string{"pwd"}, Cwd: "/tmp"}, 0, "/tmp\n", ""},
 		{"command not found", guest.ExecOptions{Argv: []string{"no-such-tool"}}, 127, "", "airlock: no-such-tool: command not found\n"},
+		{"path not found", guest.ExecOptions{Argv: []string{"/nonexistent"}}, 127, "", "airlock: /nonexistent: No such file or directory\n"},
 		{"killed by signal", guest.ExecOptions{Shell: "kill -TERM $$"}, 128 + 15, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,6 +87,16 @@ func TestExec(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("script without its interpreter", func(t *testing.T) {
+		if res, _, errOut := run(t, vm, guest.ExecOptions{Shell: "printf '#!/no/such/sh\\necho hi\\n' > /tmp/s && chmod +x /tmp/s"}); res.ExitCode != 0 {
+			t.Fatalf("write the script: %d %s", res.ExitCode, errOut)
+		}
+		res, _, errOut := run(t, vm, guest.ExecOptions{Argv: []string{"/tmp/s"}})
+		if res.ExitCode != 126 || !strings.Contains(errOut, "interpreter /no/such/sh is not in this sandbox's template") {
+			t.Fatalf("got exit %d stderr %q; want 126 naming the missing interpreter", res.ExitCode, errOut)
+		}
+	})
 
 	t.Run("timeout kills the whole tree", func(t *testing.T) {
 		// A child in the process group, and one that escapes it with setsid.

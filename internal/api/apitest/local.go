@@ -2,7 +2,6 @@ package apitest
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/sandbox"
@@ -12,17 +11,14 @@ import (
 
 // LocalManager is the real sandbox manager over local machines
 // (internal/sandbox/localmachines: directories and process trees on this
-// host), with one template, "base", as a Backend for tests of what the
-// Fake does not do (background processes). It is shut down when the test
-// ends.
-func LocalManager(t testing.TB) *sandbox.Manager {
+// host, no isolation), with one template, "base", recording into st (nil:
+// a store of its own). It is shut down when the test ends.
+func LocalManager(t testing.TB, st *store.Store) *sandbox.Manager {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "manager.db"))
-	if err != nil {
-		t.Fatal(err)
+	if st == nil {
+		st = OpenStore(t)
 	}
-	t.Cleanup(func() { st.Close() })
 	layer, err := localmachines.New(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func TestSafeDotProduct(t *testing.T) {
 		{true, "sse4_1 avx avx2 fma", EmulatedDotProduct},
 		{false, "sse4_1 avx avx2 fma", "auto"},
 		{false, "sse4_1 fma", "auto"},
-		{false, "sse4_1 avx", "generic"}, // tesseract would pick its AVX code
+		{false, "sse4_1 avx", "generic"},  // tesseract would pick its AVX code
 		{false, "sse2 sse4_1", "generic"}, // ... or its SSE code
 		{false, "", "generic"},            // flags unknown
 	} {

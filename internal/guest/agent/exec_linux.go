@@ -3,9 +3,13 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,6 +95,10 @@ func mergeEnv(base, extra []string) []string {
 
 func lookPath(file string, env []string) (string, error) {
 	if strings.Contains(file, "/") {
+		// As a shell: a path that is not there is "not found" (127).
+		if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%s: No such file or directory", file)
+		}
 		return file, nil
 	}
 	path := ""
@@ -210,7 +218,7 @@ func (s *Server) Exec(stream agentpb.Agent_ExecServer) error {
 	pid, exited, err := s.startExec(path, cmd, pipes, cg)
 	if err != nil {
 		pipes.closeAgentEnds()
-		return snd.refuse(126, fmt.Sprintf("start %s: %v", cmd.argv[0], err), began)
+		return snd.refuse(126, startFailure(path, cmd.argv[0], err), began)
 	}
 	snd.out <- &agentpb.ExecResponse{Msg: &agentpb.ExecResponse_StartedPid{StartedPid: int32(pid)}}
 	run := &execRun{pid: pid, cg: cg, pipes: pipes, maxOut: cmd.maxOut}
@@ -260,6 +268,57 @@ func (c execCommand) resolve() (string, error) {
 		return "", fmt.Errorf("cwd %s: not a directory", c.cwd)
 	}
 	return path, nil
+}
+
+// startFailure says why path could not be started. execve's ENOENT for a
+// file that exists means its interpreter is missing: the #! line's
+// program, or an ELF's dynamic loader. A template without /bin/sh runs
+// binaries but no shell scripts, and "no such file or directory" for a
+// file that is there sends people looking in the wrong place.
+func startFailure(path, name string, err error) string {
+	if errors.Is(err, syscall.ENOENT) {
+		if interp := interpreterOf(path); interp != "" {
+			if _, serr := os.Stat(interp); serr != nil {
+				return fmt.Sprintf("start %s: its interpreter %s is not in this sandbox's template (bad interpreter)", name, interp)
+			}
+		}
+	}
+	return fmt.Sprintf("start %s: %v", name, err)
+}
+
+// interpreterOf is the program a #! script names, or an ELF's dynamic
+// loader (PT_INTERP); "" when path is neither or cannot be read.
+func interpreterOf(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if line, ok := bytes.CutPrefix(head, []byte("#!")); ok {
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+		if fields := strings.Fields(string(line)); len(fields) > 0 {
+			return fields[0]
+		}
+		return ""
+	}
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return ""
+	}
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_INTERP {
+			b := make([]byte, min(p.Filesz, 4096))
+			if _, err := p.ReadAt(b, 0); err == nil {
+				return strings.TrimRight(string(b), "\x00")
+			}
+		}
+	}
+	return ""
 }
 
 // execSender is the one goroutine that owns stream.Send; everything else

@@ -242,7 +242,11 @@ func (m *machine) WriteFile(ctx context.Context, path string, r io.Reader, mode 
 			return 0, fsError(path, err)
 		}
 	}
-	f, err := os.OpenFile(hp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fs.FileMode(mode&0o7777))
+	perm := fs.FileMode(mode & 0o7777)
+	if perm == 0 {
+		perm = 0o644 // as the agent does
+	}
+	f, err := os.OpenFile(hp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 	if err != nil {
 		return 0, fsError(path, err)
 	}
@@ -382,20 +386,17 @@ func (m *machine) EgressCheck(ctx context.Context, targets []guest.EgressTarget,
 	return out, nil
 }
 
-// fsError classes a filesystem error the way the agent does: missing is
-// NotFound, existing is AlreadyExists, anything else keeps its text.
+// fsError classes a filesystem error with the agent's own mapping
+// (errdefs.FSClass), so a local machine fails exactly as a guest does.
 func fsError(path string, err error) error {
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.Is(err, fs.ErrNotExist):
-		return errdefs.NotFound("%s: no such file or directory", path)
-	case errors.Is(err, fs.ErrExist):
-		return errdefs.AlreadyExists("%s exists", path)
-	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTEMPTY):
-		return errdefs.FailedPrecondition("%s: %v", path, errors.Unwrap(err))
 	}
-	return fmt.Errorf("%s: %w", path, err)
+	var perr *fs.PathError
+	if errors.As(err, &perr) {
+		err = perr.Err
+	}
+	return errdefs.New(errdefs.FSClass(err), "%s: %v", path, err)
 }
 
 // WriteArchive unpacks the tar stream into directory dir with the same

@@ -30,7 +30,7 @@ Background processes (``sbx.processes``) run without being waited for:
 from . import aio
 from ._http import DEFAULT_URL, Client
 from .aio import AsyncClient, AsyncFilesystem, AsyncNetwork, AsyncProcess, AsyncProcesses, AsyncSandbox
-from .errors import (AirlockError, AlreadyExistsError, DeadlineExceededError,
+from .errors import (AirlockError, AlreadyExistsError, DeadlineExceededError, EgressOpenError,
                      FailedPreconditionError, InternalError, InvalidArgumentError,
                      NotFoundError, PermissionDeniedError, ResourceExhaustedError,
                      UnavailableError)
@@ -49,6 +49,6 @@ __all__ = [
     "SandboxInfo", "Usage", "ExecResult", "FileInfo", "EgressPolicy", "EgressRule", "ProbeResult", "Template",
     "AuditRecord", "AuditPage", "ProcessInfo", "ProcessOutput", "Key", "ArchiveResult",
     "DEFAULT_URL", "AirlockError", "InvalidArgumentError", "PermissionDeniedError",
-    "NotFoundError", "AlreadyExistsError", "FailedPreconditionError", "ResourceExhaustedError",
+    "NotFoundError", "AlreadyExistsError", "FailedPreconditionError", "EgressOpenError", "ResourceExhaustedError",
     "DeadlineExceededError", "UnavailableError", "InternalError",
 ]

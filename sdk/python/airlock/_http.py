@@ -319,10 +319,12 @@ def read_chunk(c: Call[Any], resp: http.client.HTTPResponse) -> bytes:
 
 
 def decode_error(status: int, reason: str, raw: bytes) -> errors.AirlockError:
-    code, message = None, ""
+    code, message, why = None, "", None
     try:
         err = json.loads(raw.decode("utf-8"))["error"]
-        code, message = err.get("code"), err.get("message", "")
+        code, message, why = err.get("code"), err.get("message", ""), err.get("reason")
     except (ValueError, KeyError, TypeError, AttributeError):
         message = "HTTP %d %s" % (status, reason)
-    return errors.error_for(code, message or "HTTP %d %s" % (status, reason), status)
+    if not isinstance(why, str):
+        why = None
+    return errors.error_for(code, message or "HTTP %d %s" % (status, reason), status, why)

@@ -7,16 +7,22 @@ class AirlockError(Exception):
     """Base of every error the SDK raises for a failed call.
 
     ``code`` is the server's stable error code ("not_found", ...), ``status``
-    the HTTP status (0 when the daemon could not be reached at all).
+    the HTTP status (0 when the daemon could not be reached at all) and
+    ``reason`` the code's refinement for failures a caller decides on
+    ("egress_open"), or None.
     """
 
     code = "internal"
+    reason: Optional[str] = None
 
-    def __init__(self, message: str, code: Optional[str] = None, status: int = 0):
+    def __init__(self, message: str, code: Optional[str] = None, status: int = 0,
+                 reason: Optional[str] = None):
         super().__init__(message)
         self.message = message
         if code is not None:
             self.code = code
+        if reason is not None:
+            self.reason = reason
         self.status = status
 
     def __str__(self) -> str:
@@ -41,6 +47,13 @@ class AlreadyExistsError(AirlockError):
 
 class FailedPreconditionError(AirlockError):
     code = "failed_precondition"
+
+
+class EgressOpenError(FailedPreconditionError):
+    """A sandbox's egress self-check found a way out (``probe=True`` at
+    create, or ``sbx.network.probe()``): send it nothing."""
+
+    reason = "egress_open"
 
 
 class ResourceExhaustedError(AirlockError):
@@ -92,9 +105,15 @@ _BY_STATUS = {
 }
 
 
-def error_for(code: Optional[str], message: str, status: int) -> AirlockError:
-    """The exception for an error code; a missing code is guessed from status."""
+# Exceptions for a reason, by (code, reason).
+_BY_REASON = {(EgressOpenError.code, EgressOpenError.reason): EgressOpenError}
+
+
+def error_for(code: Optional[str], message: str, status: int,
+              reason: Optional[str] = None) -> AirlockError:
+    """The exception for an error code (and reason); a missing code is
+    guessed from status."""
     if not code:
         code = _BY_STATUS.get(status, "invalid_argument" if 400 <= status < 500 else "internal")
-    cls = _BY_CODE.get(code, AirlockError)
-    return cls(message, code=code, status=status)
+    cls = _BY_REASON.get((code, reason)) or _BY_CODE.get(code, AirlockError)
+    return cls(message, code=code, status=status, reason=reason or None)

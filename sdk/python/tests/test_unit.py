@@ -109,6 +109,20 @@ class PureTest(unittest.TestCase):
         e = error_for("some_new_code", "m", 418)
         self.assertEqual(type(e), airlock.AirlockError)
         self.assertEqual(e.code, "some_new_code")
+        self.assertIsNone(e.reason)
+
+    def test_error_reason(self):
+        from airlock._http import decode_error
+        e = decode_error(409, "Conflict", b'{"error": {"code": "failed_precondition", "message": "egress self-check '
+                                          b'failed: tcp-public", "reason": "egress_open"}}')
+        self.assertIsInstance(e, airlock.EgressOpenError)
+        self.assertIsInstance(e, airlock.FailedPreconditionError)
+        self.assertEqual((e.code, e.reason, e.status), ("failed_precondition", "egress_open", 409))
+        # An unknown reason keeps the class; a reason of the wrong type is dropped.
+        e = decode_error(409, "Conflict", b'{"error": {"code": "failed_precondition", "message": "m", "reason": "new"}}')
+        self.assertEqual((type(e), e.reason), (airlock.FailedPreconditionError, "new"))
+        e = decode_error(409, "Conflict", b'{"error": {"code": "failed_precondition", "message": "m", "reason": 7}}')
+        self.assertEqual((type(e), e.reason), (airlock.FailedPreconditionError, None))
 
     def test_times(self):
         utc = timezone.utc

@@ -1,21 +1,14 @@
-package api
+package wire
 
-import (
-	"time"
-
-	"github.com/airlock-dev/airlock/internal/sandbox"
-)
-
-// The JSON shapes of requests and responses. Field names are the API
-// contract: they are mirrored in openapi.json and the Go client (both
-// checked by a test) and the Python SDK. They are the API's own types:
-// the handlers convert to and from the sandbox manager's at the boundary
-// (convert.go), so a change inside the manager never changes the wire.
+import "time"
 
 // ErrorBody is the one error shape every failure uses.
 type ErrorBody struct {
 	Code    string `json:"code"`    // an errdefs code: not_found, invalid_argument, ...
 	Message string `json:"message"` // for humans; may change between versions
+	// Reason refines Code for a failure callers decide on ("egress_open":
+	// the sandbox's egress self-check found a way out); absent otherwise.
+	Reason string `json:"reason,omitempty"`
 }
 
 // ErrorResponse wraps ErrorBody: {"error": {"code": ..., "message": ...}}.
@@ -72,18 +65,20 @@ type Sandbox struct {
 	// with, what an allowed server sees; empty without networking or once
 	// ended.
 	NetAddr string `json:"net_addr,omitempty"`
-	// Jailed is whether the sandbox's VMM runs in a jail of its own.
+	// Jailed is whether the sandbox's VMM runs in a jail of its own
+	// (false only where the daemon runs with --jail=off).
 	Jailed bool `json:"jailed"`
-	// Usage is the sandbox's host CPU and memory, in GET of one running
-	// sandbox only.
+	// Usage is the sandbox's host CPU and memory: in GET of one running
+	// sandbox only, nil in lists and once it ended.
 	Usage *Usage `json:"usage,omitempty"`
 }
 
 // Usage is what a running sandbox's VMM has used on the host.
 type Usage struct {
-	CPUSeconds         float64   `json:"cpu_seconds"`
-	MemoryPSSBytes     int64     `json:"memory_pss_bytes"`
-	MemoryRSSBytes     int64     `json:"memory_rss_bytes"`
+	CPUSeconds     float64 `json:"cpu_seconds"`
+	MemoryPSSBytes int64   `json:"memory_pss_bytes"` // shared pages divided among their sharers
+	MemoryRSSBytes int64   `json:"memory_rss_bytes"`
+	// MemoryPrivateBytes is what only this sandbox holds.
 	MemoryPrivateBytes int64     `json:"memory_private_bytes"`
 	MeasuredAt         time.Time `json:"measured_at"`
 }
@@ -94,7 +89,12 @@ type Usage struct {
 type EgressPolicy struct {
 	Default string       `json:"default"` // "deny" or "allow"
 	Allow   []EgressRule `json:"allow,omitempty"`
-	TLS     string       `json:"tls,omitempty"` // "", "passthrough" or "inspect"
+	// TLS is how the egress proxy treats TLS to domain rules: "passthrough"
+	// (the default, also "": the server name is checked, the stream is not
+	// opened) or "inspect" (terminated with a per-sandbox CA the guest
+	// trusts; a request for any other host than the server name is
+	// refused, which closes domain fronting).
+	TLS string `json:"tls,omitempty"`
 }
 
 // EgressRule is one allow rule: a CIDR (with ports and protocol) or a
@@ -123,9 +123,6 @@ type TTLRequest struct {
 type ForkRequest struct {
 	Count *int `json:"count,omitempty"` // absent = 1; 1..MaxForkCount
 }
-
-// MaxForkCount bounds one fork request: the sandbox manager's limit.
-const MaxForkCount = sandbox.MaxForkCount
 
 // ExecRequest is the body of both exec routes.
 type ExecRequest struct {
@@ -283,6 +280,14 @@ type ProcessRequest struct {
 	StdinBase64    *string           `json:"stdin_base64,omitempty"`
 }
 
+// Process states.
+const (
+	ProcessRunning = "running"
+	ProcessExited  = "exited" // ended on its own
+	ProcessKilled  = "killed" // ended after a kill or at its timeout
+	ProcessFailed  = "failed" // no exit status: the sandbox ended under it (see Error)
+)
+
 // Process is a background process of a sandbox.
 type Process struct {
 	ID             string   `json:"id"` // "p-1", "p-2", ... per sandbox
@@ -309,6 +314,9 @@ type Process struct {
 	EndedAt         *time.Time `json:"ended_at,omitempty"`
 }
 
+// Running reports whether the process was running when last read.
+func (p *Process) Running() bool { return p.State == ProcessRunning }
+
 // ProcessList answers GET /v1/sandboxes/{id}/processes.
 type ProcessList struct {
 	Processes []Process `json:"processes"`
@@ -329,7 +337,3 @@ type ProcessOutput struct {
 	// EOF: the process ended and NextOffset is the stream's end.
 	EOF bool `json:"eof"`
 }
-
-// ProcessOutputKeep is how many of the latest bytes of each stream of a
-// background process the server keeps.
-const ProcessOutputKeep = sandbox.ProcessOutputKeep
