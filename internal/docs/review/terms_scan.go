@@ -135,7 +135,7 @@ func (sc *termScanner) numberTerm(i int) (term, int, bool) {
 }
 
 // finish completes a quantity parsed from lexeme i to j: money without a
-// unit, "per month" after money or a percentage, and the decision on a
+// unit, "per month" ("for each month") after money or a percentage, and the decision on a
 // bare number.
 func (sc *termScanner) finish(i, j int, q *quantity) (term, int, bool) {
 	if q.kind == "" && q.cur != "" {
@@ -146,11 +146,20 @@ func (sc *termScanner) finish(i, j int, q *quantity) (term, int, bool) {
 		if sc.speck(j) {
 			at++
 		}
-		if sc.word(at, "per") {
+		// "per claim", and as drafters also write it, "for each claim" or
+		// "each claim": the same rate.
+		n := 0
+		switch {
+		case sc.word(at, "per") || sc.word(at, "each"):
+			n = 1
+		case sc.word(at, "for") && sc.word(at+1, "each"):
+			n = 2
+		}
+		if n > 0 {
 			for _, w := range perWords {
-				if sc.word(at+1, w) || sc.looseWord(at+1, w) {
+				if sc.word(at+n, w) || sc.looseWord(at+n, w) {
 					q.per = w
-					j = at + 2
+					j = at + n + 1
 					break
 				}
 			}
