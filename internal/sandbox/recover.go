@@ -46,7 +46,9 @@ func (m *Manager) recover(ctx context.Context) error {
 	var survivors []store.Sandbox
 	now := time.Now()
 	for _, sb := range sbs {
-		known[sb.ID] = true
+		// Directories and jails are named by the machine, which a
+		// caller-chosen sandbox id (CreateRequest.ID) does not name.
+		known[machineID(sb)] = true
 		switch {
 		case !now.Before(sb.Deadline):
 			m.endRecovered(ctx, sb, store.StateExpired, store.EventExpire, reasonExpired)
@@ -81,7 +83,7 @@ func (m *Manager) recover(ctx context.Context) error {
 	// kernel reaped them; nobody removed their cgroups).
 	alive := map[string]bool{}
 	for _, sb := range survivors {
-		alive[sb.ID] = true
+		alive[machineID(sb)] = true
 	}
 	if err := m.machines.SweepJails(func(id string) bool {
 		return alive[id] || !hasAnyPrefix(id, daemonDirPrefixes)
@@ -132,7 +134,7 @@ func (m *Manager) goAttach(l *live, sb store.Sandbox) {
 		defer m.wg.Done()
 		defer l.cancelAttach()
 		began := time.Now()
-		v, err := m.machines.Adopt(l.attachCtx, sb.ID, sb.StateDir, sb.PID)
+		v, err := m.machines.Adopt(l.attachCtx, machineID(sb), sb.StateDir, sb.PID)
 		l.machine, l.attachErr = v, err
 		close(l.attached)
 		if err != nil {
@@ -156,6 +158,15 @@ func (m *Manager) goAttach(l *live, sb store.Sandbox) {
 		}
 		m.goWatch(l)
 	}()
+}
+
+// machineID is the id of sb's machine: its state directory's name, which
+// is the sandbox id unless the caller chose that (CreateRequest.ID).
+func machineID(sb store.Sandbox) string {
+	if sb.StateDir == "" {
+		return sb.ID
+	}
+	return filepath.Base(sb.StateDir)
 }
 
 // daemonDirPrefixes are the names of the run directory entries a daemon
