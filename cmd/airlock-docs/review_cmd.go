@@ -42,11 +42,9 @@ func reviewCommand() command {
 				return env
 			}
 			start := time.Now()
-			body := extract.Reflow(doc, extract.ReflowOptions{})
-			paras := make([]review.Paragraph, 0, len(body.Paragraphs))
-			fparas := make([]facts.Paragraph, 0, len(body.Paragraphs))
-			for _, p := range body.Paragraphs {
-				paras = append(paras, review.Paragraph{Text: p.Text, Pages: p.Pages})
+			paras := review.FromExtract(doc)
+			fparas := make([]facts.Paragraph, 0, len(paras))
+			for _, p := range paras {
 				fparas = append(fparas, facts.Paragraph{Text: p.Text, Pages: p.Pages})
 			}
 			res, err := review.Analyze(paras, pb)

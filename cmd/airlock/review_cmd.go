@@ -15,7 +15,7 @@ import (
 func newReviewCmd(g *globalFlags) *cobra.Command {
 	jf := &jobFlags{}
 	var playbook, outDir string
-	var markdown bool
+	var markdown, strict bool
 	var partiesFile, obligationsCSV, obligationsICS, asOf string
 	var dueWithin int
 	cmd := &cobra.Command{
@@ -28,8 +28,14 @@ text there (OCR for scanned pages), locates each playbook clause and
 compares it; only the findings come back, validated, and the sandbox is
 killed. Without --playbook the built-in playbook is used.
 
+A playbook may carry description and notes (at the top, per clause, per
+key term); other fields it does not know are reported as warnings and
+ignored, or refused with --strict.
+
 Exit status: 0 when every document was reviewed, 1 when any failed, 2 on
-usage errors.`,
+usage errors (a bad playbook included), 125 when airlock could not run
+the batch at all (a daemon holds the state directory, a VM cannot start);
+then no report index is written.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			job := &jobs.Review{Timeout: jf.timeout, OCR: jf.ocr(), MaxPages: jf.maxPages, ReportDir: outDir, Markdown: markdown}
 			if playbook != "" {
@@ -37,8 +43,12 @@ usage errors.`,
 				if err != nil {
 					return usageErr("--playbook: %v", err)
 				}
-				if err := jobs.CheckPlaybook(playbook, data); err != nil {
+				warnings, err := jobs.CheckPlaybook(playbook, data, strict)
+				if err != nil {
 					return usageErr("%v", err)
+				}
+				for _, w := range warnings {
+					fmt.Fprintf(cmd.ErrOrStderr(), "airlock: warning: %s\n", w)
 				}
 				job.Playbook, job.PlaybookName = data, filepath.Base(playbook)
 			}
@@ -79,6 +89,7 @@ usage errors.`,
 	cmd.Flags().IntVar(&dueWithin, "due-within", 30, "with --as-of: the window in days")
 	cmd.Flags().StringVar(&obligationsCSV, "obligations-csv", "", "write the batch's obligations and deadlines as CSV to this file")
 	cmd.Flags().StringVar(&obligationsICS, "obligations-ics", "", "write the batch's dated obligations and deadlines as iCalendar (.ics) to this file")
+	cmd.Flags().BoolVar(&strict, "strict", false, "refuse a playbook with fields airlock does not know (default: warn and ignore them)")
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print each document's full report (findings and redlines) as Markdown instead of a summary line")
 	return cmd
 }

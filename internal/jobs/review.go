@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
 
@@ -34,7 +35,8 @@ type Review struct {
 	MaxPages     int
 	Metadata     map[string]string
 	// ReportDir, if set, receives an HTML report per document (named by
-	// the document's id) and index.html for the batch.
+	// the document's file name and id: see ReportName) and index.html for
+	// the batch.
 	ReportDir string
 	// Markdown renders each document's full report (findings, redlines)
 	// as Markdown in human output, instead of one summary line.
@@ -69,10 +71,12 @@ type ReviewLine struct {
 	Conflicts []conflicts.Hit `json:"conflicts,omitempty"`
 }
 
-// CheckPlaybook validates a playbook file on the host.
-func CheckPlaybook(path string, data []byte) error {
-	_, err := playbook.ParsePlaybook(path, data)
-	return err
+// CheckPlaybook validates a playbook file on the host. Fields it does not
+// know are warnings (naming file, line and field), errors when strict:
+// playbooks exported from other systems carry fields of their own.
+func CheckPlaybook(path string, data []byte, strict bool) (warnings []string, err error) {
+	_, warnings, err = playbook.Parse(path, data, playbook.ParseOptions{Strict: strict})
+	return warnings, err
 }
 
 func (r *Review) Name() string         { return "review" }
@@ -124,10 +128,40 @@ func (r *Review) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
 	return o
 }
 
-// writeReport renders the validated result; the file is named by the
-// document's id, never by its (possibly sensitive) name.
+// ReportName is the file name of a document's report: its file name (the
+// person asked for reports of these files, in a directory of their
+// choosing) reduced to letters, digits, '-', '_' and '.', then the first
+// eight digits of its id, so documents of the same name in different
+// directories do not overwrite each other's report.
+func ReportName(doc Doc) string {
+	base := strings.TrimSuffix(filepath.Base(doc.Path), filepath.Ext(doc.Path))
+	var b strings.Builder
+	dash := false
+	for _, c := range base {
+		ok := c < 0x80 && (unicode.IsLetter(c) || unicode.IsDigit(c) || c == '_' || c == '.')
+		switch {
+		case ok && b.Len() < 60:
+			b.WriteRune(c)
+			dash = false
+		case !ok && !dash && b.Len() > 0 && b.Len() < 60:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	name := strings.Trim(b.String(), "-.")
+	if name == "" {
+		name = "contract"
+	}
+	id := doc.ID
+	if len(id) > 8 {
+		id = id[:8]
+	}
+	return name + "-" + id + ".html"
+}
+
+// writeReport renders the validated result into ReportDir.
 func (r *Review) writeReport(doc Doc, res *result.Result, risks []string) (string, error) {
-	p := filepath.Join(r.ReportDir, doc.ID+".html")
+	p := filepath.Join(r.ReportDir, ReportName(doc))
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return "", err
@@ -157,9 +191,14 @@ func (r *Review) Finalize(_ context.Context, doc Doc, o *Outcome) {
 	r.mu.Unlock()
 }
 
-// WriteIndex writes the batch's index.html into ReportDir.
+// WriteIndex writes the batch's index.html into ReportDir. A batch that
+// never ran (refused before any document was tried: a daemon holds the
+// state directory, say) writes none, and WriteIndex returns "".
 func (r *Review) WriteIndex(title string) (string, error) {
-	if r.ReportDir == "" {
+	r.mu.Lock()
+	tried := len(r.index)
+	r.mu.Unlock()
+	if r.ReportDir == "" || tried == 0 {
 		return "", nil
 	}
 	p := filepath.Join(r.ReportDir, "index.html")
