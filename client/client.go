@@ -89,6 +89,8 @@ type Client struct {
 	// retries: how many times a refused call is sent again (see
 	// WithRetries); immutable.
 	retries int
+	// header is added to every request (WithHeader); immutable.
+	header http.Header
 }
 
 // Option configures a Client.
@@ -100,6 +102,18 @@ func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc
 
 // WithUserAgent sets the User-Agent header.
 func WithUserAgent(ua string) Option { return func(c *Client) { c.ua = ua } }
+
+// WithHeader adds a header to every request the client sends (a proxy's
+// routing header, say). Authorization, Content-Type and User-Agent are
+// the client's own and cannot be set this way.
+func WithHeader(name, value string) Option {
+	return func(c *Client) {
+		if c.header == nil {
+			c.header = http.Header{}
+		}
+		c.header.Add(name, value)
+	}
+}
 
 // DefaultRetries is how many times a refused call is sent again unless
 // WithRetries says otherwise.
@@ -173,7 +187,8 @@ type request struct {
 	body     io.Reader // raw body, or
 	jsonBody any       // a value to send as JSON
 	ctype    string
-	length   int64 // of body, -1 unknown
+	length   int64       // of body, -1 unknown
+	header   http.Header // added to this request only
 }
 
 // do sends req, again while the daemon refuses it in a way worth waiting
@@ -245,6 +260,12 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, error) 
 	}
 	if body != nil && length >= 0 {
 		hr.ContentLength = length
+	}
+	for k, vs := range c.header {
+		hr.Header[k] = append([]string(nil), vs...)
+	}
+	for k, vs := range req.header {
+		hr.Header[k] = append([]string(nil), vs...)
 	}
 	if ctype != "" {
 		hr.Header.Set("Content-Type", ctype)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"net/url"
 	"time"
 	"unicode/utf8"
@@ -56,6 +57,11 @@ type CreateOptions struct {
 	// anything gets through, the sandbox is killed and the create fails
 	// (errors.Is(err, ErrEgressOpen), a kind of ErrFailedPrecondition).
 	Probe bool
+	// IdempotencyKey, when set, is sent as the Idempotency-Key header: a
+	// cluster's API answers a retried create with the same key with the
+	// sandbox the first one made instead of making another (a single
+	// host ignores it). 1-128 printable ASCII characters.
+	IdempotencyKey string
 }
 
 // CreateSandbox restores a new sandbox from a template.
@@ -74,7 +80,11 @@ func (c *Client) CreateSandbox(ctx context.Context, o CreateOptions) (*Sandbox, 
 		body["probe"] = true
 	}
 	sb := &Sandbox{c: c}
-	if err := c.doJSON(ctx, request{method: "POST", path: "/v1/sandboxes", jsonBody: body}, &sb.SandboxInfo); err != nil {
+	req := request{method: "POST", path: "/v1/sandboxes", jsonBody: body}
+	if o.IdempotencyKey != "" {
+		req.header = http.Header{"Idempotency-Key": {o.IdempotencyKey}}
+	}
+	if err := c.doJSON(ctx, req, &sb.SandboxInfo); err != nil {
 		return nil, err
 	}
 	return sb, nil

@@ -20,6 +20,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/imagewrite"
 	"github.com/airlock-dev/airlock/internal/docs/redact"
+	"github.com/airlock-dev/airlock/internal/docs/redact/raster"
 	"github.com/airlock-dev/airlock/internal/docs/redact/result"
 )
 
@@ -148,7 +149,7 @@ func redactPages(ctx context.Context, inv *invocation, r *redact.Redactor, forma
 	}
 	start := time.Now()
 	findings := r.Pages(doc)
-	boxes := redact.PageBoxes(findings, len(doc.Pages))
+	boxes := raster.PageBoxes(findings, len(doc.Pages))
 	pages, err := extract.PageImages(ctx, inv.in, doc, redactDPI, o)
 	if err != nil {
 		env.Error = docs.AsError(err)
@@ -157,11 +158,11 @@ func redactPages(ctx context.Context, inv *invocation, r *redact.Redactor, forma
 	var buf bytes.Buffer
 	switch {
 	case format == "pdf" || len(pages) > 1 && format != "tiff":
-		imgs := make([]redact.PageImage, len(pages))
+		imgs := make([]raster.PageImage, len(pages))
 		for i, p := range pages {
-			imgs[i] = redact.PageImage{Image: redact.DrawBoxes(p.Image, p.DPI, boxes[i]), DPI: p.DPI}
+			imgs[i] = raster.PageImage{Image: raster.DrawBoxes(p.Image, p.DPI, boxes[i]), DPI: p.DPI}
 		}
-		err = redact.RebuildPDF(&buf, imgs)
+		err = raster.RebuildPDF(&buf, imgs)
 		format = "pdf"
 	default:
 		err = writeImages(&buf, format, pages, boxes)
@@ -197,7 +198,7 @@ func finishRedaction(env *docs.Envelope, format, output string, data []byte, fin
 func writeImages(w io.Writer, format string, pages []extract.PageImage, boxes [][]result.Box) error {
 	grays := make([]*image.Gray, len(pages))
 	for i, p := range pages {
-		g, ok := redact.DrawBoxes(p.Image, p.DPI, boxes[i]).(*image.Gray)
+		g, ok := raster.DrawBoxes(p.Image, p.DPI, boxes[i]).(*image.Gray)
 		if !ok {
 			return docs.Errorf(docs.CodeInternal, "page %d did not stay gray", i+1)
 		}

@@ -178,15 +178,23 @@ func dash(s string) string {
 }
 
 func auditVerifyCmd(f *adminFlags) *cobra.Command {
-	return &cobra.Command{
+	var cluster bool
+	var dsn string
+	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Walk the audit hash chain; exit 1 naming the first bad record if it is broken",
 		Long: `Walk the whole audit hash chain and report the first record at which it
 stops being trustworthy (modified, deleted, inserted or reordered). Keep the
 printed last hash somewhere else: comparing it later is what detects a
-rewrite of the whole chain by someone with write access to the file.`,
+rewrite of the whole chain by someone with write access to the file.
+
+With --cluster, walk every chain of a cluster's database instead: each
+node's chain as shipped and the API tier's control chain.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cluster {
+				return verifyCluster(cmd, dsn, f.json)
+			}
 			st, err := f.openStore(false)
 			if err != nil {
 				return err
@@ -220,4 +228,7 @@ rewrite of the whole chain by someone with write access to the file.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&cluster, "cluster", false, "verify every chain in the cluster database instead of this host's")
+	cmd.Flags().StringVar(&dsn, "dsn", "", "with --cluster: PostgreSQL connection string (default $"+clusterDSNEnv+")")
+	return cmd
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/airlock-dev/airlock/internal/api"
+	"github.com/airlock-dev/airlock/internal/cluster/nodewire"
 	"github.com/airlock-dev/airlock/internal/daemon"
+	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/metrics"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 	"github.com/airlock-dev/airlock/internal/vm"
@@ -40,6 +42,60 @@ type serveOptions struct {
 	admission         api.Admission
 	maxConns          int
 	mcp               mcpFlags
+	cluster           nodeFlags
+}
+
+// nodeFlags make `airlock serve` a cluster node.
+type nodeFlags struct {
+	api, tokenFile, nodeID, addr, listen string
+}
+
+func (n *nodeFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&n.api, "cluster-api", "", "join a cluster: the API tier's internal listener (http://host:port); the node then serves only the tier (see airlock api)")
+	f.StringVar(&n.tokenFile, "cluster-token-file", "", "file holding the cluster's join token (with --cluster-api)")
+	f.StringVar(&n.nodeID, "node-id", "", "this node's name in the cluster (default: the host name)")
+	f.StringVar(&n.listen, "node-listen", "", "TCP address the node's API listens on for the tier, e.g. 10.0.0.5:7443 (with --cluster-api)")
+	f.StringVar(&n.addr, "node-addr", "", "host:port the tier reaches the node's API on (default: --node-listen)")
+}
+
+// options turns the flags into the daemon's; nil without --cluster-api.
+func (o *serveOptions) clusterOptions() (*daemon.ClusterOptions, error) {
+	n := o.cluster
+	if n.api == "" {
+		if n.tokenFile != "" || n.nodeID != "" || n.listen != "" || n.addr != "" {
+			return nil, errdefs.InvalidArgument("--cluster-token-file, --node-id, --node-listen and --node-addr need --cluster-api")
+		}
+		return nil, nil
+	}
+	if n.tokenFile == "" || n.listen == "" {
+		return nil, errdefs.InvalidArgument("--cluster-api needs --cluster-token-file and --node-listen")
+	}
+	if o.tcp != "" {
+		return nil, errdefs.InvalidArgument("a cluster node serves the tier on --node-listen; --tcp is for single hosts")
+	}
+	id := n.nodeID
+	if id == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, err
+		}
+		id = strings.ToLower(h)
+	}
+	addr := n.addr
+	if addr == "" {
+		addr = n.listen
+	}
+	memMiB := o.maxMemoryMiB * o.maxSandboxes
+	if memMiB <= 0 {
+		memMiB = 1 << 20
+	}
+	vcpus := o.maxVCPUs * o.maxSandboxes
+	if vcpus <= 0 {
+		vcpus = 4 * o.maxSandboxes
+	}
+	return &daemon.ClusterOptions{API: n.api, TokenFile: n.tokenFile, NodeID: id, Addr: addr, Version: version,
+		Capacity: nodewire.Capacity{Slots: o.maxSandboxes, MemMiB: int64(memMiB), VCPUs: vcpus}, Net: o.nf.enabled}, nil
 }
 
 func newServeCmd(g *globalFlags) *cobra.Command {
@@ -56,6 +112,7 @@ unless --kill-on-exit is given.`,
 	}
 	o.hf.register(cmd)
 	o.nf.register(cmd)
+	o.cluster.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.socket, "socket", "", "unix socket to serve on (default: env AIRLOCK_SOCKET, or AIRLOCK_URL when it is unix://, the variable clients read, else airlock.sock in the run directory: "+api.DefaultSocket+" as root)")
 	f.StringVar(&o.tcp, "tcp", os.Getenv("AIRLOCK_TCP"), "also serve on this TCP address, e.g. 127.0.0.1:7070 (env AIRLOCK_TCP)")
@@ -96,13 +153,17 @@ func (o *serveOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	clusterOpts, err := o.clusterOptions()
+	if err != nil {
+		return err
+	}
 	warmPool := o.warmPool
 	if warmPool <= 0 {
 		warmPool = -1 // the manager reads 0 as "default"
 	}
 	m := metrics.New()
 	d, err := daemon.Open(ctx, daemon.Options{StateDir: o.hf.stateDir, Host: o.hf.hostConfig(), Exclusive: true,
-		Net: netOpts, KillOnClose: o.killOnExit, Log: log,
+		Net: netOpts, KillOnClose: o.killOnExit, Log: log, Cluster: clusterOpts,
 		Manager: sandbox.Config{Metrics: m, MaxTTL: o.maxTTL, MaxSandboxes: o.maxSandboxes, WarmPool: warmPool,
 			WarmPoolMax: o.warmPoolMax, MaxMemoryMiB: o.maxMemoryMiB, MaxVCPUs: o.maxVCPUs, MetricsPerSandbox: o.metricsPerSandbox,
 			// Fault-injection tests only (internal/e2e): the daemon kills
@@ -116,11 +177,20 @@ func (o *serveOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h := api.New(api.Config{Backend: d.Manager, Store: d.Store, Logger: log, Metrics: m, MaxUploadBytes: o.maxUpload,
-		Admission: o.admission, MCP: mh})
+	// A cluster node serves the tier's assertions only (and no MCP: agents
+	// reach the cluster through the tier).
+	h := d.Handler(api.Config{Logger: log, Metrics: m, MaxUploadBytes: o.maxUpload, Admission: o.admission, MCP: mh})
 	ls, err := o.listen()
 	if err != nil {
 		return err
+	}
+	if clusterOpts != nil {
+		nl, err := api.ListenTCP(o.cluster.listen)
+		if err != nil {
+			return err
+		}
+		ls = append(ls, nl)
+		log.Info("cluster node", "node", clusterOpts.NodeID, "api", clusterOpts.API, "listen", nl.Addr().String())
 	}
 	log.Info("airlock serving", "socket", o.socket, "tcp", o.tcp, "accel", d.Host.Accel.Accel, "kernel", d.Host.Kernel.Release, "version", version)
 	// MCP sessions live in this process, so they end with it, and their

@@ -37,7 +37,7 @@ func auditRecordForTenant(r store.AuditRecord) wire.AuditRecord {
 func sandboxFromInfo(in sandbox.Info) wire.Sandbox {
 	out := wire.Sandbox{ID: in.ID, Tenant: in.Tenant, Template: in.Template, ParentID: in.ParentID,
 		Metadata: in.Metadata, State: in.State, CreatedAt: in.CreatedAt, Deadline: in.Deadline,
-		EndedAt: in.EndedAt, Egress: egressPolicyFrom(in.Egress), NetAddr: in.NetAddr, Jailed: in.Jailed}
+		EndedAt: in.EndedAt, Egress: egressPolicyFrom(in.Egress), NetAddr: in.NetAddr, Jailed: in.Jailed, Node: in.Node}
 	if u := in.Usage; u != nil {
 		out.Usage = &wire.Usage{CPUSeconds: u.CPUSeconds, MemoryPSSBytes: u.MemoryPSSBytes, MemoryRSSBytes: u.MemoryRSSBytes,
 			MemoryPrivateBytes: u.MemoryPrivateBytes, MeasuredAt: u.MeasuredAt}

@@ -33,8 +33,54 @@ func (s *server) metrics(w *respWriter, r *http.Request, _ *call) error {
 	return nil
 }
 
+// StateLost is the state of a cluster's sandbox whose node was written
+// off; a single host never has one.
+const StateLost = sandbox.StateLost
+
 // allStates is what state=all selects.
-var allStates = []string{store.StateRunning, store.StateKilled, store.StateExpired, store.StateFailed}
+var allStates = []string{store.StateRunning, store.StateKilled, store.StateExpired, store.StateFailed, StateLost}
+
+// readyz answers 200 while Config.Ready says the process can serve
+// sandbox calls (always, without one), else its error (503 for an
+// unavailable dependency).
+func (s *server) readyz(w *respWriter, r *http.Request, _ *call) error {
+	if s.ready != nil {
+		if err := s.ready(r.Context()); err != nil {
+			return err
+		}
+	}
+	return writeJSON(w, http.StatusOK, wire.HealthResponse{Status: "ok"})
+}
+
+// maxIdempotencyKey bounds an Idempotency-Key header.
+const maxIdempotencyKey = 128
+
+type idemKey struct{}
+
+// IdempotencyKeyFrom returns the create's Idempotency-Key header as the
+// API checked it ("" for none). A single host ignores it; a cluster's
+// Backend returns the sandbox an earlier create with the same key made.
+func IdempotencyKeyFrom(ctx context.Context) string {
+	k, _ := ctx.Value(idemKey{}).(string)
+	return k
+}
+
+// idempotencyKey reads and checks the Idempotency-Key header.
+func idempotencyKey(r *http.Request) (string, error) {
+	k := r.Header.Get("Idempotency-Key")
+	if k == "" {
+		return "", nil
+	}
+	if len(k) > maxIdempotencyKey {
+		return "", errdefs.InvalidArgument("Idempotency-Key is longer than %d bytes", maxIdempotencyKey)
+	}
+	for _, c := range []byte(k) {
+		if c < 0x21 || c > 0x7e {
+			return "", errdefs.InvalidArgument("Idempotency-Key: printable ASCII without spaces only")
+		}
+	}
+	return k, nil
+}
 
 func (s *server) createSandbox(w *respWriter, r *http.Request, c *call) error {
 	var req wire.CreateSandboxRequest
@@ -51,7 +97,15 @@ func (s *server) createSandbox(w *respWriter, r *http.Request, c *call) error {
 		p := policyFromWire(*req.Egress)
 		egress = &p
 	}
-	info, err := s.be.Create(r.Context(), sandbox.CreateRequest{
+	idem, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if idem != "" {
+		ctx = context.WithValue(ctx, idemKey{}, idem)
+	}
+	info, err := s.be.Create(ctx, sandbox.CreateRequest{
 		Tenant: c.tenant, Template: req.Template, TTL: time.Duration(req.TTLSeconds) * time.Second,
 		Metadata: req.Metadata, Egress: egress, Probe: req.Probe,
 	})
@@ -76,10 +130,10 @@ func (s *server) listSandboxes(w *respWriter, r *http.Request, c *call) error {
 	case "", store.StateRunning:
 	case "all":
 		f.States = allStates
-	case store.StateKilled, store.StateExpired, store.StateFailed:
+	case store.StateKilled, store.StateExpired, store.StateFailed, StateLost:
 		f.States = []string{st}
 	default:
-		return errdefs.InvalidArgument("state %q: want running, killed, expired, failed or all", st)
+		return errdefs.InvalidArgument("state %q: want running, killed, expired, failed, lost or all", st)
 	}
 	infos, err := s.be.List(r.Context(), f)
 	if err != nil {

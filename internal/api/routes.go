@@ -13,6 +13,7 @@ type route struct {
 // added without being documented.
 var routes = []route{
 	{"GET /healthz", false, (*server).healthz},
+	{"GET /readyz", false, (*server).readyz},
 	{"GET /openapi.json", false, (*server).openAPI},
 	{"GET /metrics", false, (*server).metrics},
 

@@ -77,6 +77,10 @@ type Config struct {
 	// authenticated the key and admitted the request; it finds the caller
 	// with CallerFrom. nil: /mcp answers 404.
 	MCP http.Handler
+	// Ready, when set, answers GET /readyz: nil while the process can
+	// serve sandbox calls, else why not (an Unavailable error answers
+	// 503). nil: ready whenever it serves.
+	Ready func(context.Context) error
 }
 
 // server holds the handler's dependencies; immutable after New.
@@ -90,6 +94,7 @@ type server struct {
 	mux       *http.ServeMux
 	adm       *admitter
 	mcpH      http.Handler // nil = no MCP endpoint
+	ready     func(context.Context) error
 
 	execMu     sync.Mutex
 	plainExecs map[string]int // guarded by execMu; running non-streaming execs per tenant
@@ -109,7 +114,7 @@ func New(cfg Config) http.Handler {
 	s := &server{
 		be: cfg.Backend, st: cfg.Store, log: cfg.Logger, m: cfg.Metrics,
 		maxUpload: cfg.MaxUploadBytes, maxRead: cfg.MaxReadBytes,
-		mux: http.NewServeMux(), plainExecs: map[string]int{}, adm: newAdmitter(cfg.Admission), mcpH: cfg.MCP,
+		mux: http.NewServeMux(), plainExecs: map[string]int{}, adm: newAdmitter(cfg.Admission), mcpH: cfg.MCP, ready: cfg.Ready,
 	}
 	if s.log == nil {
 		s.log = slog.Default()

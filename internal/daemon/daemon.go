@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/airlock-dev/airlock/internal/cleanup"
+	"github.com/airlock-dev/airlock/internal/cluster/nodeagent"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 	"github.com/airlock-dev/airlock/internal/store"
@@ -45,6 +46,9 @@ type Options struct {
 	// running for the next daemon to adopt.
 	KillOnClose bool
 	Log         *slog.Logger
+	// Cluster, when set, makes this daemon a cluster node (see
+	// ClusterOptions); nil: a single host, exactly as without clusters.
+	Cluster *ClusterOptions
 }
 
 // Daemon is what Open made. Close undoes it.
@@ -53,7 +57,9 @@ type Daemon struct {
 	Store     *store.Store
 	Templates *template.Registry
 	Manager   *sandbox.Manager
-	cu        cleanup.Stack
+	// Agent is the cluster node agent; nil on a single host.
+	Agent *nodeagent.Agent
+	cu    cleanup.Stack
 }
 
 // Open opens everything, in order; on failure what was opened is closed
@@ -73,6 +79,11 @@ func Open(ctx context.Context, o Options) (_ *Daemon, err error) {
 	}
 	if err := d.startManager(ctx, o); err != nil {
 		return nil, err
+	}
+	if o.Cluster != nil {
+		if err := d.startAgent(o); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
 }

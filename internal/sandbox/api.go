@@ -19,6 +19,12 @@ type CreateRequest struct {
 	// returns; if anything gets through, the sandbox is killed and Create
 	// fails with FailedPrecondition.
 	Probe bool
+	// ID is the sandbox's id when the caller chose it (a cluster's API
+	// tier does, so its catalog row exists before the VM): "sbx-" and 16
+	// characters of [a-z2-7], as NewSandboxID makes. An id already known
+	// to this host is AlreadyExists. "" = the machine's own id, as on a
+	// single host.
+	ID string
 }
 
 // Info is the externally visible state of a sandbox.
@@ -44,7 +50,15 @@ type Info struct {
 	// Usage is the sandbox's host CPU and memory, read when Get answers
 	// for a running sandbox; nil in lists and once ended.
 	Usage *Usage `json:"usage,omitempty"`
+	// Node is the cluster node that runs the sandbox, set by a cluster's
+	// API tier; "" on a single host.
+	Node string `json:"node,omitempty"`
 }
+
+// StateLost is a cluster catalog's state for a sandbox whose node was
+// written off. A Manager never puts a sandbox in it; List treats it as a
+// state nothing is in.
+const StateLost = "lost"
 
 // ListFilter selects sandboxes of one tenant.
 type ListFilter struct {

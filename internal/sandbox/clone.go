@@ -27,6 +27,18 @@ type clone struct {
 	// it becomes (nil unless its policy inspects); pooled clones never
 	// have one.
 	ca *egress.CA
+	// id is the sandbox id the clone becomes: the caller's
+	// (CreateRequest.ID, fork child ids) or the machine's. Host-side
+	// names (state directory, jail, network slot) keep the machine's id.
+	id string
+}
+
+// sandboxID is the id the clone serves under (see clone.id).
+func (c *clone) sandboxID() string {
+	if c.id != "" {
+		return c.id
+	}
+	return c.machine.ID()
 }
 
 // destroy ends the VM, then releases its slot (the tap goes with the

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/store"
 	"github.com/airlock-dev/airlock/internal/template"
+	"github.com/airlock-dev/airlock/internal/vm"
 )
 
 // Create restores a new sandbox from a template.
@@ -60,6 +62,9 @@ func (m *Manager) planCreate(req CreateRequest) (createPlan, error) {
 	if err := validateMetadata(req.Metadata); err != nil {
 		return createPlan{}, err
 	}
+	if err := m.checkNewID(req.ID); err != nil {
+		return createPlan{}, err
+	}
 	if err := m.admit(); err != nil {
 		return createPlan{}, err
 	}
@@ -106,10 +111,12 @@ func (m *Manager) startSandbox(ctx context.Context, req CreateRequest, plan crea
 		return Info{}, nil, nil, fmt.Errorf("create from %s: %w", tmpl.Name, err)
 	}
 	v := c.machine
-	cu.AddFunc(func() { m.releaseNet(v.ID(), c.slot) }) // after the VM: drops the proxy entry too
+	c.id = req.ID
+	id := c.sandboxID()
+	cu.AddFunc(func() { m.releaseNet(id, c.slot) }) // after the VM: drops the proxy entry too
 	cu.Add(v.Destroy)
 	// Before anything of the caller's runs: its own clock, entropy, id.
-	if err := v.Prepare(ctx, v.ID()); err != nil {
+	if err := v.Prepare(ctx, id); err != nil {
 		return Info{}, nil, nil, fmt.Errorf("create from %s: %w", tmpl.Name, err)
 	}
 	ca, err := m.createEgressCA(ctx, plan.egress.policy, c)
@@ -122,7 +129,7 @@ func (m *Manager) startSandbox(ctx context.Context, req CreateRequest, plan crea
 	}
 	m.failpoint(FailCreateRestored)
 	now := stamp()
-	info := Info{ID: v.ID(), Tenant: req.Tenant, Template: tmpl.Name, Metadata: copyMap(req.Metadata),
+	info := Info{ID: id, Tenant: req.Tenant, Template: tmpl.Name, Metadata: copyMap(req.Metadata),
 		State: store.StateRunning, CreatedAt: now, Deadline: now.Add(plan.ttl), Egress: plan.egress.policy,
 		Jailed: m.machines.Jailed()}
 	if c.slot != nil {
@@ -193,4 +200,36 @@ func (m *Manager) auditCreate(ctx context.Context, info Info, began time.Time, e
 	rec := auditRecord(store.EventCreate, info)
 	rec.DurationMS, rec.Outcome, rec.Detail = time.Since(began).Milliseconds(), outcomeOf(err), detail
 	m.audit(ctx, rec)
+}
+
+// sandboxIDRE is the shape of a caller-chosen sandbox id: vm.NewID's.
+var sandboxIDRE = regexp.MustCompile(`^sbx-[a-z2-7]{16}$`)
+
+// NewSandboxID returns a fresh sandbox id of the shape CreateRequest.ID
+// takes.
+func NewSandboxID() string { return vm.NewID("sbx-") }
+
+// checkNewID refuses a caller-chosen id of the wrong shape, or one this
+// host already has (running or ended): an id names one sandbox, ever.
+func (m *Manager) checkNewID(id string) error {
+	if id == "" {
+		return nil
+	}
+	if !sandboxIDRE.MatchString(id) {
+		return errdefs.InvalidArgument("sandbox id %q: want sbx- and 16 characters of [a-z2-7]", id)
+	}
+	m.mu.Lock()
+	_, live := m.sandboxes[id]
+	m.mu.Unlock()
+	if live {
+		return errdefs.AlreadyExists("sandbox %s already exists", id)
+	}
+	_, err := m.cfg.Store.GetSandbox(context.Background(), "", id)
+	switch {
+	case err == nil:
+		return errdefs.AlreadyExists("sandbox %s already exists", id)
+	case errdefs.Class(err) != errdefs.ErrNotFound:
+		return err
+	}
+	return nil
 }

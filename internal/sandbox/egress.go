@@ -130,7 +130,7 @@ func (m *Manager) createEgressCA(ctx context.Context, pol netpool.Policy, c *clo
 	if c.slot == nil || !pol.Inspects() {
 		return nil, nil
 	}
-	ca, err := m.newEgressCA(c.machine.ID())
+	ca, err := m.newEgressCA(c.sandboxID())
 	if err != nil {
 		return nil, err
 	}
@@ -151,10 +151,10 @@ func (m *Manager) createEgress(plan egressPlan, c *clone, ca *egress.CA) error {
 		return nil
 	}
 	if isDenyAll(plan.policy) && isDenyAll(c.slot.Policy()) {
-		m.setEgressLookup(c.slot.NsIP, plan.proxyFor(c.machine.ID(), ca))
+		m.setEgressLookup(c.slot.NsIP, plan.proxyFor(c.sandboxID(), ca))
 		return nil
 	}
-	return m.applyEgress(c.slot, c.machine.ID(), plan, ca)
+	return m.applyEgress(c.slot, c.sandboxID(), plan, ca)
 }
 
 // SetEgress replaces a sandbox's egress policy. With networking the new

@@ -24,6 +24,27 @@ import (
 // stack until it is registered, so a failure leaves only the children
 // registered before it (which are returned with the error).
 func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) ([]Info, error) {
+	return m.fork(ctx, tenant, id, count, nil)
+}
+
+// ForkWithIDs is Fork with the children's ids chosen by the caller (a
+// cluster's API tier, whose catalog rows exist before the VMs), one per
+// child, each of CreateRequest.ID's shape and new to this host.
+func (m *Manager) ForkWithIDs(ctx context.Context, tenant, id string, ids []string) ([]Info, error) {
+	seen := map[string]bool{}
+	for _, c := range ids {
+		if c == "" || seen[c] {
+			return nil, errdefs.InvalidArgument("fork child ids must be distinct and set")
+		}
+		seen[c] = true
+		if err := m.checkNewID(c); err != nil {
+			return nil, err
+		}
+	}
+	return m.fork(ctx, tenant, id, len(ids), ids)
+}
+
+func (m *Manager) fork(ctx context.Context, tenant, id string, count int, ids []string) ([]Info, error) {
 	began := time.Now()
 	l, tmpl, err := m.forkParent(ctx, tenant, id, count)
 	if err != nil {
@@ -62,7 +83,7 @@ func (m *Manager) Fork(ctx context.Context, tenant, id string, count int) ([]Inf
 	// The children's VMMs hold their own descriptors of the base once
 	// started.
 	defer base.Close()
-	clones, err := m.restoreChildren(ctx, tmpl, base, parent, children)
+	clones, err := m.restoreChildren(ctx, tmpl, base, parent, children, ids)
 	if err != nil {
 		return nil, fmt.Errorf("fork %s: restore child: %w", id, err)
 	}
@@ -132,7 +153,7 @@ func (m *Manager) snapshotParent(ctx context.Context, l *live, tmpl *template.Te
 // shares the parent's namespace or address. Every child's undos go on its
 // own stack; on failure the first error is returned and the caller's
 // stacks undo everything.
-func (m *Manager) restoreChildren(ctx context.Context, tmpl *template.Template, base ForkBase, parent Info, children []cleanup.Stack) ([]*clone, error) {
+func (m *Manager) restoreChildren(ctx context.Context, tmpl *template.Template, base ForkBase, parent Info, children []cleanup.Stack, ids []string) ([]*clone, error) {
 	plan, err := m.planEgress(parent.Tenant, &parent.Egress)
 	if err != nil {
 		return nil, fmt.Errorf("fork %s: the parent's egress policy: %w", parent.ID, err)
@@ -144,7 +165,11 @@ func (m *Manager) restoreChildren(ctx context.Context, tmpl *template.Template, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			clones[i], errs[i] = m.restoreChild(ctx, tmpl, base, plan, &children[i])
+			id := vm.NewID("sbx-")
+			if ids != nil {
+				id = ids[i] // a child's machine is named by its sandbox id
+			}
+			clones[i], errs[i] = m.restoreChild(ctx, tmpl, base, plan, id, &children[i])
 		}()
 	}
 	wg.Wait()
@@ -160,8 +185,7 @@ func (m *Manager) restoreChildren(ctx context.Context, tmpl *template.Template, 
 // the parent's policy in force in its slot, with a CA of its own when the
 // policy inspects TLS (a child inherits its parent's trust store, the
 // parent's CA certificate included).
-func (m *Manager) restoreChild(ctx context.Context, tmpl *template.Template, base ForkBase, plan egressPlan, cu *cleanup.Stack) (*clone, error) {
-	id := vm.NewID("sbx-")
+func (m *Manager) restoreChild(ctx context.Context, tmpl *template.Template, base ForkBase, plan egressPlan, id string, cu *cleanup.Stack) (*clone, error) {
 	v, slot, err := startMachine(ctx, m.cfg.Net, func(tap *os.File) (Machine, error) {
 		return m.machines.RestoreChild(ctx, base, tmpl, id, tap)
 	})

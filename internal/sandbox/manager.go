@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -416,6 +417,12 @@ func (m *Manager) List(ctx context.Context, f ListFilter) ([]Info, error) {
 	states := f.States
 	if len(states) == 0 {
 		states = []string{store.StateRunning}
+	}
+	// "lost" is a cluster catalog's state (a node written off); no
+	// sandbox of one host is ever in it.
+	states = slices.DeleteFunc(slices.Clone(states), func(s string) bool { return s == StateLost })
+	if len(states) == 0 {
+		return []Info{}, nil
 	}
 	sbs, err := m.cfg.Store.ListSandboxes(ctx, store.SandboxFilter{Tenant: f.Tenant, Metadata: f.Metadata, States: states})
 	if err != nil {

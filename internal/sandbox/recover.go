@@ -47,7 +47,10 @@ func (m *Manager) recover(ctx context.Context) error {
 	now := time.Now()
 	paused := map[string]bool{}
 	for _, sb := range sbs {
-		known[sb.ID] = sb.PausedDir == "" // a paused one's old VM directory is an orphan
+		// Directories and jails are named by the machine, which a
+		// caller-chosen sandbox id (CreateRequest.ID) does not name. A
+		// paused one's old VM directory is an orphan.
+		known[machineID(sb)] = sb.PausedDir == ""
 		switch {
 		case !now.Before(sb.Deadline):
 			m.endRecovered(ctx, sb, store.StateExpired, store.EventExpire, reasonExpired)
@@ -86,7 +89,7 @@ func (m *Manager) recover(ctx context.Context) error {
 	// kernel reaped them; nobody removed their cgroups).
 	alive := map[string]bool{}
 	for _, sb := range survivors {
-		alive[sb.ID] = true
+		alive[machineID(sb)] = true
 	}
 	if err := m.machines.SweepJails(func(id string) bool {
 		return alive[id] || !hasAnyPrefix(id, daemonDirPrefixes)
@@ -177,7 +180,7 @@ func (m *Manager) goAttach(l *live, sb store.Sandbox) {
 		defer m.wg.Done()
 		defer l.cancelAttach()
 		began := time.Now()
-		v, err := m.machines.Adopt(l.attachCtx, sb.ID, sb.StateDir, sb.PID)
+		v, err := m.machines.Adopt(l.attachCtx, machineID(sb), sb.StateDir, sb.PID)
 		l.machine, l.attachErr = v, err
 		close(l.attached)
 		if err != nil {
@@ -201,6 +204,15 @@ func (m *Manager) goAttach(l *live, sb store.Sandbox) {
 		}
 		m.goWatch(l)
 	}()
+}
+
+// machineID is the id of sb's machine: its state directory's name, which
+// is the sandbox id unless the caller chose that (CreateRequest.ID).
+func machineID(sb store.Sandbox) string {
+	if sb.StateDir == "" {
+		return sb.ID
+	}
+	return filepath.Base(sb.StateDir)
 }
 
 // daemonDirPrefixes are the names of the run directory entries a daemon

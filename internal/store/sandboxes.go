@@ -317,6 +317,15 @@ func (s *Store) OverdueSandboxes(ctx context.Context, now time.Time) ([]Sandbox,
 		[]string{`state = 'running'`, `deadline_ms <= ?`}, []any{toMS(now)}, "deadline_ms, rowid")
 }
 
+// EndedSince returns up to limit sandboxes that ended at or after since,
+// in the order they ended: what a cluster node ships to its control
+// plane. Ends are stamped before they are written, so a reader that pages
+// by time must read again a little before its last time.
+func (s *Store) EndedSince(ctx context.Context, since time.Time, limit int) ([]Sandbox, error) {
+	return s.querySandboxes(ctx, "ended sandboxes",
+		[]string{`state <> 'running'`, `ended_ms >= ?`}, []any{toMS(since)}, fmt.Sprintf("ended_ms, id LIMIT %d", max(limit, 1)))
+}
+
 // LiveSandboxes returns every running sandbox, oldest first: what a
 // restarted daemon must either re-adopt or reap.
 func (s *Store) LiveSandboxes(ctx context.Context) ([]Sandbox, error) {

@@ -20,7 +20,7 @@ import (
 
 // bakeFormat changes whenever the baked layout or the VM shape a bake
 // implies changes, so old bakes are not restored into new machines.
-const bakeFormat = "bake-v4" // v4: the manifest carries AIRLOCK_ACCEL in the exec environment (v3: every machine has a virtio-net NIC)
+const bakeFormat = "bake-v5" // v5: TCG guests keep the TSC clocksource (tsc=reliable); v4: the manifest carries AIRLOCK_ACCEL in the exec environment; v3: every machine has a virtio-net NIC
 
 // Baked files inside a template's directory.
 const (

@@ -57,7 +57,7 @@ type Sandbox struct {
 	ParentID string            `json:"parent_id,omitempty"` // set for forks
 	Metadata map[string]string `json:"metadata"`
 	// State is running, paused (saved to disk, no VMM: resume it), or
-	// how it ended: killed, expired, failed.
+	// how it ended: killed, expired, failed; lost in a cluster.
 	State     string       `json:"state"`
 	CreatedAt time.Time    `json:"created_at"`
 	Deadline  time.Time    `json:"deadline"` // killed by the reaper at this time
@@ -73,6 +73,9 @@ type Sandbox struct {
 	// Usage is the sandbox's host CPU and memory: in GET of one running
 	// sandbox only, nil in lists and once it ended.
 	Usage *Usage `json:"usage,omitempty"`
+	// Node is the cluster node that runs the sandbox: set by a cluster's
+	// API tier, absent on a single host.
+	Node string `json:"node,omitempty"`
 }
 
 // Usage is what a running sandbox's VMM has used on the host.

@@ -12,10 +12,12 @@ import (
 )
 
 // TestOnlyClusterCodeReachesPostgres keeps PostgreSQL out of the
-// single-host daemon: outside the cluster packages, only the `airlock
-// cluster` command imports this package or the driver, so `airlock
-// serve` has no path that opens a connection. Test helpers that start a
-// server are imported by tests only.
+// single-host daemon and out of cluster nodes: outside the cluster's
+// API-tier packages, only the `airlock cluster` and `airlock api`
+// commands import this package or the driver, so `airlock serve` (alone
+// or as a node) has no path that opens a connection. The node side
+// (nodeagent, nodewire) never does: nodes hold no database credentials.
+// Test helpers that start a server are imported by tests only.
 func TestOnlyClusterCodeReachesPostgres(t *testing.T) {
 	root, err := filepath.Abs("../../..")
 	must(t, err)
@@ -29,8 +31,12 @@ func TestOnlyClusterCodeReachesPostgres(t *testing.T) {
 			return true
 		case imp == mod+"internal/cluster/clustertest", imp == mod+"internal/cluster/storetest":
 			return strings.HasSuffix(rel, "_test.go")
+		case strings.HasPrefix(rel, "internal/cluster/nodeagent/"), strings.HasPrefix(rel, "internal/cluster/nodewire/"):
+			return false
+		case strings.HasPrefix(rel, "internal/cluster/apitier/"), strings.HasPrefix(rel, "internal/cluster/multinode/"):
+			return true
 		}
-		return rel == "cmd/airlock/cluster_cmd.go" || rel == "cmd/airlock/cluster_cmd_test.go"
+		return rel == "cmd/airlock/cluster_cmd.go" || rel == "cmd/airlock/cluster_cmd_test.go" || rel == "cmd/airlock/api_cmd.go"
 	}
 	fset := token.NewFileSet()
 	checked := 0

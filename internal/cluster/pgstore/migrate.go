@@ -23,6 +23,7 @@ type migration struct {
 // binary expects.
 var migrations = []migration{
 	{name: "tenants, keys, nodes, catalog, templates, audit, invoices", sql: schemaV1},
+	{name: "the API tier's secrets; creating rows by age", sql: schemaV2},
 }
 
 // migrateLockKey names the advisory lock every migrating process takes,

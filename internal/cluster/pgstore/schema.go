@@ -258,3 +258,15 @@ CREATE TABLE invoice_history (
 	seen_ms    bigint NOT NULL
 );
 `
+
+// schemaV2 adds the API tier's own secrets (the master key its node
+// credentials are derived from: only API processes read this database)
+// and an index for the reconciler of creates left half-done.
+const schemaV2 = `
+CREATE TABLE cluster_secrets (
+	name       text PRIMARY KEY,
+	secret     bytea NOT NULL CHECK (length(secret) >= 32),
+	created_ms bigint NOT NULL
+);
+CREATE INDEX sandboxes_creating ON sandboxes (created_ms) WHERE state = 'creating';
+`

@@ -1,27 +1,35 @@
 // Package redact finds personal data (PII) in a document and writes the
 // document back in the same format with that data replaced, masked,
-// hashed or removed, as a job's policy says.
+// hashed or removed, as a job's policy says. It is the front of the
+// redaction job: Redactor wires the parts below together, split the way
+// Presidio is.
 //
-// What it owns:
+//   - recognizer: the Recognizer interface and the registry, which is
+//     data (recognizer/data/registry.yaml: which recognizers run, for
+//     which types, with which context words, patterns and scores; name
+//     lists, address templates, IBAN and card tables beside it). The
+//     kinds: recognizer/pattern (regex + validator + context; IBAN and
+//     ABA checks through internal/checksum), recognizer/address,
+//     recognizer/person, recognizer/ocr (what only OCR pages need).
+//   - nlp: tokens, folding, context phrases and windows, which
+//     recognizers read.
+//   - analyzer: runs the registry over a text, a field's value or an
+//     OCR page under the policy's types and thresholds, and settles
+//     overlaps.
+//   - operator: replace with "<TYPE>", mask, salted hash, remove.
+//   - formats: text, JSON and CSV written back as they came (structure,
+//     dialect, BOM and line endings kept).
+//   - pages and raster: findings mapped to word boxes on extracted pages
+//     (table cells read under their column's header and with the cell
+//     below), opaque boxes painted on page images, and PDFs rebuilt from
+//     those images alone ("rasterise and rebuild").
+//   - policy and result: the contract packages the host links (the
+//     operator configuration, and the job's result).
 //
-//   - Detectors in the spirit of Presidio's recognisers: candidate
-//     patterns, context words and validators, driven by the embedded data
-//     files under data/ (patterns.yaml, address.yaml, context.yaml, name
-//     lists, IBAN and card tables). Types: PERSON, EMAIL, PHONE, US_SSN,
-//     CREDIT_CARD, IBAN, IP_ADDRESS, DATE_OF_BIRTH, STREET_ADDRESS,
-//     US_BANK_ACCOUNT, US_BANK_ROUTING, US_PASSPORT, US_DRIVER_LICENSE.
-//   - Operators (replace with "<TYPE>", mask, salted hash, remove) and the
-//     policy file that picks them per type.
-//   - Same-format redaction of text, JSON and CSV (structure, dialect,
-//     BOM and line endings kept), and of pages: findings mapped to word
-//     boxes, opaque boxes painted on page images, and PDFs rebuilt from
-//     those images alone ("rasterise and rebuild"). On pages, table cells
-//     are read under their column's header and with the cell below
-//     (cells.go), and OCR text is also read with digit look-alikes as
-//     digits and with labels vouching for misread values (ocr.go,
-//     ocr_labels.go).
-//   - Findings as code-point offsets (text, JSON, CSV) or pages and boxes
-//     (PDFs, images); see the contract sub-package.
+// Types: PERSON, EMAIL, PHONE, US_SSN, CREDIT_CARD, IBAN, IP_ADDRESS,
+// DATE_OF_BIRTH, STREET_ADDRESS, US_BANK_ACCOUNT, US_BANK_ROUTING,
+// US_PASSPORT, US_DRIVER_LICENSE. Findings are code-point offsets (text,
+// JSON, CSV) or pages and boxes (PDFs, images).
 //
 // What it must never do:
 //
@@ -34,8 +42,8 @@
 //     independent checker in internal/docs/verify decides, in a second
 //     sandbox, on the output.
 //   - Run on the host: like the rest of internal/docs it runs inside the
-//     guest; only the contract sub-package is imported by the host.
+//     guest; only the contract sub-packages are imported by the host.
 //
-// The analyser is pure Go; only CheckPDF (a test and audit helper) runs
-// poppler's tools.
+// The analysis is pure Go; only raster.CheckPDF (a test and audit
+// helper) runs poppler's tools.
 package redact

@@ -17,6 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/docseval/redactcorpus/redactsim"
 
 	"github.com/airlock-dev/airlock/internal/docs/redact"
+	"github.com/airlock-dev/airlock/internal/docs/redact/raster"
 	"github.com/airlock-dev/airlock/internal/docs/redact/result"
 	"github.com/airlock-dev/airlock/internal/docseval/redactcorpus"
 	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
@@ -142,7 +143,7 @@ func TestRasteriseAndRebuild(t *testing.T) {
 	for _, s := range d.Spans {
 		originals = append(originals, string(rs[s.Start:s.End]))
 	}
-	if err := redact.CheckPDF(ctx, src, originals); err == nil {
+	if err := raster.CheckPDF(ctx, src, originals); err == nil {
 		t.Fatal("CheckPDF passed the unredacted PDF")
 	}
 	const dpi = 200
@@ -154,17 +155,17 @@ func TestRasteriseAndRebuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	boxes := redact.PageBoxes(r.Pages(redactsim.Document(d.Page)), 1)
-	redacted := redact.DrawBoxes(img, dpi, boxes[0])
+	boxes := raster.PageBoxes(r.Pages(redactsim.Document(d.Page)), 1)
+	redacted := raster.DrawBoxes(img, dpi, boxes[0])
 	var buf bytes.Buffer
-	if err := redact.RebuildPDF(&buf, []redact.PageImage{{Image: redacted, DPI: dpi}}); err != nil {
+	if err := raster.RebuildPDF(&buf, []raster.PageImage{{Image: redacted, DPI: dpi}}); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out.pdf")
 	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := redact.CheckPDF(ctx, out, originals); err != nil {
+	if err := raster.CheckPDF(ctx, out, originals); err != nil {
 		t.Fatal(err)
 	}
 	checkOCR(t, dir, img, redacted, d)
@@ -218,7 +219,7 @@ func checkOCR(t *testing.T, dir string, orig, redacted image.Image, d redactcorp
 func ocr(t *testing.T, dir, name string, img image.Image) string {
 	t.Helper()
 	path := filepath.Join(dir, name+".png")
-	data, err := redact.RedactImage(encodePNG(t, img), redact.FormatPNG, 200, nil)
+	data, err := raster.RedactImage(encodePNG(t, img), raster.FormatPNG, 200, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,17 +30,7 @@ func columns(sub *subject) []hit {
 	if len(recs) < 2 {
 		return nil
 	}
-	kinds := make([]byte, len(recs[0])) // 'd' birth date, 'n' name
-	for c, cell := range recs[0] {
-		h := strings.ToLower(strings.Trim(sub.s[cell[0]:cell[1]], "\uFEFF\" \t\r"))
-		h = strings.Join(strings.FieldsFunc(h, func(r rune) bool { return r == '_' || r == '-' || r == ' ' }), " ")
-		switch {
-		case nameHeaders[h]:
-			kinds[c] = 'n'
-		case len(birthDates(newSubject(h+" 01/01/2000"))) > 0:
-			kinds[c] = 'd'
-		}
-	}
+	kinds := headerKinds(sub, recs[0])
 	var out []hit
 	for _, rec := range recs[1:] {
 		for c, cell := range rec {
@@ -61,10 +51,67 @@ func columns(sub *subject) []hit {
 				if x, y, ok := nameAfterRole(v, 0); ok {
 					out = append(out, hit{"PERSON", "column", a + x, a + y})
 				}
+			case 'a':
+				if hasAlnum(v) {
+					out = append(out, hit{"STREET_ADDRESS", "column", a, b})
+				}
+			case 'p', 'b':
+				if digitCount(v) >= map[byte]int{'p': 7, 'b': 6}[kinds[c]] {
+					out = append(out, hit{map[byte]string{'p': "PHONE", 'b': "US_BANK_ACCOUNT"}[kinds[c]], "column", a, b})
+				}
 			}
 		}
 	}
 	return out
+}
+
+// Header words of columns that hold phones, bank numbers, and address
+// parts (the verifier's own lists; parts other than a street count only
+// when the table has a street column).
+var (
+	phoneHeaders  = keySet(`phone telephone tel mobile mobilephone cell cellphone fax telefoon telefon handy`)
+	bankHeaders   = keySet(`routing routingnumber aba account accountnumber accountno acct iban`)
+	streetHeaders = keySet(`street streetaddress address1 addressline1 line1 housenumber straat strasse straße rue`)
+)
+
+// headerKinds says what each column of a table holds: 'd' birth dates,
+// 'n' names, 'a' address parts, 'p' phones, 'b' bank numbers, or 0.
+func headerKinds(sub *subject, head [][2]int) []byte {
+	kinds := make([]byte, len(head))
+	street := false
+	keys := make([]string, len(head))
+	for c, cell := range head {
+		h := strings.ToLower(strings.Trim(sub.s[cell[0]:cell[1]], "\uFEFF\" \t\r"))
+		h = strings.Join(strings.FieldsFunc(h, func(r rune) bool { return r == '_' || r == '-' || r == ' ' }), " ")
+		keys[c] = normKey(h)
+		street = street || streetHeaders[keys[c]]
+		switch {
+		case nameHeaders[h]:
+			kinds[c] = 'n'
+		case len(birthDates(newSubject(h+" 01/01/2000"))) > 0:
+			kinds[c] = 'd'
+		case phoneHeaders[keys[c]]:
+			kinds[c] = 'p'
+		case bankHeaders[keys[c]]:
+			kinds[c] = 'b'
+		}
+	}
+	for c := range head {
+		if kinds[c] == 0 && (streetHeaders[keys[c]] || street && partKeys[keys[c]]) {
+			kinds[c] = 'a'
+		}
+	}
+	return kinds
+}
+
+func digitCount(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			n++
+		}
+	}
+	return n
 }
 
 // tableDelim returns the delimiter a header line uses (comma, semicolon

@@ -8,10 +8,16 @@
 // (separators stripped, then Luhn with a card-industry digit, SSA area,
 // group and serial rules, ABA checksums next to bank words, IBAN mod-97
 // with arbitrary precision), its own e-mail scanner, phone numbers through
-// libphonenumber, IP addresses through the standard library, and name,
-// birth-date and address heuristics of its own (titles, labels, role
-// labels followed by what reads like a name, cue words, street words,
-// CSV columns by their header). Pages read by OCR are also checked with
+// libphonenumber (international, with the home trunk "(0)", and national
+// forms of the countries it lists), IP addresses through the standard
+// library, and name, birth-date and address heuristics of its own
+// (titles, labels, role labels followed by what reads like a name, cue
+// words; its own given-name and family-first lists, particles, verbs of
+// saying, chat speakers and parties in capitals; birth words before
+// dates in seven languages' month names; street words, postal codes of
+// Japan, Canada, Australia, the Netherlands and Germany and France;
+// address and name parts in JSON fields and CSV columns by their keys
+// and headers). Pages read by OCR are also checked with
 // digit look-alikes read as digits and for e-mail addresses and IBANs
 // OCR bent; short words OCR read with low confidence (a black box's
 // edge) are left out. Text files with a UTF-16 byte-order mark are

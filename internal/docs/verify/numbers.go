@@ -254,6 +254,10 @@ func phones(sub *subject, r *run) []hit {
 	switch {
 	case r.plus && parses(txt, "ZZ"):
 		return []hit{{"PHONE", "e164", start, r.end}}
+	case r.plus && trunkDropped(sub.s, r) != "":
+		return []hit{{"PHONE", "e164", start, r.end}}
+	case !r.plus && nationalForm(sub.s, r, lens):
+		return []hit{{"PHONE", "national", start, r.end}}
 	case groupsAre(lens, 3, 3, 4) || groupsAre(lens, 1, 3, 3, 4):
 		if parses(txt, "US") {
 			return []hit{{"PHONE", "nanp-format", start, r.end}}
@@ -264,6 +268,59 @@ func phones(sub *subject, r *run) []hit {
 		}
 	}
 	return nil
+}
+
+// trunkDropped: "+44 (0)20 7946 0958", an international number with the
+// home trunk "(0)" kept; it returns the number without it when that
+// parses, else "".
+func trunkDropped(s string, r *run) string {
+	if len(r.groups) < 3 {
+		return ""
+	}
+	g := r.groups[1]
+	if s[g[0]:g[1]] != "0" || g[0] == 0 || s[g[0]-1] != '(' {
+		return ""
+	}
+	n := "+" + r.digits(s, 0, 1) + r.digits(s, 2, len(r.groups))
+	if parses(n, "ZZ") {
+		return n
+	}
+	return ""
+}
+
+// nationalRegions are the countries a number written in national form
+// is tried in (the verifier's own list).
+var nationalRegions = []string{"GB", "FR", "DE", "NL", "BE", "CH", "AT", "IE", "AU", "NZ", "JP", "IT", "ES",
+	"SE", "NO", "DK", "FI", "PL", "PT", "ZA", "IN", "BR", "KR", "TR", "IL", "GR", "CZ", "HU", "RO"}
+
+// nationalForm: a number written with its trunk 0 as a country writes
+// it, valid there: three or more groups of two to five digits, or an
+// area code and a run of six to eight ("01512 3457861", "06 12 34 56 78",
+// "0412 345 678").
+func nationalForm(s string, r *run, lens []int) bool {
+	d := r.digits(s, 0, len(r.groups))
+	if d[0] != '0' || len(d) < 9 || len(d) > 12 || len(lens) < 2 || lens[0] > 5 || groupsAre(lens, 3, 2, 4) {
+		return false // (3-2-4 is how an SSN is written)
+	}
+	switch {
+	case len(lens) == 2:
+		if lens[1] < 6 || lens[1] > 8 {
+			return false
+		}
+	default:
+		for _, l := range lens[1:] {
+			if l < 2 || l > 5 {
+				return false
+			}
+		}
+	}
+	txt := s[r.start:r.end]
+	for _, region := range nationalRegions {
+		if parses(txt, region) {
+			return true
+		}
+	}
+	return false
 }
 
 func groupsAre(lens []int, want ...int) bool {

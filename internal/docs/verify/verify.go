@@ -61,7 +61,7 @@ type hit struct {
 type rule func(*subject) []hit
 
 func rules() []rule {
-	return []rule{numberRuns, ibans, emails, ipAddresses, birthDates, names, addresses, columns}
+	return []rule{numberRuns, ibans, emails, ipAddresses, birthDates, names, people, addresses, worldAddresses, jsonAddressParts, columns}
 }
 
 // Check returns the verdict on a text (the redacted output).

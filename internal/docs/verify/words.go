@@ -11,10 +11,22 @@ var (
 	// birthWord: words that say a date nearby is a birth date. Letters
 	// must not touch them ("stubborn", "Osborne"); an underscore may
 	// ("date_of_birth").
-	birthWord = regexp.MustCompile(`(?i)birth|born|dob|d\.o\.b|bday|geburt\p{L}*|geboren|naissance|nacimiento|nascita|nato|nata|née?|рожд\p{L}*|生年月日|出生`)
+	birthWord = regexp.MustCompile(`(?i)birthday|birthdate|birth|born|dob|d\.o\.b|bday|geburt\p{L}*|geboren|geb\.|geboorte\p{L}*|naissance|nacimiento|nascita|nato|nata|née?|рожд\p{L}*|生年月日|出生|\(b\.`)
 	// dateish: a date written with numbers, or with a month name.
-	dateish = regexp.MustCompile(`(?i)\b[0-9]{1,4}[-/.][0-9]{1,2}[-/.][0-9]{2,4}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+[0-9]{1,2}(?:st|nd|rd|th)?,?\s+[0-9]{4}\b|\b[0-9]{1,2}(?:st|nd|rd|th)?\.?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+[0-9]{4}\b`)
+	dateish = regexp.MustCompile(`(?i)\b[0-9]{1,4}[-/.][0-9]{1,2}[-/.][0-9]{2,4}\b|` +
+		`\b(?:` + monthWords + `)\.?\s+[0-9]{1,2}(?:st|nd|rd|th)?,?\s+(?:[0-9]{4}|[0-9]{2})\b|` +
+		`\b[0-9]{1,2}(?:st|nd|rd|th|er|e|º)?\.?\s+(?:of\s+|de\s+)?(?:` + monthWords + `)\.?,?\s+(?:de\s+)?(?:[0-9]{4}|[0-9]{2})\b|` +
+		`\b[0-9]{1,2}[-/. ](?:` + monthWords + `)\.?[-/. ](?:[0-9]{4}|[0-9]{2})\b|[0-9]{4}年[0-9]{1,2}月[0-9]{1,2}日`)
 )
+
+// monthWords are month names and their short forms in English,
+// German, French, Dutch, Spanish, Italian and Portuguese (the verifier's
+// own list).
+const monthWords = `jan[a-z]*|feb[a-z]*|mar[a-z]*|apr[a-z]*|may|jun[a-z]*|jul[a-z]*|aug[a-z]*|sep[a-z]*|oct[a-z]*|nov[a-z]*|dec[a-z]*|` +
+	`märz|mai|okt[a-z]*|dez[a-z]*|janv[a-z]*|févr[a-z]*|fevr[a-z]*|mars|avril|juin|juil[a-z]*|août|aout|sept[a-z]*|déc[a-z]*|` +
+	`maart|mei|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|` +
+	`gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre|janeiro|fevereiro|março|maio|junho|julho|` +
+	`setembro|outubro|novembro|dezembro`
 
 // birthDates: a date within 40 characters after a birth word on its
 // line, or opening the next line when nothing but the label's colon is
@@ -24,7 +36,7 @@ var (
 func birthDates(sub *subject) []hit {
 	var out []hit
 	for _, l := range birthWord.FindAllStringIndex(sub.s, -1) {
-		if letterAt(sub.s, l[0]-1, true) || letterAt(sub.s, l[1], false) {
+		if letterAt(sub.s, l[0]-1, true) || letterAt(sub.s, l[1], false) && !camelNext(sub.s, l[1]) {
 			continue
 		}
 		eol := strings.IndexByte(sub.s[l[1]:], '\n')
@@ -47,6 +59,14 @@ func birthDates(sub *subject) []hit {
 		}
 	}
 	return out
+}
+
+// camelNext: an upper-case letter goes on from a lower-case word
+// ("birthDate"), a new word in a camelCase key.
+func camelNext(s string, i int) bool {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	p, _ := utf8.DecodeLastRuneInString(s[:i])
+	return unicode.IsUpper(r) && unicode.IsLower(p)
 }
 
 // letterAt reports whether the rune ending (before) or starting at i is a
@@ -255,7 +275,7 @@ var (
 	// "City, ST 12345" and "ST 12345-6789".
 	cityStateZip = regexp.MustCompile(`\p{Lu}[\p{L}.'-]+,[ \t]+[A-Z]{2}[ \t]+[0-9]{5}(?:-[0-9]{4})?\b`)
 	// A UK postcode after a town.
-	ukPostcode = regexp.MustCompile(`\p{Lu}[\p{Ll}]+[ \t]+[A-Z]{1,2}[0-9][A-Z0-9]?[ \t]?[0-9][A-Z]{2}\b`)
+	ukPostcode = regexp.MustCompile(`\p{Lu}[\p{Ll}]+,?[ \t\n]+[A-Z]{1,2}[0-9][A-Z0-9]?[ \t]?[0-9][A-Z]{2}\b`)
 	// Continental: street word with a number, then a postal code and town
 	// (on the same line or the next).
 	euStreet = regexp.MustCompile(`(?i)(?:stra(?:ß|ss)e|str\.|weg|allee|gasse|platz|rue|avenue|boulevard|calle|via|viale|piazza|straat|gracht|laan)[ \t]+[0-9]{1,4}[a-z]?\b[^\n]{0,40}?(?:[ \t,]*\n[ \t]*)?\b[0-9]{4,5}[ \t]+\p{Lu}|\b[0-9]{1,4},?[ \t]+(?:rue|avenue|boulevard|place|chemin|allée|quai)[ \t][^\n]{2,60}?(?:[ \t,]*\n[ \t]*)?\b[0-9]{5}[ \t]+\p{Lu}`)

@@ -89,10 +89,24 @@ func selectBoxes(bs []typedBox, page int, typ string) []rect {
 // addPages scores one page document by boxes (see Score).
 func (rep *Report) addPages(t Truth, fs []result.Finding) {
 	bs := boxesOf(fs)
+	inValue, valueGone := false, true
+	endValue := func() {
+		if inValue {
+			rep.Values++
+			if valueGone {
+				rep.ValuesGone++
+			}
+		}
+		inValue, valueGone = false, true
+	}
 	for k, w := range t.Words {
+		if w.Type == "" || k > 0 && (t.Words[k-1].Type != w.Type || t.Words[k-1].Page != w.Page) {
+			endValue()
+		}
 		if w.Type == "" {
 			continue
 		}
+		inValue = true
 		st := rep.stats(w.Type)
 		st.TruthSpans++
 		if covered(w.rect(), selectBoxes(bs, w.Page, w.Type)) >= 0.5 {
@@ -104,8 +118,10 @@ func (rep *Report) addPages(t Truth, fs []result.Finding) {
 		rep.TruthChars += n
 		if covered(w.rect(), selectBoxes(bs, w.Page, "")) < 0.5 {
 			rep.Leaked += n
+			valueGone = false
 		}
 	}
+	endValue()
 	for k, b := range bs {
 		st, ok := rep.Types[b.typ]
 		if !ok {

@@ -59,17 +59,21 @@ func TestScoreText(t *testing.T) {
 		fs              []result.Finding
 		recall, prec    float64
 		leaked, fpCount int
+		gone            int // of 2 values
 	}{
-		{"perfect", []result.Finding{find(SSN, 4, 15), find(Email, 21, 27)}, 1, 1, 0, 0},
-		{"none", nil, 0, 1, 17, 0},
-		{"most of it", []result.Finding{find(SSN, 4, 14), find(Email, 21, 27)}, 1, 1, 1, 0},
-		{"wrong type", []result.Finding{find(Email, 4, 15), find(Email, 21, 27)}, 0, 1, 0, 1},
-		{"extra", []result.Finding{find(SSN, 4, 15), find(Email, 21, 27), find(SSN, 0, 3)}, 1, 0.5, 0, 1},
+		{"perfect", []result.Finding{find(SSN, 4, 15), find(Email, 21, 27)}, 1, 1, 0, 0, 2},
+		{"none", nil, 0, 1, 17, 0, 0},
+		{"most of it", []result.Finding{find(SSN, 4, 14), find(Email, 21, 27)}, 1, 1, 1, 0, 1},
+		{"wrong type", []result.Finding{find(Email, 4, 15), find(Email, 21, 27)}, 0, 1, 0, 1, 2},
+		{"extra", []result.Finding{find(SSN, 4, 15), find(Email, 21, 27), find(SSN, 0, 3)}, 1, 0.5, 0, 1, 2},
 	} {
 		rep := Score(truth, []Prediction{{tc.fs}})
 		s := rep.Types[SSN]
 		if s.Recall != tc.recall || s.Precision != tc.prec || rep.Leaked != tc.leaked || len(rep.FalsePositives) != tc.fpCount {
 			t.Errorf("%s: ssn %+v leaked %d fps %v", tc.name, s, rep.Leaked, rep.FalsePositives)
+		}
+		if rep.Values != 2 || rep.ValuesGone != tc.gone {
+			t.Errorf("%s: %d of %d values gone, want %d of 2", tc.name, rep.ValuesGone, rep.Values, tc.gone)
 		}
 		if rep.ByFormat["text"] == nil || rep.ByFormat["text"].Docs != 1 {
 			t.Errorf("%s: no per-format report", tc.name)
@@ -94,19 +98,23 @@ func TestScorePages(t *testing.T) {
 		ssnRecall, ssnPrec float64
 		personRecall       float64
 		leaked             int
+		gone               int // of 2 values (the SSN, the name)
 	}{
-		{"both", []result.Finding{box(SSN, 1, 48, 152), box(Person, 2, 48, 82)}, 1, 1, 1, 0},
-		{"wrong page", []result.Finding{box(SSN, 1, 48, 152), box(Person, 1, 48, 82)}, 1, 1, 0, 3},
-		{"under half", []result.Finding{box(SSN, 1, 48, 95), box(Person, 2, 48, 82)}, 0, 0, 1, 11},
-		{"over half", []result.Finding{box(SSN, 1, 48, 105), box(Person, 2, 48, 82)}, 1, 1, 1, 0},
-		{"split boxes add up", []result.Finding{box(SSN, 1, 48, 90), box(SSN, 1, 90, 152), box(Person, 2, 48, 82)}, 1, 0.5, 1, 0},
-		{"label boxed", []result.Finding{box(SSN, 1, 8, 42), box(SSN, 1, 48, 152), box(Person, 2, 48, 82)}, 1, 0.5, 1, 0},
-		{"wrong type", []result.Finding{box(Phone, 1, 48, 152), box(Person, 2, 48, 82)}, 0, 1, 1, 0},
+		{"both", []result.Finding{box(SSN, 1, 48, 152), box(Person, 2, 48, 82)}, 1, 1, 1, 0, 2},
+		{"wrong page", []result.Finding{box(SSN, 1, 48, 152), box(Person, 1, 48, 82)}, 1, 1, 0, 3, 1},
+		{"under half", []result.Finding{box(SSN, 1, 48, 95), box(Person, 2, 48, 82)}, 0, 0, 1, 11, 1},
+		{"over half", []result.Finding{box(SSN, 1, 48, 105), box(Person, 2, 48, 82)}, 1, 1, 1, 0, 2},
+		{"split boxes add up", []result.Finding{box(SSN, 1, 48, 90), box(SSN, 1, 90, 152), box(Person, 2, 48, 82)}, 1, 0.5, 1, 0, 2},
+		{"label boxed", []result.Finding{box(SSN, 1, 8, 42), box(SSN, 1, 48, 152), box(Person, 2, 48, 82)}, 1, 0.5, 1, 0, 2},
+		{"wrong type", []result.Finding{box(Phone, 1, 48, 152), box(Person, 2, 48, 82)}, 0, 1, 1, 0, 2},
 	} {
 		rep := Score(tr, []Prediction{{tc.fs}})
 		s, p := rep.Types[SSN], rep.Types[Person]
 		if s.Recall != tc.ssnRecall || s.Precision != tc.ssnPrec || p.Recall != tc.personRecall || rep.Leaked != tc.leaked {
 			t.Errorf("%s: ssn %+v person %+v leaked %d", tc.name, s, p, rep.Leaked)
+		}
+		if rep.Values != 2 || rep.ValuesGone != tc.gone {
+			t.Errorf("%s: %d of %d values gone, want %d of 2", tc.name, rep.ValuesGone, rep.Values, tc.gone)
 		}
 	}
 }

@@ -25,6 +25,12 @@ type Report struct {
 	// Leaked counts ground-truth code points (not whitespace) that no
 	// prediction of any type covers: what would be left readable.
 	Leaked, TruthChars int
+	// Values counts entity values (text formats: truth spans; pages:
+	// runs of consecutive words of one type) and ValuesGone those no
+	// part of which is left readable: every character (word) covered by
+	// a prediction of any type. It is the share of values a released
+	// output no longer shows.
+	Values, ValuesGone int
 	Misses             []string // "doc: TYPE [start,end)" or "doc: TYPE p1 word 7"; never the text
 	FalsePositives     []string // "doc: TYPE [start,end)" or "doc: TYPE p1 box 3"
 	// ByFormat breaks the report down by Truth.Kind (set by Score on the
@@ -145,6 +151,10 @@ func (rep *Report) addSpans(name, text string, truth, pred []Span) {
 		anyIn, _ := cover(pred, "", t)
 		rep.Leaked += total - anyIn
 		rep.TruthChars += total
+		rep.Values++
+		if anyIn == total {
+			rep.ValuesGone++
+		}
 	}
 	for _, p := range pred {
 		st, ok := rep.Types[p.Type]
@@ -206,7 +216,21 @@ func (rep *Report) printTable(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-18s %6d %6d %6d %6d %7.3f %7.3f %7.3f\n", t, s.TruthSpans, s.Found, s.Predicted, s.Correct, s.Precision, s.Recall, s.F2)
 	}
-	fmt.Fprintf(w, "leaked %d of %d PII characters\n", rep.Leaked, rep.TruthChars)
+	fmt.Fprintf(w, "leaked %d of %d PII characters; %d of %d values gone (%.1f%%); precision %.3f over all types\n",
+		rep.Leaked, rep.TruthChars, rep.ValuesGone, rep.Values, 100*rep.GoneShare(), rep.Precision())
+}
+
+// GoneShare is ValuesGone / Values (1 when there are none).
+func (rep *Report) GoneShare() float64 { return ratio(rep.ValuesGone, rep.Values) }
+
+// Precision is the share of predictions that are correct, over all
+// types together.
+func (rep *Report) Precision() float64 {
+	ok, n := 0, 0
+	for _, s := range rep.Types {
+		ok, n = ok+s.Correct, n+s.Predicted
+	}
+	return ratio(ok, n)
 }
 
 func first(xs []string, n int) []string { return xs[:min(n, len(xs))] }

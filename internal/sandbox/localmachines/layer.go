@@ -244,6 +244,13 @@ func (l *Layer) Adopt(ctx context.Context, id, stateDir string, pid int) (sandbo
 func (l *Layer) Live(pid int, stateDir string) bool {
 	l.mu.Lock()
 	v := l.vmms[pid]
+	if v == nil {
+		// Started by another process: a restarted daemon adopts what the
+		// one it replaced left running, across processes as in production.
+		if v = foreignVMM(pid, stateDir); v != nil {
+			l.vmms[pid] = v
+		}
+	}
 	l.mu.Unlock()
 	if v == nil || v.hasExited() {
 		return false

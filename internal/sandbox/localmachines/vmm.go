@@ -7,13 +7,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // vmm is a machine's stand-in VMM: a process that runs as long as the
 // machine does, in a process group of its own.
 type vmm struct {
-	cmd    *exec.Cmd
+	pidN   int           // the process's pid; immutable
 	exited chan struct{} // closed when the process has ended
 	err    error         // how it ended; written before exited closes
 }
@@ -26,7 +29,7 @@ func (l *Layer) startVMM(stateDir string) (*vmm, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start VMM: %w", err)
 	}
-	v := &vmm{cmd: cmd, exited: make(chan struct{})}
+	v := &vmm{pidN: cmd.Process.Pid, exited: make(chan struct{})}
 	go func() {
 		v.err = cmd.Wait()
 		close(v.exited)
@@ -42,7 +45,49 @@ func (l *Layer) startVMM(stateDir string) (*vmm, error) {
 	return v, nil
 }
 
-func (v *vmm) pid() int { return v.cmd.Process.Pid }
+func (v *vmm) pid() int { return v.pidN }
+
+// foreignVMM takes over the stand-in VMM pid that another process (the
+// previous daemon, killed) started for stateDir: nil unless pid is a
+// live, non-zombie `sleep` whose pid stateDir records. Its end is
+// watched through a pidfd, since it is not this process's child.
+func foreignVMM(pid int, stateDir string) *vmm {
+	b, err := os.ReadFile(filepath.Join(stateDir, "pid"))
+	if err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(pid) || pid <= 0 {
+		return nil
+	}
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil || strings.TrimSpace(string(comm)) != "sleep" || zombie(pid) {
+		return nil
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return nil
+	}
+	v := &vmm{pidN: pid, exited: make(chan struct{})}
+	go func() {
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+				break
+			}
+		}
+		close(v.exited)
+	}()
+	return v
+}
+
+// zombie reports whether pid has exited but not been reaped.
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z'
+}
 
 func (v *vmm) hasExited() bool {
 	select {

@@ -178,6 +178,11 @@ class _SandboxState:
         return self.info.parent_id
 
     @property
+    def node(self) -> str:
+        """The cluster node that runs this sandbox ("" on a single host)."""
+        return self.info.node
+
+    @property
     def jailed(self) -> bool:
         """Whether this sandbox's VMM runs in a jail of its own (False only
         where the daemon was started with --jail=off)."""

@@ -148,13 +148,15 @@ class SandboxInfo(_Record):
     template: str = ""
     parent_id: str = ""  # set for forks
     metadata: Dict[str, str] = field(default_factory=dict)
-    state: str = ""  # running, paused, killed, expired, failed
+    state: str = ""  # running, paused, killed, expired, failed; lost in a cluster
     created_at: Optional[datetime] = None
     deadline: Optional[datetime] = None  # ended by the reaper at this time
     ended_at: Optional[datetime] = None
     egress: EgressPolicy = field(default_factory=EgressPolicy)
     net_addr: str = ""
     jailed: bool = False
+    # The cluster node that runs it: set by a cluster's API, "" on one host.
+    node: str = ""
     # Host CPU and memory of a running sandbox: set by get and refresh,
     # None after create, in lists and once it has ended.
     usage: Optional["Usage"] = None
@@ -176,7 +178,7 @@ class SandboxInfo(_Record):
                                "created_at": _time_json(self.created_at),
                                "deadline": _time_json(self.deadline),
                                "egress": self.egress.to_json(), "jailed": self.jailed}
-        for k in ("parent_id", "net_addr"):
+        for k in ("parent_id", "net_addr", "node"):
             if getattr(self, k):
                 out[k] = getattr(self, k)
         if self.ended_at is not None:

@@ -15,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs/redact/policy"
 
 	"github.com/airlock-dev/airlock/internal/docs/redact"
+	"github.com/airlock-dev/airlock/internal/docs/redact/raster"
 	"github.com/airlock-dev/airlock/internal/docs/verify/result"
 	"github.com/airlock-dev/airlock/internal/docseval/redactcorpus"
 )
@@ -144,7 +145,7 @@ func runDoc(ctx context.Context, t *testing.T, r *redact.Redactor, i int, path, 
 	res.canaryLeak = len(res.out.Canaries) > 0
 	if strings.HasSuffix(out, ".pdf") {
 		res.pdfChecked = true
-		if err := redact.CheckPDF(ctx, out, originals(d)); err != nil {
+		if err := raster.CheckPDF(ctx, out, originals(d)); err != nil {
 			res.pdfProblem = err.Error()
 		}
 	}

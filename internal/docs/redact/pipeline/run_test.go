@@ -12,6 +12,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/redact"
+	"github.com/airlock-dev/airlock/internal/docs/redact/raster"
 	redactresult "github.com/airlock-dev/airlock/internal/docs/redact/result"
 	"github.com/airlock-dev/airlock/internal/docs/verify"
 	verifyresult "github.com/airlock-dev/airlock/internal/docs/verify/result"
@@ -66,18 +67,18 @@ func redactPages(ctx context.Context, r *redact.Redactor, in string, pdf bool) (
 		return nil, nil, fmt.Errorf("extract: %w", err)
 	}
 	findings := r.Pages(doc)
-	boxes := redact.PageBoxes(findings, len(doc.Pages))
+	boxes := raster.PageBoxes(findings, len(doc.Pages))
 	pages, err := extract.PageImages(ctx, in, doc, redactDPI, o)
 	if err != nil {
 		return nil, nil, fmt.Errorf("page images: %w", err)
 	}
 	var buf bytes.Buffer
 	if pdf || len(pages) > 1 {
-		imgs := make([]redact.PageImage, len(pages))
+		imgs := make([]raster.PageImage, len(pages))
 		for i, p := range pages {
-			imgs[i] = redact.PageImage{Image: redact.DrawBoxes(p.Image, p.DPI, boxes[i]), DPI: p.DPI}
+			imgs[i] = raster.PageImage{Image: raster.DrawBoxes(p.Image, p.DPI, boxes[i]), DPI: p.DPI}
 		}
-		err = redact.RebuildPDF(&buf, imgs)
+		err = raster.RebuildPDF(&buf, imgs)
 	} else {
 		err = writePNG(&buf, pages[0], boxes[0])
 	}
@@ -85,7 +86,7 @@ func redactPages(ctx context.Context, r *redact.Redactor, in string, pdf bool) (
 }
 
 func writePNG(w io.Writer, p extract.PageImage, boxes []redactresult.Box) error {
-	g, ok := redact.DrawBoxes(p.Image, p.DPI, boxes).(*image.Gray)
+	g, ok := raster.DrawBoxes(p.Image, p.DPI, boxes).(*image.Gray)
 	if !ok {
 		return fmt.Errorf("the page did not stay gray")
 	}
