@@ -2,12 +2,14 @@ package client
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/airlock-dev/airlock/internal/wire"
 )
@@ -54,11 +56,21 @@ type ProcessRequest struct {
 	Env     map[string]string // added to the default environment
 	Cwd     string            // absolute; "" = /
 	Timeout time.Duration     // kill the process tree after this; 0 = none
-	Stdin   []byte            // fed, then closed; nil = /dev/null
+	Stdin   []byte            // fed, then closed (unless StdinOpen); nil = /dev/null
+	// StdinOpen keeps stdin open after Stdin's bytes for WriteStdin and
+	// CloseStdin (a process on a pty always has it open).
+	StdinOpen bool
+	User      string      // run as this guest user; "" = root
+	Pty       *WindowSize // run on a terminal of this size (Resize changes it)
 }
 
 func (r ProcessRequest) wire() map[string]any {
-	return ExecRequest{Cmd: r.Cmd, Argv: r.Argv, Env: r.Env, Cwd: r.Cwd, Timeout: r.Timeout, Stdin: r.Stdin}.wire()
+	m := ExecRequest{Cmd: r.Cmd, Argv: r.Argv, Env: r.Env, Cwd: r.Cwd, Timeout: r.Timeout, Stdin: r.Stdin,
+		User: r.User, Pty: r.Pty}.wire()
+	if r.StdinOpen {
+		m["stdin_open"] = true
+	}
+	return m
 }
 
 // StartProcess starts req in the sandbox and returns at once, with the
@@ -157,6 +169,53 @@ func (p *Process) Kill(ctx context.Context, signal string) error {
 	}
 	var in ProcessInfo
 	if err := p.s.c.doJSON(ctx, request{method: "DELETE", path: p.path(""), query: q}, &in); err != nil {
+		return err
+	}
+	p.ProcessInfo = in
+	return nil
+}
+
+// WriteStdin appends b to the stdin of a process started with StdinOpen
+// (or on a pty), in order with every other write. It returns once the
+// sandbox has taken the bytes; a process that does not read them for 30
+// s is ErrDeadlineExceeded (they stay queued). A process without stdin,
+// whose stdin is closed, or that has ended is ErrFailedPrecondition. At
+// most 1 MiB per call.
+func (p *Process) WriteStdin(ctx context.Context, b []byte) error {
+	return p.stdin(ctx, b, false)
+}
+
+// CloseStdin closes the process's stdin (on a pty: sends its EOF
+// character), after every earlier write.
+func (p *Process) CloseStdin(ctx context.Context) error {
+	return p.stdin(ctx, nil, true)
+}
+
+func (p *Process) stdin(ctx context.Context, b []byte, closeStdin bool) error {
+	body := map[string]any{}
+	switch {
+	case len(b) == 0:
+	case utf8.Valid(b):
+		body["data"] = string(b)
+	default:
+		body["data_base64"] = base64.StdEncoding.EncodeToString(b)
+	}
+	if closeStdin {
+		body["close"] = true
+	}
+	var in ProcessInfo
+	if err := p.s.c.doJSON(ctx, request{method: "POST", path: p.path("/stdin"), jsonBody: body}, &in); err != nil {
+		return err
+	}
+	p.ProcessInfo = in
+	return nil
+}
+
+// Resize sets the window size of a process started on a pty (it gets
+// SIGWINCH).
+func (p *Process) Resize(ctx context.Context, rows, cols uint32) error {
+	var in ProcessInfo
+	if err := p.s.c.doJSON(ctx, request{method: "POST", path: p.path("/resize"), jsonBody: WindowSize{Rows: rows, Cols: cols}}, &in); err != nil {
 		return err
 	}
 	p.ProcessInfo = in

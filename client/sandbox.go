@@ -104,6 +104,26 @@ func (c *Client) GetSandbox(ctx context.Context, id string) (*Sandbox, error) {
 	return sb, nil
 }
 
+// ConnectSandbox returns a handle on a sandbox of the caller's that is
+// running, resuming it first if it is paused: E2B's Sandbox.connect. One
+// that has ended is ErrFailedPrecondition.
+func (c *Client) ConnectSandbox(ctx context.Context, id string) (*Sandbox, error) {
+	sb, err := c.GetSandbox(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	switch sb.State {
+	case "running":
+		return sb, nil
+	case "paused":
+		if err := sb.Resume(ctx); err != nil {
+			return nil, err
+		}
+		return sb, nil
+	}
+	return nil, fmt.Errorf("airlock: sandbox %s is %s: %w", id, sb.State, ErrFailedPrecondition)
+}
+
 // ListOption tunes ListSandboxes.
 type ListOption func(url.Values)
 
@@ -188,6 +208,30 @@ func (s *Sandbox) SetTTL(ctx context.Context, ttl time.Duration) error {
 	return nil
 }
 
+// Pause saves the running sandbox to the host's disk and ends its VMM:
+// it keeps its id and its TTL keeps counting, and calls into it fail
+// with ErrFailedPrecondition until Resume. A sandbox with background
+// processes running cannot be paused (ErrFailedPrecondition).
+func (s *Sandbox) Pause(ctx context.Context) error {
+	return s.lifecycle(ctx, "/pause")
+}
+
+// Resume restores a paused sandbox under the same id, with a fresh
+// clock, entropy and identity pushed and its egress policy in force
+// (ErrResourceExhausted when the server runs its maximum of sandboxes).
+func (s *Sandbox) Resume(ctx context.Context) error {
+	return s.lifecycle(ctx, "/resume")
+}
+
+func (s *Sandbox) lifecycle(ctx context.Context, suffix string) error {
+	var in SandboxInfo
+	if err := s.c.doJSON(ctx, request{method: "POST", path: s.path(suffix)}, &in); err != nil {
+		return err
+	}
+	s.SandboxInfo = in
+	return nil
+}
+
 // Probe runs the egress self-check inside the sandbox: TCP to the
 // gateway, the host, a public address and cloud metadata, and DNS for a
 // name no policy allows. It returns the results when every probe was
@@ -212,7 +256,16 @@ type ExecRequest struct {
 	Timeout        time.Duration     // kill the process tree after this; 0 = none
 	Stdin          []byte            // nil = /dev/null
 	MaxOutputBytes int64             // per stream; 0 = server default
+	// User runs the command as this guest user, unable to become root
+	// again; "" = root. An unknown user is ErrInvalidArgument.
+	User string
+	// Pty runs the command on a terminal of this size: output arrives
+	// merged on stdout, and Stdin's end is the terminal's EOF.
+	Pty *WindowSize
 }
+
+// WindowSize is a terminal's size in characters (1..1000 each).
+type WindowSize = wire.WindowSize
 
 // ExecOption tunes Exec and ExecArgv.
 type ExecOption func(*ExecRequest)
@@ -228,6 +281,14 @@ func WithCwd(dir string) ExecOption { return func(r *ExecRequest) { r.Cwd = dir 
 
 // WithStdin feeds b to the process's standard input.
 func WithStdin(b []byte) ExecOption { return func(r *ExecRequest) { r.Stdin = b } }
+
+// WithUser runs the command as a guest user (see ExecRequest.User).
+func WithUser(name string) ExecOption { return func(r *ExecRequest) { r.User = name } }
+
+// WithPty runs the command on a terminal of rows x cols.
+func WithPty(rows, cols uint32) ExecOption {
+	return func(r *ExecRequest) { r.Pty = &WindowSize{Rows: rows, Cols: cols} }
+}
 
 // WithMaxOutputBytes caps each output stream; the excess is dropped and
 // flagged as truncated.
@@ -272,6 +333,12 @@ func (r ExecRequest) wire() map[string]any {
 	}
 	if r.MaxOutputBytes > 0 {
 		m["max_output_bytes"] = r.MaxOutputBytes
+	}
+	if r.User != "" {
+		m["user"] = r.User
+	}
+	if r.Pty != nil {
+		m["pty"] = r.Pty
 	}
 	return m
 }

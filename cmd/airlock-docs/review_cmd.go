@@ -12,6 +12,8 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs"
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/review"
+	"github.com/airlock-dev/airlock/internal/docs/review/facts"
+	"github.com/airlock-dev/airlock/internal/docs/review/result"
 )
 
 // maxPlaybookBytes bounds the playbook file the tool reads.
@@ -40,12 +42,16 @@ func reviewCommand() command {
 				return env
 			}
 			start := time.Now()
-			body := extract.Reflow(doc, extract.ReflowOptions{})
-			paras := make([]review.Paragraph, 0, len(body.Paragraphs))
-			for _, p := range body.Paragraphs {
-				paras = append(paras, review.Paragraph{Text: p.Text, Pages: p.Pages})
+			paras := review.FromExtract(doc)
+			fparas := make([]facts.Paragraph, 0, len(paras))
+			for _, p := range paras {
+				fparas = append(fparas, facts.Paragraph{Text: p.Text, Pages: p.Pages})
 			}
 			res, err := review.Analyze(paras, pb)
+			if err == nil {
+				facts.Extract(fparas).Into(res)
+				facts.Fit(res, result.MaxResultBytes-64<<10)
+			}
 			env.TimingsMS["analyse"] = time.Since(start).Milliseconds()
 			if err != nil {
 				env.Error = docs.AsError(err)

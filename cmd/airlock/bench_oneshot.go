@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -24,31 +26,53 @@ func newBenchOneShotCmd(g *globalFlags) *cobra.Command {
 		name string
 		n    int
 		vs   []string
+		via  string
+		dURL string
 	)
 	cmd := &cobra.Command{
-		Use:   "oneshot [--template T] [-n N] [--vs runsc,bwrap]",
+		Use:   "oneshot [--template T] [-n N] [--via local,daemon] [--vs runsc,bwrap]",
 		Short: "Time `airlock run --template T -- true` as a whole process, against gVisor or bubblewrap in the same run",
 		Long: `Run "airlock run --template T -- true" N times as a new process each time
 (what a user or a daemonless batch waits for: host setup, restore, exec,
 teardown), interleaved with the same throwaway "true" in gVisor (runsc, ptrace
 platform, no network) and bubblewrap (all namespaces unshared), and print
 wall time, CPU time and peak RSS of each, with airlock's median wall time as
-a ratio to each rival's. Without --vs, every rival installed here is used.`,
+a ratio to each rival's. Without --vs, every rival installed here is used.
+
+airlock runs both ways "airlock run" can (--via): in this process
+("airlock", run --via local) and through the daemon at --url
+("airlock-daemon", run --via daemon, which needs AIRLOCK_API_KEY). By
+default the daemon way is timed when a daemon answers there, and said so
+when not.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			self, err := os.Executable()
 			if err != nil {
 				return err
 			}
-			argv := []string{self, "--jail", g.jail, "--accel", g.accel}
-			if g.cacheDir != "" {
-				argv = append(argv, "--cache-dir", g.cacheDir)
+			ways, err := oneShotWays(cmd.Context(), via, cmd.Flags().Changed("via"), dURL, name)
+			if err != nil {
+				return err
 			}
-			if g.runDir != "" {
-				argv = append(argv, "--run-dir", g.runDir)
+			var cs []bench.Contender
+			for _, way := range ways {
+				argv := []string{self}
+				if way == viaLocal {
+					argv = append(argv, "--jail", g.jail, "--accel", g.accel)
+					if g.cacheDir != "" {
+						argv = append(argv, "--cache-dir", g.cacheDir)
+					}
+					if g.runDir != "" {
+						argv = append(argv, "--run-dir", g.runDir)
+					}
+					argv = append(argv, "run", "--via", viaLocal, "--state-dir", hf.stateDir)
+					cs = append(cs, bench.Contender{Name: "airlock", Argv: append(argv, "--template", name, "--", "true")})
+				} else {
+					argv = append(argv, "run", "--via", viaDaemon, "--url", dURL)
+					cs = append(cs, bench.Contender{Name: "airlock-daemon", Argv: append(argv, "--template", name, "--", "true")})
+				}
 			}
-			argv = append(argv, "run", "--state-dir", hf.stateDir, "--template", name, "--", "true")
-			cs := []bench.Contender{{Name: "airlock", Argv: argv}}
+			ours := len(cs)
 			rivals, err := pickRivals(vs, cmd.Flags().Changed("vs"))
 			if err != nil {
 				return err
@@ -61,7 +85,7 @@ a ratio to each rival's. Without --vs, every rival installed here is used.`,
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "one-shot `true`, template %s, %d runs each\n", name, n)
-			bench.PrintOneShot(cmd.OutOrStdout(), rs)
+			bench.PrintOneShot(cmd.OutOrStdout(), rs, ours)
 			return nil
 		},
 	}
@@ -70,6 +94,8 @@ a ratio to each rival's. Without --vs, every rival installed here is used.`,
 	f.StringVarP(&name, "template", "t", "base", "baked template airlock restores")
 	f.IntVarP(&n, "n", "n", 20, "runs of each contender")
 	f.StringSliceVar(&vs, "vs", nil, "rivals to run beside airlock: runsc, bwrap (default: those installed)")
+	f.StringVar(&via, "via", "local,daemon", "the ways airlock runs: local (in this process), daemon (through the daemon at --url); default both, the daemon's when one answers")
+	f.StringVar(&dURL, "url", daemonURL(), "the daemon run --via daemon goes through (env AIRLOCK_URL or AIRLOCK_SOCKET)")
 	return cmd
 }
 
@@ -97,4 +123,34 @@ func pickRivals(names []string, named bool) ([]bench.Contender, error) {
 		return nil, usageErr("--vs: name at least one of %s", strings.Join([]string{"runsc", "bwrap"}, ", "))
 	}
 	return out, nil
+}
+
+// oneShotWays returns the ways of `airlock run` to time: local, daemon or
+// both. Unless --via named it, the daemon way is left out (and said so)
+// when no daemon answers at url with AIRLOCK_API_KEY.
+func oneShotWays(ctx context.Context, via string, named bool, url, tmpl string) ([]string, error) {
+	var ways []string
+	for _, w := range strings.Split(via, ",") {
+		switch w = strings.TrimSpace(w); w {
+		case viaLocal, viaDaemon:
+			if !slices.Contains(ways, w) {
+				ways = append(ways, w)
+			}
+		default:
+			return nil, usageErr("--via %q: want local, daemon or both", w)
+		}
+	}
+	if !slices.Contains(ways, viaDaemon) {
+		return ways, nil
+	}
+	o := &runOptions{hf: &hostFlags{g: &globalFlags{}}, via: viaDaemon, tmplName: tmpl, url: url}
+	_, err := o.daemonClient(ctx)
+	switch {
+	case err == nil:
+		return ways, nil
+	case named:
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "bench: oneshot: not timing run through a daemon: %v\n", err)
+	return slices.DeleteFunc(ways, func(w string) bool { return w == viaDaemon }), nil
 }

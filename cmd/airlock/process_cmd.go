@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -19,9 +20,9 @@ import (
 
 // startBackground starts req as a background process of sb and prints its
 // id (the process as JSON with --json).
-func startBackground(cmd *cobra.Command, f *clientFlags, sb *client.Sandbox, req client.ExecRequest) error {
+func startBackground(cmd *cobra.Command, f *clientFlags, sb *client.Sandbox, req client.ExecRequest, stdinOpen bool) error {
 	p, err := sb.StartProcess(cmd.Context(), client.ProcessRequest{Cmd: req.Cmd, Argv: req.Argv, Env: req.Env,
-		Cwd: req.Cwd, Timeout: req.Timeout, Stdin: req.Stdin})
+		Cwd: req.Cwd, Timeout: req.Timeout, Stdin: req.Stdin, StdinOpen: stdinOpen, User: req.User, Pty: req.Pty})
 	if err != nil {
 		return err
 	}
@@ -180,5 +181,46 @@ func sbxKillProcessCmd(f *clientFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&signal, "signal", "s", "KILL", "TERM, KILL, INT, HUP, QUIT, USR1 or USR2")
+	return cmd
+}
+
+// sendStdinChunk is what one stdin write carries: the API takes 1 MiB of
+// JSON a request, and bytes that are not UTF-8 go base64 (a third more).
+const sendStdinChunk = 512 << 10
+
+func sbxSendStdinCmd(f *clientFlags) *cobra.Command {
+	var closeAfter bool
+	cmd := &cobra.Command{
+		Use:   "send-stdin ID PID [--close] < INPUT",
+		Short: "Send this process's stdin to a background process started with --stdin-open or -t",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			p := c.Sandbox(args[0]).Process(args[1])
+			buf := make([]byte, sendStdinChunk)
+			for {
+				n, rerr := io.ReadFull(cmd.InOrStdin(), buf)
+				if n > 0 {
+					if err := p.WriteStdin(cmd.Context(), buf[:n]); err != nil {
+						return err
+					}
+				}
+				if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+					break
+				}
+				if rerr != nil {
+					return fmt.Errorf("read stdin: %w", rerr)
+				}
+			}
+			if closeAfter {
+				return p.CloseStdin(cmd.Context())
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&closeAfter, "close", false, "close the process's stdin after the input (on a pty: send EOF)")
 	return cmd
 }

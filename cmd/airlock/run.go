@@ -28,6 +28,14 @@ type runOptions struct {
 	cwd        string
 	tmplName   string
 	puts, gets []string
+	via, url   string // through a daemon (run_daemon.go)
+	// The command's streams through a daemon (the in-process path writes
+	// this process's own).
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// localFlags are the in-process-only flags given (--state-dir,
+	// --run-dir, ...): with any, auto runs in-process, as they ask.
+	localFlags []string
 }
 
 func newRunCmd(g *globalFlags) *cobra.Command {
@@ -41,11 +49,25 @@ destroy the VM. airlock exits with the command's exit code.
 Without --template the VM cold-boots a minimal busybox root. With
 --template NAME it is restored from that baked template's snapshot.
 --put copies host files in before the command, --get copies guest files
-out after it (both streamed).`,
+out after it (both streamed).
+
+With --template and an API key in AIRLOCK_API_KEY, run goes through the
+daemon at --url when one answers (as docker run talks to dockerd): the
+sandbox is the daemon's (its warm pool, jail, network policy and audit
+log), and run only waits for it. Otherwise it starts the VM in this
+process. --via daemon insists on the daemon, --via local never asks it.`,
 		Example: `  airlock run -- uname -r
   airlock run --template legal-doc-review --put contract.pdf:/job/in.pdf -- pdftotext -layout /job/in.pdf -`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.stdin, o.stdout, o.stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+			for _, name := range []string{"state-dir", "run-dir", "cache-dir", "accel", "jail", "mem", "vcpus"} {
+				if cmd.Flags().Changed(name) {
+					o.localFlags = append(o.localFlags, "--"+name)
+				}
+			}
+			return o.run(cmd.Context(), args)
+		},
 	}
 	o.hf.register(cmd)
 	f := cmd.Flags()
@@ -58,12 +80,21 @@ out after it (both streamed).`,
 	f.StringVar(&o.cwd, "cwd", "", "working directory in the guest (absolute)")
 	f.StringArrayVar(&o.puts, "put", nil, "LOCAL:GUEST_PATH file to copy in before the command (repeatable)")
 	f.StringArrayVar(&o.gets, "get", nil, "GUEST_PATH:LOCAL file to copy out after the command (repeatable)")
+	f.StringVar(&o.via, "via", viaAuto, "auto (the daemon when one answers and AIRLOCK_API_KEY is set, else in-process), daemon or local")
+	f.StringVar(&o.url, "url", daemonURL(), "the daemon to go through (env AIRLOCK_URL or AIRLOCK_SOCKET)")
 	return cmd
 }
 
 // run starts the VM, copies --put files in, runs the command, copies
 // --get files out and destroys the VM (even when interrupted).
 func (o *runOptions) run(ctx context.Context, args []string) error {
+	c, err := o.daemonClient(ctx)
+	if err != nil {
+		return err
+	}
+	if c != nil {
+		return o.runViaDaemon(ctx, c, args)
+	}
 	t0 := time.Now()
 	host, err := o.hf.host(ctx)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/airlock-dev/airlock/client"
 	"github.com/airlock-dev/airlock/internal/errdefs"
@@ -35,7 +36,8 @@ func newSandboxCmd(_ *globalFlags) *cobra.Command {
 	f.register(cmd)
 	cmd.AddCommand(sbxCreateCmd(f), sbxListCmd(f), sbxGetCmd(f), sbxExecCmd(f), sbxCopyCmd(f),
 		sbxKillCmd(f), sbxForkCmd(f), sbxEgressCmd(f), sbxProbeCmd(f), sbxTTLCmd(f),
-		sbxPsCmd(f), sbxLogsCmd(f), sbxWaitCmd(f), sbxKillProcessCmd(f))
+		sbxPsCmd(f), sbxLogsCmd(f), sbxWaitCmd(f), sbxKillProcessCmd(f),
+		sbxPauseCmd(f), sbxResumeCmd(f), sbxSendStdinCmd(f))
 	return cmd
 }
 
@@ -311,6 +313,9 @@ type sbxExecOptions struct {
 	// background starts the command as a background process and prints
 	// its id (see process_cmd.go).
 	background bool
+	user       string // run as this guest user
+	tty        bool   // on a pty (the terminal's size, or 24x80)
+	stdinOpen  bool   // -d: keep the process's stdin open for send-stdin
 }
 
 func sbxExecCmd(f *clientFlags) *cobra.Command {
@@ -329,7 +334,7 @@ func sbxExecCmd(f *clientFlags) *cobra.Command {
 				return err
 			}
 			if o.background {
-				return startBackground(cmd, f, c.Sandbox(args[0]), req)
+				return startBackground(cmd, f, c.Sandbox(args[0]), req, o.stdinOpen)
 			}
 			var res *client.ExecResult
 			if f.json {
@@ -353,13 +358,23 @@ func sbxExecCmd(f *clientFlags) *cobra.Command {
 	fl.StringVar(&o.cwd, "cwd", "", "working directory in the guest (absolute)")
 	fl.BoolVarP(&o.stdin, "interactive", "i", false, "send this process's stdin (up to 768 KiB) to the command")
 	fl.BoolVarP(&o.background, "background", "d", false, "start the command as a background process and print its id (see sandbox ps, logs, wait, kill-process)")
+	fl.StringVarP(&o.user, "user", "u", "", "run as this guest user (it cannot become root again); default root")
+	fl.BoolVarP(&o.tty, "tty", "t", false, "run on a pseudo-terminal (this terminal's size, else 24x80): output merged on stdout")
+	fl.BoolVar(&o.stdinOpen, "stdin-open", false, "with -d: keep the process's stdin open for sandbox send-stdin")
 	return cmd
 }
 
 // request builds the exec request for command (the arguments after the
 // sandbox id) from the flags, reading stdin with -i.
 func (o *sbxExecOptions) request(command []string) (client.ExecRequest, error) {
-	req := client.ExecRequest{Cwd: o.cwd, Timeout: o.timeout}
+	req := client.ExecRequest{Cwd: o.cwd, Timeout: o.timeout, User: o.user}
+	if o.tty {
+		rows, cols := uint32(24), uint32(80)
+		if w, h, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 0 && h > 0 {
+			rows, cols = uint32(min(h, 1000)), uint32(min(w, 1000))
+		}
+		req.Pty = &client.WindowSize{Rows: rows, Cols: cols}
+	}
 	if o.shell {
 		if len(command) != 1 {
 			return req, errdefs.InvalidArgument("--shell takes exactly one command string")
@@ -692,6 +707,40 @@ non-zero naming the probes that got through; prints one line per probe otherwise
 				fmt.Fprintf(w, "%s\t%s\t%s\n", r.Name, r.Target, verdict)
 			}
 			return w.Flush()
+		},
+	}
+}
+
+func sbxPauseCmd(f *clientFlags) *cobra.Command {
+	return sbxLifecycleCmd(f, "pause", "Save a running sandbox to disk and end its VM (its TTL keeps counting); resume brings it back",
+		(*client.Sandbox).Pause)
+}
+
+func sbxResumeCmd(f *clientFlags) *cobra.Command {
+	return sbxLifecycleCmd(f, "resume", "Restore a paused sandbox under the same id", (*client.Sandbox).Resume)
+}
+
+// sbxLifecycleCmd is `sandbox NAME ID`: op on the sandbox, then its id
+// and state (or its JSON).
+func sbxLifecycleCmd(f *clientFlags, name, short string, op func(*client.Sandbox, context.Context) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   name + " ID",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			s := c.Sandbox(args[0])
+			if err := op(s, cmd.Context()); err != nil {
+				return err
+			}
+			if f.json {
+				return printJSON(cmd.OutOrStdout(), s.SandboxInfo)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", s.ID, s.State)
+			return nil
 		},
 	}
 }

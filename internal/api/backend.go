@@ -49,6 +49,11 @@ type Backend interface {
 	// SetTTL moves a running sandbox's deadline to now + ttl, within the
 	// daemon's maximum lifetime.
 	SetTTL(ctx context.Context, tenant, id string, ttl time.Duration) (sandbox.Info, error)
+	// Pause saves a running sandbox to disk and ends its VMM (its TTL
+	// counts on); Resume restores it under the same id. Each is
+	// FailedPrecondition from the wrong state.
+	Pause(ctx context.Context, tenant, id string) (sandbox.Info, error)
+	Resume(ctx context.Context, tenant, id string) (sandbox.Info, error)
 	// Probe runs the egress self-check; FailedPrecondition names the probes
 	// that got through.
 	Probe(ctx context.Context, tenant, id string) ([]sandbox.ProbeResult, error)
@@ -57,7 +62,7 @@ type Backend interface {
 	// Background processes (see internal/sandbox/process.go): each runs
 	// on past the request that started it; pid is "p-N" of its sandbox,
 	// and an unknown one is NotFound.
-	StartProcess(ctx context.Context, tenant, id string, opts guest.ExecOptions) (sandbox.ProcessInfo, error)
+	StartProcess(ctx context.Context, tenant, id string, opts sandbox.ProcessOptions) (sandbox.ProcessInfo, error)
 	Processes(ctx context.Context, tenant, id string) ([]sandbox.ProcessInfo, error)
 	Process(ctx context.Context, tenant, id, pid string) (sandbox.ProcessInfo, error)
 	// WaitProcess is DeadlineExceeded for a process still running after
@@ -67,4 +72,9 @@ type Backend interface {
 	// KillProcess signals the whole tree (signal as sandbox.ParseSignal
 	// reads it) and returns without waiting.
 	KillProcess(ctx context.Context, tenant, id, pid, signal string) (sandbox.ProcessInfo, error)
+	// WriteProcessStdin appends data to the stdin of a process started
+	// with it open (then closes it, with closeStdin); ResizeProcess sets
+	// a pty process's window size.
+	WriteProcessStdin(ctx context.Context, tenant, id, pid string, data []byte, closeStdin bool) (sandbox.ProcessInfo, error)
+	ResizeProcess(ctx context.Context, tenant, id, pid string, size guest.WindowSize) (sandbox.ProcessInfo, error)
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/netpool"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 	"github.com/airlock-dev/airlock/internal/store"
@@ -114,5 +115,12 @@ func processFrom(p sandbox.ProcessInfo) wire.Process {
 		TimeoutSeconds: p.Timeout.Seconds(), State: p.State, ExitCode: p.ExitCode, Signal: p.Signal,
 		TimedOut: p.TimedOut, Error: p.Error, StdoutBytes: p.StdoutBytes, StderrBytes: p.StderrBytes,
 		StdoutTruncated: p.StdoutTruncated, StderrTruncated: p.StderrTruncated,
-		StartedAt: p.StartedAt, EndedAt: p.EndedAt}
+		StartedAt: p.StartedAt, EndedAt: p.EndedAt, User: p.User, Pty: windowSizeFrom(p.Pty), StdinOpen: p.StdinOpen}
+}
+
+func windowSizeFrom(ws *guest.WindowSize) *wire.WindowSize {
+	if ws == nil {
+		return nil
+	}
+	return &wire.WindowSize{Rows: ws.Rows, Cols: ws.Cols}
 }

@@ -17,7 +17,11 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
+	"github.com/airlock-dev/airlock/internal/pty"
 )
+
+// maxUserName bounds a guest user name (Linux's own limit is 32).
+const maxUserName = 256
 
 // execOptions validates an exec request and turns it into guest options.
 // The guest re-checks everything; this gives a clean 400 early.
@@ -26,7 +30,16 @@ func execOptions(req *wire.ExecRequest) (guest.ExecOptions, error) {
 	if (req.Cmd == "") == (len(req.Argv) == 0) {
 		return o, errdefs.InvalidArgument("exactly one of cmd and argv is required")
 	}
-	o.Shell, o.Argv, o.Cwd = req.Cmd, req.Argv, req.Cwd
+	o.Shell, o.Argv, o.Cwd, o.User = req.Cmd, req.Argv, req.Cwd, req.User
+	if len(o.User) > maxUserName || strings.ContainsRune(o.User, 0) {
+		return o, errdefs.InvalidArgument("user: at most %d bytes, no NUL", maxUserName)
+	}
+	if req.Pty != nil {
+		if err := pty.CheckSize(req.Pty.Rows, req.Pty.Cols); err != nil {
+			return o, errdefs.InvalidArgument("pty: %v", err)
+		}
+		o.Pty = &guest.WindowSize{Rows: req.Pty.Rows, Cols: req.Pty.Cols}
+	}
 	if o.Cwd != "" {
 		if err := checkPath("cwd", o.Cwd); err != nil {
 			return o, err

@@ -217,6 +217,33 @@ func (s *server) killSandbox(w *respWriter, r *http.Request, c *call) error {
 	return nil
 }
 
+// pauseSandbox saves the sandbox to disk and ends its VMM; it answers
+// with the sandbox, paused. Its TTL keeps counting.
+func (s *server) pauseSandbox(w *respWriter, r *http.Request, c *call) error {
+	return s.sandboxOp(w, r, c, s.be.Pause)
+}
+
+// resumeSandbox restores a paused sandbox under its id.
+func (s *server) resumeSandbox(w *respWriter, r *http.Request, c *call) error {
+	return s.sandboxOp(w, r, c, s.be.Resume)
+}
+
+// sandboxOp answers a bodiless operation on one sandbox with the sandbox
+// as op left it.
+func (s *server) sandboxOp(w *respWriter, r *http.Request, c *call, op func(ctx context.Context, tenant, id string) (sandbox.Info, error)) error {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	info, err := op(r.Context(), c.tenant, c.id)
+	if err != nil {
+		return err
+	}
+	if err := checkTenant(c.tenant, info); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, sandboxFromInfo(info))
+}
+
 func (s *server) forkSandbox(w *respWriter, r *http.Request, c *call) error {
 	var req wire.ForkRequest
 	if err := decodeJSON(w, r, &req); err != nil {

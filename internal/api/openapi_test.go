@@ -135,6 +135,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"Process":              wire.Process{},
 		"ProcessList":          wire.ProcessList{},
 		"ProcessOutput":        wire.ProcessOutput{},
+		"ProcessStdinRequest":  wire.ProcessStdinRequest{},
+		"WindowSize":           wire.WindowSize{},
 	} {
 		got, want, ok := schemaAndType(t, doc, name, typ)
 		if ok && !slices.Equal(got, want) {

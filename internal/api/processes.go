@@ -1,11 +1,14 @@
 package api
 
 import (
+	"encoding/base64"
 	"net/http"
 	"regexp"
 	"strconv"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/guest"
+	"github.com/airlock-dev/airlock/internal/pty"
 	"github.com/airlock-dev/airlock/internal/wire"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
@@ -35,11 +38,11 @@ func (s *server) startProcess(w *respWriter, r *http.Request, c *call) error {
 		return err
 	}
 	opts, err := execOptions(&wire.ExecRequest{Cmd: req.Cmd, Argv: req.Argv, Env: req.Env, Cwd: req.Cwd,
-		TimeoutSeconds: req.TimeoutSeconds, Stdin: req.Stdin, StdinBase64: req.StdinBase64})
+		TimeoutSeconds: req.TimeoutSeconds, Stdin: req.Stdin, StdinBase64: req.StdinBase64, User: req.User, Pty: req.Pty})
 	if err != nil {
 		return err
 	}
-	p, err := s.be.StartProcess(r.Context(), c.tenant, c.id, opts)
+	p, err := s.be.StartProcess(r.Context(), c.tenant, c.id, sandbox.ProcessOptions{ExecOptions: opts, OpenStdin: req.StdinOpen})
 	if err != nil {
 		return err
 	}
@@ -169,4 +172,60 @@ func intParam(r *http.Request, name string, def, most int64) (int64, error) {
 		return 0, errdefs.InvalidArgument("%s %q: want 0..%d", name, v, most)
 	}
 	return n, nil
+}
+
+// processStdin appends the body's bytes to a process's stdin (then closes
+// it, with close) and answers with the process. A process that does not
+// take them within the manager's bound is deadline_exceeded, the bytes
+// still queued.
+func (s *server) processStdin(w *respWriter, r *http.Request, c *call) error {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	var req wire.ProcessStdinRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	var data []byte
+	switch {
+	case req.Data != nil && req.DataBase64 != nil:
+		return errdefs.InvalidArgument("data and data_base64 are exclusive")
+	case req.Data != nil:
+		data = []byte(*req.Data)
+	case req.DataBase64 != nil:
+		b, err := base64.StdEncoding.DecodeString(*req.DataBase64)
+		if err != nil {
+			return errdefs.InvalidArgument("data_base64 is not base64")
+		}
+		data = b
+	case !req.Close:
+		return errdefs.InvalidArgument("nothing to do: give data, data_base64 or close")
+	}
+	if len(data) > sandbox.MaxStdinWrite {
+		return errdefs.InvalidArgument("%d bytes of stdin in one request: at most %d", len(data), sandbox.MaxStdinWrite)
+	}
+	p, err := s.be.WriteProcessStdin(r.Context(), c.tenant, c.id, r.PathValue("pid"), data, req.Close)
+	if err != nil {
+		return ctxErr(r.Context(), err)
+	}
+	return writeJSON(w, http.StatusOK, processFrom(p))
+}
+
+// resizeProcess sets a pty process's window size.
+func (s *server) resizeProcess(w *respWriter, r *http.Request, c *call) error {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	var req wire.ProcessResizeRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if err := pty.CheckSize(req.Rows, req.Cols); err != nil {
+		return errdefs.InvalidArgument("%v", err)
+	}
+	p, err := s.be.ResizeProcess(r.Context(), c.tenant, c.id, r.PathValue("pid"), guest.WindowSize{Rows: req.Rows, Cols: req.Cols})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, processFrom(p))
 }

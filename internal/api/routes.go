@@ -25,6 +25,8 @@ var routes = []route{
 	{"PUT /v1/sandboxes/{id}/egress", true, (*server).setEgress},
 	{"PUT /v1/sandboxes/{id}/ttl", true, (*server).setTTL},
 	{"POST /v1/sandboxes/{id}/probe", true, (*server).probeSandbox},
+	{"POST /v1/sandboxes/{id}/pause", true, (*server).pauseSandbox},
+	{"POST /v1/sandboxes/{id}/resume", true, (*server).resumeSandbox},
 
 	{"POST /v1/sandboxes/{id}/exec", true, (*server).exec},
 	{"POST /v1/sandboxes/{id}/exec/stream", true, (*server).execStream},
@@ -35,6 +37,8 @@ var routes = []route{
 	{"DELETE /v1/sandboxes/{id}/processes/{pid}", true, (*server).killProcess},
 	{"POST /v1/sandboxes/{id}/processes/{pid}/wait", true, (*server).waitProcess},
 	{"GET /v1/sandboxes/{id}/processes/{pid}/output", true, (*server).processOutput},
+	{"POST /v1/sandboxes/{id}/processes/{pid}/stdin", true, (*server).processStdin},
+	{"POST /v1/sandboxes/{id}/processes/{pid}/resize", true, (*server).resizeProcess},
 
 	{"PUT /v1/sandboxes/{id}/files", true, (*server).writeFile},
 	{"GET /v1/sandboxes/{id}/files", true, (*server).readFile},

@@ -80,22 +80,25 @@ func runOnce(ctx context.Context, c Contender) (wall, cpu time.Duration, maxRSSK
 	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), maxRSSKiB, nil
 }
 
-// PrintOneShot writes the results, with each contender's ratio to the
-// first one (airlock) at the median.
-func PrintOneShot(w io.Writer, rs []OneShotResult) {
+// PrintOneShot writes the results, then at the median the wall-time
+// ratio of each of the first ours contenders (airlock's ways) to every
+// contender after it.
+func PrintOneShot(w io.Writer, rs []OneShotResult, ours int) {
 	for _, r := range rs {
-		fmt.Fprintf(w, "  %-10s wall %s\n", r.Name, r.Wall)
-		fmt.Fprintf(w, "  %-10s cpu  %s, peak RSS %.1f MiB\n", "", r.CPU, float64(r.MaxRSSKiB)/1024)
+		fmt.Fprintf(w, "  %-14s wall %s\n", r.Name, r.Wall)
+		fmt.Fprintf(w, "  %-14s cpu  %s, peak RSS %.1f MiB\n", "", r.CPU, float64(r.MaxRSSKiB)/1024)
 	}
-	if len(rs) < 2 || rs[0].Wall.P50 == 0 {
-		return
-	}
-	names := make([]string, 0, len(rs)-1)
-	for _, r := range rs[1:] {
-		if r.Wall.P50 > 0 {
-			names = append(names, fmt.Sprintf("%s/%s %.2fx", rs[0].Name, r.Name, float64(rs[0].Wall.P50)/float64(r.Wall.P50)))
+	var names []string
+	for i := 0; i < ours && i < len(rs); i++ {
+		for _, r := range rs[i+1:] {
+			if rs[i].Wall.P50 > 0 && r.Wall.P50 > 0 {
+				names = append(names, fmt.Sprintf("%s/%s %.2fx", rs[i].Name, r.Name, float64(rs[i].Wall.P50)/float64(r.Wall.P50)))
+			}
 		}
 	}
+	if len(names) == 0 {
+		return
+	}
 	sort.Strings(names)
-	fmt.Fprintf(w, "  ratio      wall p50 %s (same run, interleaved)\n", strings.Join(names, ", "))
+	fmt.Fprintf(w, "  ratio          wall p50 %s (same run, interleaved)\n", strings.Join(names, ", "))
 }

@@ -17,9 +17,16 @@ func TestOneShotInterleavesAndReports(t *testing.T) {
 		t.Fatalf("results %+v", rs)
 	}
 	var out bytes.Buffer
-	PrintOneShot(&out, rs)
+	PrintOneShot(&out, rs, 1)
 	if !strings.Contains(out.String(), "a/b ") {
 		t.Fatalf("no ratio in:\n%s", out.String())
+	}
+	// Two ways of ours (airlock in-process and through a daemon): each
+	// against the other and against the rival, the rival against none.
+	out.Reset()
+	PrintOneShot(&out, append(rs, OneShotResult{Name: "c", Wall: rs[1].Wall}), 2)
+	if s := out.String(); !strings.Contains(s, "a/b ") || !strings.Contains(s, "a/c ") || !strings.Contains(s, "b/c ") || strings.Contains(s, "c/") {
+		t.Fatalf("ratios of two of ours:\n%s", s)
 	}
 	_, err = OneShot(context.Background(), []Contender{{Name: "bad", Argv: []string{"sh", "-c", "echo broken >&2; exit 3"}}}, 2, nil)
 	if err == nil || !strings.Contains(err.Error(), "bad, run 1 of 2") || !strings.Contains(err.Error(), "broken") {

@@ -39,7 +39,8 @@ type Options struct {
 	// to nothing (deny-all).
 	Net *NetOptions
 	// Manager configures the sandbox manager; Host, Templates, Store, Net,
-	// Credentials and Logger are filled in here.
+	// Credentials and Logger are filled in here, and PauseDir, if unset,
+	// is StateDir/paused (on disk, beside the store).
 	Manager sandbox.Config
 	// KillOnClose kills every sandbox on Close; otherwise they keep
 	// running for the next daemon to adopt.
@@ -157,6 +158,9 @@ func (d *Daemon) startManager(ctx context.Context, o Options) error {
 	}
 	cfg := o.Manager
 	cfg.Host, cfg.Templates, cfg.Store, cfg.Logger = d.Host, d.Templates, d.Store, o.Log
+	if cfg.PauseDir == "" {
+		cfg.PauseDir = filepath.Join(o.StateDir, "paused")
+	}
 	if hn != nil {
 		cfg.Net, cfg.Credentials = hn.pool, hn.credentials
 	}

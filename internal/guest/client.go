@@ -146,6 +146,23 @@ type ExecOptions struct {
 	// (the agent signals its process group; SIGKILL also its cgroup). A
 	// send must not block: the channel is read only while the call runs.
 	Signals <-chan syscall.Signal
+	// User runs the process as this guest user (a name in the guest's
+	// /etc/passwd, or a uid), unable to become root again; "" = root. An
+	// unknown user fails the call with ErrInvalidArgument.
+	User string
+	// Pty runs the process on a terminal of this size: stdout carries
+	// stdout and stderr merged (stderr stays empty), stdin is always
+	// open (nil Stdin: nothing is typed) and its end is the terminal's
+	// EOF character. nil: pipes.
+	Pty *WindowSize
+	// Resize, with Pty, keeps the call's request side open like Signals
+	// and sets the terminal's size to each value received on it.
+	Resize <-chan WindowSize
+}
+
+// WindowSize is a terminal's size in characters.
+type WindowSize struct {
+	Rows, Cols uint32
 }
 
 // ExecResult is how a process ended.
@@ -189,14 +206,17 @@ func (c *Client) Exec(ctx context.Context, opts ExecOptions, stdout, stderr io.W
 	start := &agentpb.ExecStart{
 		Argv: opts.Argv, Shell: opts.Shell, Env: opts.Env, Cwd: opts.Cwd,
 		TimeoutMs: opts.Timeout.Milliseconds(), MaxOutputBytes: opts.MaxOutputBytes,
-		Stdin: opts.Stdin != nil,
+		Stdin: opts.Stdin != nil, User: opts.User,
+	}
+	if opts.Pty != nil {
+		start.Pty = &agentpb.WindowSize{Rows: opts.Pty.Rows, Cols: opts.Pty.Cols}
 	}
 	if err := stream.Send(&agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Start{Start: start}}); err != nil {
 		return ExecResult{}, mapErr(ctx, "exec", recvErr(stream, err))
 	}
 	switch {
-	case opts.Signals != nil:
-		go sendInput(ctx, stream, opts.Stdin, opts.Signals)
+	case opts.Signals != nil || opts.Resize != nil:
+		go sendInput(ctx, stream, opts.Stdin, opts.Signals, opts.Resize)
 	case opts.Stdin != nil:
 		go func() { _ = sendStdin(stream, opts.Stdin, true) }()
 	default:
@@ -235,25 +255,64 @@ func (c *Client) Exec(ctx context.Context, opts ExecOptions, stdout, stderr io.W
 	}
 }
 
-// sendInput is the one sender of a call with Signals: stdin first (if
-// any, then its close), then each signal until the call ends. Send errors
+// sendInput is the one sender of a call with Signals or Resize: stdin
+// as it comes (then its close), each signal and each resize, in the order
+// they arrive, until the call ends. A signal never waits for stdin: a
+// process that does not read its stdin can still be killed. Send errors
 // end it; the call's Recv reports why.
-func sendInput(ctx context.Context, stream agentpb.Agent_ExecClient, stdin io.Reader, sigs <-chan syscall.Signal) {
+func sendInput(ctx context.Context, stream agentpb.Agent_ExecClient, stdin io.Reader, sigs <-chan syscall.Signal, resize <-chan WindowSize) {
+	var chunks <-chan []byte
 	if stdin != nil {
-		if err := sendStdin(stream, stdin, false); err != nil {
-			return
-		}
+		chunks = readChunks(ctx, stdin)
 	}
 	for {
+		var msg *agentpb.ExecRequest
 		select {
 		case <-ctx.Done():
 			return
+		case data, ok := <-chunks:
+			if !ok {
+				chunks = nil
+				msg = &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_StdinClose{StdinClose: true}}
+				break
+			}
+			msg = &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_StdinData{StdinData: data}}
 		case sig := <-sigs:
-			if err := stream.Send(&agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Signal{Signal: int32(sig)}}); err != nil {
+			msg = &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Signal{Signal: int32(sig)}}
+		case ws := <-resize:
+			msg = &agentpb.ExecRequest{Msg: &agentpb.ExecRequest_Resize{Resize: &agentpb.WindowSize{Rows: ws.Rows, Cols: ws.Cols}}}
+		}
+		if err := stream.Send(msg); err != nil {
+			return
+		}
+	}
+}
+
+// readChunks reads r in chunks of at most ChunkSize onto the returned
+// channel, which is closed at r's end (or a read error: stdin ends
+// there too). It stops when ctx ends; a reader that blocks must be
+// unblocked by its owner (the sandbox closes a process's stdin pipe when
+// the process ends).
+func readChunks(ctx context.Context, r io.Reader) <-chan []byte {
+	out := make(chan []byte)
+	go func() {
+		defer close(out)
+		buf := make([]byte, ChunkSize)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				select {
+				case out <- append([]byte(nil), buf[:n]...):
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err != nil {
 				return
 			}
 		}
-	}
+	}()
+	return out
 }
 
 // sendStdin streams r as stdin, then closes it; closeSend also ends the

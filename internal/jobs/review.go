@@ -8,12 +8,15 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
 
 	"github.com/airlock-dev/airlock/internal/docs"
 	"github.com/airlock-dev/airlock/internal/docs/review/report"
 	"github.com/airlock-dev/airlock/internal/docs/review/result"
+	"github.com/airlock-dev/airlock/internal/jobs/conflicts"
+	"github.com/airlock-dev/airlock/internal/jobs/tracker"
 )
 
 // ReviewTemplate is the template contract review runs in.
@@ -32,14 +35,23 @@ type Review struct {
 	MaxPages     int
 	Metadata     map[string]string
 	// ReportDir, if set, receives an HTML report per document (named by
-	// the document's id) and index.html for the batch.
+	// the document's file name and id: see ReportName) and index.html for
+	// the batch.
 	ReportDir string
 	// Markdown renders each document's full report (findings, redlines)
 	// as Markdown in human output, instead of one summary line.
 	Markdown bool
 
-	mu    sync.Mutex
-	index []report.IndexEntry // guarded by mu; in input order once Finalize ran
+	// Facts views (review_facts.go): the conflicts check, the --as-of
+	// view and the obligations export.
+	Conflicts     *conflicts.List // nil: no check
+	AsOf          time.Time       // zero: no due_soon view
+	DueWithinDays int
+	Track         bool // collect obligations and deadlines for WriteTracker
+
+	mu      sync.Mutex
+	index   []report.IndexEntry // guarded by mu; in input order once Finalize ran
+	tracked []tracker.Item      // guarded by mu; in input order
 }
 
 // ReviewLine is the job's part of an NDJSON line.
@@ -48,12 +60,23 @@ type ReviewLine struct {
 	Summary  *result.Summary     `json:"summary,omitempty"`
 	Report   string              `json:"report,omitempty"`
 	Findings []result.Finding    `json:"findings"`
+	// The contract's facts (issue 34), validated with the findings.
+	Parties      []result.Party       `json:"parties"`
+	KeyDates     result.KeyDates      `json:"key_dates"`
+	DefinedTerms []result.DefinedTerm `json:"defined_terms"`
+	Obligations  []result.Obligation  `json:"obligations"`
+	// DueSoon is the --as-of view: what falls due within --due-within days.
+	DueSoon []DueItem `json:"due_soon,omitempty"`
+	// Conflicts are the parties found on the --parties list.
+	Conflicts []conflicts.Hit `json:"conflicts,omitempty"`
 }
 
-// CheckPlaybook validates a playbook file on the host.
-func CheckPlaybook(path string, data []byte) error {
-	_, err := playbook.ParsePlaybook(path, data)
-	return err
+// CheckPlaybook validates a playbook file on the host. Fields it does not
+// know are warnings (naming file, line and field), errors when strict:
+// playbooks exported from other systems carry fields of their own.
+func CheckPlaybook(path string, data []byte, strict bool) (warnings []string, err error) {
+	_, warnings, err = playbook.Parse(path, data, playbook.ParseOptions{Strict: strict})
+	return warnings, err
 }
 
 func (r *Review) Name() string         { return "review" }
@@ -87,6 +110,7 @@ func (r *Review) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
 		return o
 	}
 	line := ReviewLine{Playbook: &res.Playbook, Summary: &res.Summary, Findings: res.Findings}
+	r.addFacts(&line, res)
 	if r.ReportDir != "" {
 		line.Report, err = r.writeReport(doc, res, env.Risks)
 		if err != nil {
@@ -98,13 +122,46 @@ func (r *Review) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
 	o.Tally = map[string]int{"clauses " + result.StatusMatch: res.Summary.Match,
 		"clauses " + result.StatusDeviation: res.Summary.Deviation, "clauses " + result.StatusMissing: res.Summary.Missing,
 		"numeric changes": res.Summary.NumericChanges}
+	if r.Conflicts != nil {
+		o.Tally["adverse parties"] = adverse(line.Conflicts)
+	}
 	return o
 }
 
-// writeReport renders the validated result; the file is named by the
-// document's id, never by its (possibly sensitive) name.
+// ReportName is the file name of a document's report: its file name (the
+// person asked for reports of these files, in a directory of their
+// choosing) reduced to letters, digits, '-', '_' and '.', then the first
+// eight digits of its id, so documents of the same name in different
+// directories do not overwrite each other's report.
+func ReportName(doc Doc) string {
+	base := strings.TrimSuffix(filepath.Base(doc.Path), filepath.Ext(doc.Path))
+	var b strings.Builder
+	dash := false
+	for _, c := range base {
+		ok := c < 0x80 && (unicode.IsLetter(c) || unicode.IsDigit(c) || c == '_' || c == '.')
+		switch {
+		case ok && b.Len() < 60:
+			b.WriteRune(c)
+			dash = false
+		case !ok && !dash && b.Len() > 0 && b.Len() < 60:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	name := strings.Trim(b.String(), "-.")
+	if name == "" {
+		name = "contract"
+	}
+	id := doc.ID
+	if len(id) > 8 {
+		id = id[:8]
+	}
+	return name + "-" + id + ".html"
+}
+
+// writeReport renders the validated result into ReportDir.
 func (r *Review) writeReport(doc Doc, res *result.Result, risks []string) (string, error) {
-	p := filepath.Join(r.ReportDir, doc.ID+".html")
+	p := filepath.Join(r.ReportDir, ReportName(doc))
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return "", err
@@ -118,6 +175,7 @@ func (r *Review) writeReport(doc Doc, res *result.Result, risks []string) (strin
 
 // Finalize implements Job: it collects the batch index.
 func (r *Review) Finalize(_ context.Context, doc Doc, o *Outcome) {
+	r.track(doc, o)
 	if r.ReportDir == "" {
 		return
 	}
@@ -133,9 +191,14 @@ func (r *Review) Finalize(_ context.Context, doc Doc, o *Outcome) {
 	r.mu.Unlock()
 }
 
-// WriteIndex writes the batch's index.html into ReportDir.
+// WriteIndex writes the batch's index.html into ReportDir. A batch that
+// never ran (refused before any document was tried: a daemon holds the
+// state directory, say) writes none, and WriteIndex returns "".
 func (r *Review) WriteIndex(title string) (string, error) {
-	if r.ReportDir == "" {
+	r.mu.Lock()
+	tried := len(r.index)
+	r.mu.Unlock()
+	if r.ReportDir == "" || tried == 0 {
 		return "", nil
 	}
 	p := filepath.Join(r.ReportDir, "index.html")
@@ -161,7 +224,8 @@ func (r *Review) Human(doc Doc, o Outcome) string {
 	l := o.Fields.(ReviewLine)
 	var b strings.Builder
 	if r.Markdown {
-		res := &result.Result{Findings: l.Findings, Summary: *l.Summary, Playbook: *l.Playbook}
+		res := &result.Result{Findings: l.Findings, Summary: *l.Summary, Playbook: *l.Playbook,
+			Parties: l.Parties, KeyDates: l.KeyDates, DefinedTerms: l.DefinedTerms, Obligations: l.Obligations}
 		if err := report.RenderMarkdown(&b, res, filepath.Base(doc.Path), o.Risks); err == nil {
 			return b.String()
 		}
@@ -171,6 +235,7 @@ func (r *Review) Human(doc Doc, o Outcome) string {
 		doc.Path, o.Pages, o.OCRPages, l.Summary.Clauses, l.Summary.Match, l.Summary.Deviation,
 		l.Summary.NumericChanges, l.Summary.Missing)
 	b.WriteString(risksNote(o.Risks))
+	b.WriteString(factsNote(l))
 	for _, f := range l.Findings {
 		if f.Status == result.StatusMatch {
 			continue

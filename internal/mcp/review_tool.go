@@ -93,7 +93,7 @@ func (s *session) playbook(a ReviewArgs) ([]byte, string, error) {
 		if strings.HasPrefix(strings.TrimSpace(a.PlaybookInline), "{") {
 			name = "playbook.json"
 		}
-		if err := jobs.CheckPlaybook(name, []byte(a.PlaybookInline)); err != nil {
+		if _, err := jobs.CheckPlaybook(name, []byte(a.PlaybookInline), false); err != nil {
 			return nil, "", errdefs.InvalidArgument("playbook_inline: %v", err)
 		}
 		return []byte(a.PlaybookInline), name, nil
@@ -125,7 +125,7 @@ func (s *session) namedPlaybook(name string) ([]byte, string, error) {
 		if err != nil {
 			return nil, "", fmt.Errorf("playbook %q: %w", name, err)
 		}
-		if err := jobs.CheckPlaybook(name+ext, data); err != nil {
+		if _, err := jobs.CheckPlaybook(name+ext, data, false); err != nil {
 			return nil, "", errdefs.FailedPrecondition("the operator's playbook %q is invalid: %v", name, err)
 		}
 		return data, "playbook" + ext, nil

@@ -181,7 +181,7 @@ func (m *Manager) SetEgress(ctx context.Context, tenant, id string, p netpool.Po
 		return Info{}, errdefs.FailedPrecondition("sandbox %s is ending", id)
 	}
 	info := l.info
-	if l.slot == nil && m.cfg.Net != nil && !isDenyAll(pol) {
+	if l.slot == nil && m.cfg.Net != nil && !isDenyAll(pol) && info.State != StatePaused {
 		l.mu.Unlock()
 		return Info{}, errdefs.FailedPrecondition("sandbox %s was started without networking; its egress cannot be opened", id)
 	}

@@ -33,6 +33,7 @@ func (m *Manager) Exec(ctx context.Context, tenant, id string, opts guest.ExecOp
 	rec := auditRecord(store.EventExec, info)
 	rec.Bytes, rec.DurationMS, rec.Outcome = res.StdoutBytes+res.StderrBytes, d.Milliseconds(), "ok"
 	rec.Detail = map[string]string{}
+	execDetail(rec.Detail, opts)
 	if err != nil {
 		rec.Outcome = errdefs.Code(err)
 	} else {

@@ -135,6 +135,9 @@ func (m *Manager) snapshotParent(ctx context.Context, l *live, tmpl *template.Te
 	if l.ending.Load() {
 		return Info{}, nil, ending(l, "")
 	}
+	if l.infoCopy().State == StatePaused {
+		return Info{}, nil, errdefs.FailedPrecondition("sandbox %s is paused: resume it first", l.id)
+	}
 	if n := l.procs.running(); n > 0 {
 		// Their guest calls would not survive the agent session's reopening.
 		return Info{}, nil, errdefs.FailedPrecondition("sandbox %s has %d background processes running: a fork needs them ended (wait for or kill them first)", l.id, n)

@@ -43,9 +43,16 @@ type live struct {
 	// caPending: recovery made egressCA, which re-attachment must still
 	// install in the guest. Guarded by mu.
 	caPending bool
-	slot      *netpool.Slot // set at registration or by recovery before the API serves; nil without networking; released by end
-	exec      execDefaults  // immutable
-	procs     processTable  // background processes (process.go)
+	// slot is set at registration or by recovery before the API serves,
+	// nil without networking or while paused; released by end and pause.
+	// Guarded by mu once registered.
+	slot *netpool.Slot
+	// pausedDir is where the sandbox is saved while paused, "" otherwise
+	// (pause.go); machine is nil while it is set. Guarded by mu, and
+	// changed only under ops held exclusively.
+	pausedDir string
+	exec      execDefaults // immutable
+	procs     processTable // background processes (process.go)
 	// archives counts the archive transfers in progress (see
 	// takeArchiveSlot).
 	archives atomic.Int32
@@ -93,6 +100,15 @@ func newLive(info Info, v Machine, slot *netpool.Slot, exec execDefaults) *live 
 	l := &live{attached: make(chan struct{}), machine: v, id: info.ID, stateDir: v.StateDir(), info: info, slot: slot, exec: exec}
 	close(l.attached)
 	return l
+}
+
+// current is l's machine as it is now: nil while paused (or while a
+// pause is saving it). Calls under ops (read) may use l.machine itself:
+// it changes only under ops held exclusively.
+func (l *live) current() Machine {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.machine
 }
 
 // infoCopy returns a copy of the sandbox's externally visible state

@@ -38,6 +38,15 @@ type Machines interface {
 	// RestoreChild starts fork child id from base, prepared as id. On
 	// failure nothing of it is left.
 	RestoreChild(ctx context.Context, base ForkBase, tmpl *template.Template, id string, tap *os.File) (Machine, error)
+	// Pause saves m (quiet: no call in flight) into dir, a directory on
+	// the host's disk, and destroys it: nothing of it runs or stays in
+	// memory. It returns the bytes of memory saved. If the save fails, m
+	// runs on and dir holds nothing of it.
+	Pause(ctx context.Context, m Machine, tmpl *template.Template, dir string) (int64, error)
+	// Resume starts machine id again from what Pause saved in dir, with
+	// its NIC on tap (nil: on nothing), prepared as id. On failure nothing
+	// of it is left and dir is untouched.
+	Resume(ctx context.Context, tmpl *template.Template, dir, id string, tap *os.File) (Machine, error)
 	// Adopt takes over machine id, which an earlier process started and
 	// which pid still serves.
 	Adopt(ctx context.Context, id, stateDir string, pid int) (Machine, error)
@@ -159,6 +168,22 @@ func (vms vmMachines) RestoreChild(ctx context.Context, base ForkBase, tmpl *tem
 		return nil, err
 	}
 	v, err := p.RestorePrepared(ctx, b.files.State, true, id) // destroys the machine on failure
+	if err != nil {
+		return nil, err
+	}
+	return vmMachine{v}, nil
+}
+
+func (vms vmMachines) Pause(ctx context.Context, m Machine, tmpl *template.Template, dir string) (int64, error) {
+	v, ok := m.(vmMachine)
+	if !ok {
+		return 0, errNotAVM
+	}
+	return vms.h.Pause(ctx, v.v, tmpl.BootOptions(), dir)
+}
+
+func (vms vmMachines) Resume(ctx context.Context, tmpl *template.Template, dir, id string, tap *os.File) (Machine, error) {
+	v, err := vms.h.Resume(ctx, tmpl.BootOptions(), dir, id, tap)
 	if err != nil {
 		return nil, err
 	}

@@ -74,6 +74,10 @@ type Config struct {
 	// Failpoint, for fault-injection tests only, names a step at which the
 	// process kills itself (see failpoint.go). Empty in production.
 	Failpoint string
+	// PauseDir is where paused sandboxes are saved (pause.go), one
+	// directory each: on disk, not in memory, since a paused sandbox is
+	// to hold no memory on the host. "": Pause is refused.
+	PauseDir string
 }
 
 // Limits on caller input.
@@ -110,6 +114,7 @@ type Manager struct {
 	mu        sync.Mutex
 	sandboxes map[string]*live // guarded by mu; registered sandboxes until they end
 	reserved  int              // guarded by mu; creates and fork children counted against MaxSandboxes but not registered yet
+	paused    int              // guarded by mu; registered sandboxes that are paused, which MaxSandboxes does not count
 
 	egMu        sync.RWMutex
 	egressBySrc map[netip.Addr]egress.Sandbox // guarded by egMu; by slot NsIP, sandboxes holding a slot
@@ -210,15 +215,16 @@ func (m *Manager) all() []*live {
 // ended as failed, its slot and quota released and the end audited.
 func (m *Manager) goWatch(l *live) {
 	m.wg.Add(1)
+	watched := l.current()
 	go func() {
 		defer m.wg.Done()
 		select {
 		case <-m.stop:
-		case <-l.machine.Exited():
-			if l.ending.Load() {
-				return // ended on purpose: the VM went because end destroyed it
+		case <-watched.Exited():
+			if l.ending.Load() || l.current() != watched {
+				return // ended on purpose: end destroyed it, or a pause saved it
 			}
-			m.log.Warn("sandbox VM exited", "sandbox", l.id, "err", l.machine.ExitError())
+			m.log.Warn("sandbox VM exited", "sandbox", l.id, "err", watched.ExitError())
 			m.end(context.Background(), l, store.StateFailed, store.EventFail, reasonVMExited)
 		}
 	}()
@@ -256,7 +262,7 @@ func validateMetadata(md map[string]string) error {
 func (m *Manager) reserve() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.sandboxes)+m.reserved >= m.cfg.MaxSandboxes {
+	if len(m.sandboxes)-m.paused+m.reserved >= m.cfg.MaxSandboxes {
 		return errdefs.ResourceExhausted("this host runs its maximum of %d sandboxes", m.cfg.MaxSandboxes)
 	}
 	m.reserved++
@@ -367,6 +373,9 @@ func (m *Manager) use(ctx context.Context, tenant, id string, fn func(l *live) e
 	if l.ending.Load() {
 		return ending(l, "")
 	}
+	if l.infoCopy().State == StatePaused {
+		return errdefs.FailedPrecondition("sandbox %s is paused: resume it first", id)
+	}
 	err = fn(l)
 	if err != nil && l.ending.Load() {
 		// The VM was destroyed under the call: say so, not "transport closing".
@@ -391,6 +400,9 @@ func infoFromStore(sb store.Sandbox) Info {
 	info := Info{ID: sb.ID, Tenant: sb.Tenant, Template: sb.Template, ParentID: sb.ParentID,
 		Metadata: sb.Metadata, State: sb.State, CreatedAt: sb.CreatedAt, Deadline: sb.Deadline, EndedAt: sb.EndedAt,
 		Jailed: sb.Jailed}
+	if sb.State == store.StateRunning && sb.PausedDir != "" {
+		info.State = StatePaused
+	}
 	if info.Metadata == nil {
 		info.Metadata = map[string]string{}
 	}
@@ -456,17 +468,23 @@ func (m *Manager) end(ctx context.Context, l *live, state, event, reason string)
 	destroyErr := m.destroyVM(dctx, l)
 	cancel()
 	m.failpoint(FailKillDestroyed)
-	m.releaseNet(info.ID, l.slot)
 	// Only now does the sandbox show as ended: whoever sees that state can
-	// rely on its VM, state directory and network being gone.
+	// rely on its VM, state directory (or saved state) and network being
+	// gone.
 	l.mu.Lock()
+	slot, wasPaused := l.slot, l.pausedDir != ""
+	l.slot = nil
 	l.info.NetAddr = ""
 	l.info.State, l.info.EndedAt = state, &now
 	l.mu.Unlock()
+	m.releaseNet(info.ID, slot)
 
 	m.mu.Lock()
 	delete(m.sandboxes, info.ID)
-	n := len(m.sandboxes)
+	if wasPaused {
+		m.paused--
+	}
+	n := len(m.sandboxes) - m.paused
 	m.mu.Unlock()
 	if err := m.cfg.Store.UpdateSandboxState(context.WithoutCancel(ctx), info.ID, state, now); err != nil {
 		m.log.Error("persist sandbox end", "sandbox", info.ID, "err", err)
@@ -511,9 +529,16 @@ func (m *Manager) destroyVM(ctx context.Context, l *live) error {
 	case <-ctx.Done():
 		return fmt.Errorf("sandbox %s: re-attachment did not stop: %w", l.id, ctx.Err())
 	}
-	if l.machine != nil {
-		return l.machine.Destroy(ctx)
+	l.mu.Lock()
+	mach, paused := l.machine, l.pausedDir
+	l.mu.Unlock()
+	switch {
+	case paused != "":
+		return removePaused(paused)
+	case mach != nil:
+		return mach.Destroy(ctx)
 	}
+	// Never attached, or a pause has it: end it by its state directory.
 	return m.killOrphan(ctx, l.stateDir)
 }
 

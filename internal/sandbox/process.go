@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"io"
 	"strconv"
 	"sync"
 	"syscall"
@@ -73,6 +74,23 @@ type ProcessInfo struct {
 	// StdoutTruncated and StderrTruncated: the guest dropped output past
 	// its cap (processGuestOutput), known once the process ended.
 	StdoutTruncated, StderrTruncated bool
+	// User is the guest user it runs as ("" = root).
+	User string
+	// Pty is its terminal's size, nil when it runs on pipes.
+	Pty *guest.WindowSize
+	// StdinOpen: its stdin takes WriteProcessStdin now (it was started
+	// with stdin open, or on a pty, is running, and stdin was not closed).
+	StdinOpen bool
+}
+
+// ProcessOptions is what StartProcess runs: the guest options (Signals,
+// Resize and MaxOutputBytes are the Manager's to set) and whether stdin
+// stays open for WriteProcessStdin after opts.Stdin's bytes (a process on
+// a pty always has it open). Without it stdin is opts.Stdin, then its end
+// (nil: /dev/null).
+type ProcessOptions struct {
+	guest.ExecOptions
+	OpenStdin bool
 }
 
 // ProcessOutput is a read of one output stream of a process.
@@ -144,17 +162,28 @@ func (r *outputRing) size() int64 {
 
 // process is one background process of a sandbox.
 type process struct {
-	info    ProcessInfo         // immutable fields: ID, SandboxID, Argv, Shell, Cwd, Timeout, StartedAt
-	signals chan syscall.Signal // read by the guest call while it runs
-	done    chan struct{}       // closed when it ended
-	stdout  *outputRing         // immutable
-	stderr  *outputRing         // immutable
-	mu      sync.Mutex          // guards the fields below
-	state   string              // guarded by mu
-	killReq bool                // guarded by mu: a kill was asked for
-	res     guest.ExecResult    // guarded by mu; once ended
-	err     string              // guarded by mu; for ProcessFailed
-	ended   *time.Time          // guarded by mu
+	info    ProcessInfo           // immutable fields: ID, SandboxID, Argv, Shell, Cwd, Timeout, StartedAt, User
+	signals chan syscall.Signal   // read by the guest call while it runs
+	resize  chan guest.WindowSize // read by the guest call while it runs; nil without a pty
+	// stdin is the write end of the guest call's stdin, nil unless it was
+	// started with stdin open. Writes and the close hold stdinSem (one at
+	// a time, in order); runProcess closes it with an error when the
+	// process ends, which unblocks them.
+	stdin       *io.PipeWriter
+	stdinSem    chan struct{}
+	stdinClosed bool             // guarded by stdinSem
+	done        chan struct{}    // closed when it ended
+	stdout      *outputRing      // immutable
+	stderr      *outputRing      // immutable
+	mu          sync.Mutex       // guards the fields below
+	state       string           // guarded by mu
+	killReq     bool             // guarded by mu: a kill was asked for
+	res         guest.ExecResult // guarded by mu; once ended
+	err         string           // guarded by mu; for ProcessFailed
+	ended       *time.Time       // guarded by mu
+	// stdinGone: stdin was closed by a caller (guarded by mu; a copy of
+	// stdinClosed that snapshot can read without waiting for a write).
+	stdinGone bool
 }
 
 // snapshot is the process's current ProcessInfo.
@@ -164,6 +193,11 @@ func (p *process) snapshot() ProcessInfo {
 	in := p.info
 	in.Argv = append([]string(nil), p.info.Argv...)
 	in.State, in.Error, in.EndedAt = p.state, p.err, p.ended
+	if p.info.Pty != nil {
+		ws := *p.info.Pty
+		in.Pty = &ws
+	}
+	in.StdinOpen = p.stdin != nil && p.state == ProcessRunning && !p.stdinGone
 	in.StdoutBytes, in.StderrBytes = p.stdout.size(), p.stderr.size()
 	if p.ended != nil && p.state != ProcessFailed {
 		code := p.res.ExitCode
@@ -214,7 +248,7 @@ type processTable struct {
 }
 
 // add registers a new running process, within the limits.
-func (t *processTable) add(sandboxID string, opts guest.ExecOptions) (*process, error) {
+func (t *processTable) add(sandboxID string, opts ProcessOptions) (*process, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.runningLocked() >= MaxRunningProcesses {
@@ -231,9 +265,14 @@ func (t *processTable) add(sandboxID string, opts guest.ExecOptions) (*process, 
 	t.next++
 	p := &process{
 		info: ProcessInfo{ID: "p-" + strconv.Itoa(t.next), SandboxID: sandboxID, Argv: append([]string(nil), opts.Argv...),
-			Shell: opts.Shell, Cwd: opts.Cwd, Timeout: opts.Timeout, StartedAt: stamp()},
+			Shell: opts.Shell, Cwd: opts.Cwd, Timeout: opts.Timeout, StartedAt: stamp(), User: opts.User},
 		signals: make(chan syscall.Signal, 4), done: make(chan struct{}),
 		stdout: newOutputRing(), stderr: newOutputRing(), state: ProcessRunning,
+	}
+	if opts.Pty != nil {
+		ws := *opts.Pty
+		p.info.Pty = &ws
+		p.resize = make(chan guest.WindowSize, 4)
 	}
 	if p.info.Cwd == "" {
 		p.info.Cwd = "/"

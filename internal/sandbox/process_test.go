@@ -23,7 +23,7 @@ import (
 
 func startProc(t *testing.T, m *sandbox.Manager, id, cmd string) sandbox.ProcessInfo {
 	t.Helper()
-	p, err := m.StartProcess(context.Background(), lcTenant, id, guest.ExecOptions{Shell: cmd})
+	p, err := m.StartProcess(context.Background(), lcTenant, id, sandbox.ProcessOptions{ExecOptions: guest.ExecOptions{Shell: cmd}})
 	if err != nil {
 		t.Fatalf("start %q: %v", cmd, err)
 	}
@@ -117,7 +117,7 @@ func TestProcessExitAndTimeout(t *testing.T) {
 	e := newLCEnv(t)
 	m := e.manager(t, sandbox.Config{})
 	sb := lcCreate(t, m, sandbox.CreateRequest{})
-	p, err := m.StartProcess(context.Background(), lcTenant, sb.ID, guest.ExecOptions{Argv: []string{"sh", "-c", "echo $JOB $X; exit 3"}, Env: []string{"X=y"}})
+	p, err := m.StartProcess(context.Background(), lcTenant, sb.ID, sandbox.ProcessOptions{ExecOptions: guest.ExecOptions{Argv: []string{"sh", "-c", "echo $JOB $X; exit 3"}, Env: []string{"X=y"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,14 +142,14 @@ func TestProcessExitAndTimeout(t *testing.T) {
 			t.Errorf("read %s at %d: %v, want invalid_argument", bad.stream, bad.off, err)
 		}
 	}
-	tp, err := m.StartProcess(context.Background(), lcTenant, sb.ID, guest.ExecOptions{Shell: "sleep 30", Timeout: 50 * time.Millisecond})
+	tp, err := m.StartProcess(context.Background(), lcTenant, sb.ID, sandbox.ProcessOptions{ExecOptions: guest.ExecOptions{Shell: "sleep 30", Timeout: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if end := waitProc(t, m, sb.ID, tp.ID); end.State != sandbox.ProcessKilled || !end.TimedOut || tp.ID != "p-2" {
 		t.Fatalf("timed out: %+v", end)
 	}
-	if _, err := m.StartProcess(context.Background(), lcTenant, sb.ID, guest.ExecOptions{}); !errdefs.IsInvalidArgument(err) {
+	if _, err := m.StartProcess(context.Background(), lcTenant, sb.ID, sandbox.ProcessOptions{ExecOptions: guest.ExecOptions{}}); !errdefs.IsInvalidArgument(err) {
 		t.Fatalf("start without a command: %v", err)
 	}
 	if _, err := m.Process(context.Background(), lcTenant, sb.ID, "p-99"); !errdefs.IsNotFound(err) {
@@ -194,7 +194,7 @@ func TestProcessLimits(t *testing.T) {
 	for range sandbox.MaxRunningProcesses {
 		running = append(running, startProc(t, m, sb.ID, "sleep 60").ID)
 	}
-	if _, err := m.StartProcess(context.Background(), lcTenant, sb.ID, guest.ExecOptions{Shell: "true"}); !errors.Is(err, errdefs.ErrResourceExhausted) {
+	if _, err := m.StartProcess(context.Background(), lcTenant, sb.ID, sandbox.ProcessOptions{ExecOptions: guest.ExecOptions{Shell: "true"}}); !errors.Is(err, errdefs.ErrResourceExhausted) {
 		t.Fatalf("start past the limit: %v, want resource_exhausted", err)
 	}
 	if _, err := m.KillProcess(context.Background(), lcTenant, sb.ID, running[0], ""); err != nil {
@@ -231,7 +231,7 @@ func TestProcessSandboxEndTenantsAudit(t *testing.T) {
 	other := "other-tenant"
 	for name, err := range map[string]error{
 		"start": func() error {
-			_, err := m.StartProcess(ctx, other, sb.ID, guest.ExecOptions{Shell: "true"})
+			_, err := m.StartProcess(ctx, other, sb.ID, sandbox.ProcessOptions{ExecOptions: guest.ExecOptions{Shell: "true"}})
 			return err
 		}(),
 		"list": func() error { _, err := m.Processes(ctx, other, sb.ID); return err }(),

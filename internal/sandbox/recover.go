@@ -45,13 +45,18 @@ func (m *Manager) recover(ctx context.Context) error {
 	netSlots := map[string]int{} // surviving sandbox -> its recorded slot
 	var survivors []store.Sandbox
 	now := time.Now()
+	paused := map[string]bool{}
 	for _, sb := range sbs {
 		// Directories and jails are named by the machine, which a
-		// caller-chosen sandbox id (CreateRequest.ID) does not name.
-		known[machineID(sb)] = true
+		// caller-chosen sandbox id (CreateRequest.ID) does not name. A
+		// paused one's old VM directory is an orphan.
+		known[machineID(sb)] = sb.PausedDir == ""
 		switch {
 		case !now.Before(sb.Deadline):
 			m.endRecovered(ctx, sb, store.StateExpired, store.EventExpire, reasonExpired)
+		case sb.PausedDir != "":
+			m.registerPaused(sb)
+			paused[filepath.Base(sb.PausedDir)] = true
 		case !m.machines.Live(sb.PID, sb.StateDir):
 			m.endRecovered(ctx, sb, store.StateFailed, store.EventFail, reasonVMExited)
 		default:
@@ -79,6 +84,7 @@ func (m *Manager) recover(ctx context.Context) error {
 	if err := m.reapOrphanDirs(ctx, known); err != nil {
 		return err
 	}
+	m.reapPausedDirs(paused)
 	// Jail cgroups of this daemon's VMs that died with the old daemon (the
 	// kernel reaped them; nobody removed their cgroups).
 	alive := map[string]bool{}
@@ -98,6 +104,9 @@ func (m *Manager) recover(ctx context.Context) error {
 func (m *Manager) endRecovered(ctx context.Context, sb store.Sandbox, state, event, reason string) {
 	if err := m.killOrphan(ctx, sb.StateDir); err != nil {
 		m.log.Error("reap sandbox", "sandbox", sb.ID, "err", err)
+	}
+	if err := removePaused(sb.PausedDir); err != nil {
+		m.log.Error("remove paused sandbox's saved state", "sandbox", sb.ID, "err", err)
 	}
 	ended := stamp()
 	if err := m.cfg.Store.UpdateSandboxState(ctx, sb.ID, state, ended); err != nil {
@@ -124,6 +133,43 @@ func (m *Manager) registerSurvivor(sb store.Sandbox) {
 	m.mu.Lock()
 	m.sandboxes[sb.ID] = l
 	m.mu.Unlock()
+}
+
+// registerPaused makes a sandbox the previous daemon paused visible
+// again, paused: it has no VMM to re-attach to, and resumes from its
+// saved state on request.
+func (m *Manager) registerPaused(sb store.Sandbox) {
+	var exec execDefaults
+	if t, err := m.templates.Get(sb.Template); err == nil {
+		exec = defaultsOf(t)
+	}
+	l := &live{attached: make(chan struct{}), id: sb.ID, stateDir: filepath.Join(m.machines.RunDir(), sb.ID),
+		info: infoFromStore(sb), exec: exec, pausedDir: sb.PausedDir}
+	close(l.attached)
+	m.mu.Lock()
+	m.sandboxes[sb.ID] = l
+	m.paused++
+	m.mu.Unlock()
+}
+
+// reapPausedDirs removes saved states in the pause directory that no
+// paused sandbox owns (a pause cut short by a crash before it was
+// recorded, or a sandbox ended meanwhile).
+func (m *Manager) reapPausedDirs(paused map[string]bool) {
+	if m.cfg.PauseDir == "" {
+		return
+	}
+	entries, err := os.ReadDir(m.cfg.PauseDir)
+	if err != nil {
+		return // none yet
+	}
+	for _, e := range entries {
+		if e.IsDir() && !paused[e.Name()] && hasAnyPrefix(e.Name(), daemonDirPrefixes) {
+			if err := os.RemoveAll(filepath.Join(m.cfg.PauseDir, e.Name())); err != nil {
+				m.log.Error("remove orphaned paused state", "dir", e.Name(), "err", err)
+			}
+		}
+	}
 }
 
 // goAttach re-attaches to a survivor's guest in the background, bounded by

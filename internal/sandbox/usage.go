@@ -49,8 +49,8 @@ func (l *live) withUsage() Info {
 	default:
 		return info // still re-attaching after a restart
 	}
-	if l.attachErr == nil && l.machine != nil && !l.ending.Load() {
-		info.Usage = usageOf(l.machine)
+	if mach := l.current(); l.attachErr == nil && mach != nil && !l.ending.Load() {
+		info.Usage = usageOf(mach)
 	}
 	return info
 }

@@ -26,6 +26,15 @@ const (
 	// exec, neither names the command or holds its output.
 	EventProcessStart = "process_start"
 	EventProcessEnd   = "process_end"
+	// EventProcessStdin is bytes written to a background process's stdin
+	// (detail: its process id, and closed=true when stdin was closed);
+	// it counts the bytes and never holds them.
+	EventProcessStdin = "process_stdin"
+	// EventPause is a running sandbox saved to disk with its VMM ended
+	// (detail: the bytes of memory saved); EventResume is it restored
+	// from there under the same id (detail: how long it was paused).
+	EventPause  = "pause"
+	EventResume = "resume"
 	// EventEgress is one connection through the egress proxy, recorded
 	// when it closes (its rule, byte counts and status).
 	EventEgress    = "egress"

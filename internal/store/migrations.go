@@ -168,6 +168,13 @@ CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
 BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
 CREATE UNIQUE INDEX audit_tenant_number ON audit (tenant, tenant_seq);
 `},
+	{name: "sandbox pause", sql: `
+-- A paused sandbox is still running as far as its lifecycle goes (not
+-- ended; its deadline counts), but no VMM runs it: its memory and device
+-- state are saved in paused_dir on the host's disk, and it holds no pid,
+-- state directory or network slot. '' for every sandbox not paused.
+ALTER TABLE sandboxes ADD COLUMN paused_dir TEXT NOT NULL DEFAULT '';
+`},
 }
 
 // migrate applies the migrations the database has not seen yet. The version

@@ -81,6 +81,11 @@ type Sandbox struct {
 	// holds, NoNetSlot (-1) for none. No two running sandboxes share a slot;
 	// the schema enforces it.
 	NetSlot int
+	// PausedDir is where a paused sandbox's saved state is on disk, ""
+	// unless paused. A paused sandbox is running (not ended; the reaper
+	// still owns it past Deadline) with no VMM: PID 0, StateDir "" and
+	// NetSlot NoNetSlot. Set by PauseSandbox, cleared by ResumeSandbox.
+	PausedDir string
 }
 
 // SandboxFilter selects sandboxes for ListSandboxes. Zero fields match
@@ -344,6 +349,69 @@ func (s *Store) SetSandboxDeadline(ctx context.Context, id string, deadline time
 	return nil
 }
 
+// PauseSandbox records that a running sandbox's VMM is gone and its
+// state saved in dir: it keeps running (its deadline counts), with no
+// pid, state directory or network slot until ResumeSandbox. A sandbox
+// that is not running, or is paused already, is FailedPrecondition.
+func (s *Store) PauseSandbox(ctx context.Context, id, dir string) error {
+	if err := ValidateID("sandbox id", id); err != nil {
+		return fmt.Errorf("store: pause sandbox: %w", err)
+	}
+	if dir == "" {
+		return fmt.Errorf("store: pause sandbox %s: %w", id, errdefs.InvalidArgument("paused state directory is required"))
+	}
+	return s.setRuntime(ctx, "pause", id, `paused_dir = ''`,
+		`pid = 0, state_dir = '', net_slot = -1, paused_dir = ?`, dir)
+}
+
+// ResumeSandbox records that a paused sandbox runs again in the VMM pid
+// with stateDir, holding netSlot (NoNetSlot: none), and is no longer
+// paused. One that is not paused is FailedPrecondition; a slot another
+// running sandbox holds is AlreadyExists.
+func (s *Store) ResumeSandbox(ctx context.Context, id string, pid int, stateDir string, netSlot int) error {
+	if err := ValidateID("sandbox id", id); err != nil {
+		return fmt.Errorf("store: resume sandbox: %w", err)
+	}
+	if pid < 0 || netSlot < NoNetSlot {
+		return fmt.Errorf("store: resume sandbox %s: %w", id, errdefs.InvalidArgument("pid %d or net slot %d out of range", pid, netSlot))
+	}
+	return s.setRuntime(ctx, "resume", id, `paused_dir != ''`,
+		`pid = ?, state_dir = ?, net_slot = ?, paused_dir = ''`, pid, stateDir, netSlot)
+}
+
+// setRuntime updates a running sandbox's runtime columns (set, with
+// args) where cond holds, or says why it could not.
+func (s *Store) setRuntime(ctx context.Context, op, id, cond, set string, args ...any) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var state, paused string
+		err := tx.QueryRowContext(ctx, `SELECT state, paused_dir FROM sandboxes WHERE id = ?`, id).Scan(&state, &paused)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errdefs.NotFound("sandbox %s not found", id)
+		}
+		if err != nil {
+			return mapErr(err)
+		}
+		if state != StateRunning {
+			return errdefs.FailedPrecondition("sandbox %s is %s", id, state)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE sandboxes SET `+set+` WHERE id = ? AND state = 'running' AND `+cond, append(args, id)...)
+		if err != nil {
+			return mapErr(err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			if paused != "" {
+				return errdefs.FailedPrecondition("sandbox %s is paused", id)
+			}
+			return errdefs.FailedPrecondition("sandbox %s is not paused", id)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: %s sandbox %s: %w", op, id, err)
+	}
+	return nil
+}
+
 // SetSandboxEgress records the sandbox's current egress policy (valid JSON;
 // nil or empty clears it).
 func (s *Store) SetSandboxEgress(ctx context.Context, id string, egress json.RawMessage) error {
@@ -394,7 +462,7 @@ func placeholders(n int) string {
 }
 
 const sandboxColumns = `id, tenant, template, metadata, state, created_ms, deadline_ms, ended_ms,
-	pid, state_dir, parent_id, egress, net_slot, jailed`
+	pid, state_dir, parent_id, egress, net_slot, jailed, paused_dir`
 
 func (s *Store) querySandboxes(ctx context.Context, op string, where []string, args []any, orderBy ...string) ([]Sandbox, error) {
 	q := `SELECT ` + sandboxColumns + ` FROM sandboxes`
@@ -434,7 +502,7 @@ func scanSandbox(r rowScanner) (Sandbox, error) {
 		parentID, egress  sql.NullString
 	)
 	if err := r.Scan(&sb.ID, &sb.Tenant, &sb.Template, &md, &sb.State, &created, &deadline, &ended,
-		&sb.PID, &sb.StateDir, &parentID, &egress, &sb.NetSlot, &sb.Jailed); err != nil {
+		&sb.PID, &sb.StateDir, &parentID, &egress, &sb.NetSlot, &sb.Jailed, &sb.PausedDir); err != nil {
 		return Sandbox{}, err
 	}
 	m, err := DecodeMap(md)

@@ -305,3 +305,66 @@ func TestSetSandboxEgress(t *testing.T) {
 		t.Errorf("egress of unknown sandbox = %v, want NotFound", err)
 	}
 }
+
+// A pause gives up the VMM's pid, state directory and slot and keeps the
+// sandbox running (its deadline counts; recovery finds it); a resume
+// takes a new pid, directory and slot. Each moves only from the other,
+// and only a running sandbox moves at all.
+func TestPauseResumeSandbox(t *testing.T) {
+	s, _ := newTestStore(t)
+	sb := sandbox("sb-p", "firm-a", nil)
+	sb.NetSlot = 5
+	mustPut(t, s, sb, sandbox("sb-ended", "firm-a", nil))
+	if err := s.UpdateSandboxState(ctx, "sb-ended", StateKilled, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ResumeSandbox(ctx, "sb-p", 1, "/run/x", NoNetSlot); !errdefs.IsFailedPrecondition(err) {
+		t.Errorf("resume of a running sandbox = %v, want failed_precondition", err)
+	}
+	if err := s.PauseSandbox(ctx, "sb-p", "/var/lib/airlock/paused/sb-p"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetSandbox(ctx, "firm-a", "sb-p")
+	if err != nil || got.State != StateRunning || got.PID != 0 || got.StateDir != "" || got.NetSlot != NoNetSlot ||
+		got.PausedDir != "/var/lib/airlock/paused/sb-p" {
+		t.Fatalf("paused = %+v, %v", got, err)
+	}
+	live, _ := s.LiveSandboxes(ctx)
+	if !slices.Contains(ids(live), "sb-p") {
+		t.Errorf("live sandboxes %v lack the paused one", ids(live))
+	}
+	// Its slot is free for another sandbox meanwhile.
+	other := sandbox("sb-q", "firm-a", nil)
+	other.NetSlot = 5
+	mustPut(t, s, other)
+	if err := s.PauseSandbox(ctx, "sb-p", "/elsewhere"); !errdefs.IsFailedPrecondition(err) {
+		t.Errorf("second pause = %v, want failed_precondition", err)
+	}
+	if err := s.ResumeSandbox(ctx, "sb-p", 99, "/run/airlock/sb-p", 5); !is(err, errdefs.ErrAlreadyExists) {
+		t.Errorf("resume into a held slot = %v, want already_exists", err)
+	}
+	if err := s.ResumeSandbox(ctx, "sb-p", 99, "/run/airlock/sb-p", 6); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.GetSandbox(ctx, "firm-a", "sb-p")
+	if got.PID != 99 || got.StateDir != "/run/airlock/sb-p" || got.NetSlot != 6 || got.PausedDir != "" {
+		t.Errorf("resumed = %+v", got)
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"pause ended", s.PauseSandbox(ctx, "sb-ended", "/d")},
+		{"resume ended", s.ResumeSandbox(ctx, "sb-ended", 1, "/d", NoNetSlot)},
+	} {
+		if !errdefs.IsFailedPrecondition(tc.err) {
+			t.Errorf("%s = %v, want failed_precondition", tc.name, tc.err)
+		}
+	}
+	if err := s.PauseSandbox(ctx, "sb-nope", "/d"); !errdefs.IsNotFound(err) {
+		t.Errorf("pause missing = %v", err)
+	}
+	if err := s.PauseSandbox(ctx, "sb-p", ""); !errdefs.IsInvalidArgument(err) {
+		t.Errorf("pause without a dir = %v", err)
+	}
+}

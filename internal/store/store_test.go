@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
@@ -65,18 +66,22 @@ func TestMigrationUpgradesOlderDatabase(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "airlock.db")
 	n := len(migrations)
-
-	// A database as the previous release left it, with data in it.
-	old, err := openWith(ctx, path, migrations[:n-1])
+	// A database as a release before per-tenant audit numbers left it,
+	// with data in it: the upgrade runs that migration and every later one.
+	k := slices.IndexFunc(migrations, func(m migration) bool { return m.name == "per-tenant audit numbers" })
+	if k < 1 {
+		t.Fatal("no per-tenant audit numbers migration")
+	}
+	old, err := openWith(ctx, path, migrations[:k])
 	if err != nil {
-		t.Fatalf("open at version %d: %v", n-1, err)
+		t.Fatalf("open at version %d: %v", k, err)
 	}
-	if v, _ := old.SchemaVersion(ctx); v != n-1 {
-		t.Fatalf("schema version = %d, want %d", v, n-1)
+	if v, _ := old.SchemaVersion(ctx); v != k {
+		t.Fatalf("schema version = %d, want %d", v, k)
 	}
-	// The column the newest migration adds.
-	if columnExists(t, old, "audit", "tenant_seq") {
-		t.Fatal("audit.tenant_seq exists before its migration ran")
+	// The columns the migrations since add.
+	if columnExists(t, old, "audit", "tenant_seq") || columnExists(t, old, "sandboxes", "paused_dir") {
+		t.Fatal("audit.tenant_seq or sandboxes.paused_dir exists before its migration ran")
 	}
 	if _, _, err := old.CreateKey(ctx, "firm-a", "ci"); err != nil {
 		t.Fatal(err)
@@ -108,8 +113,8 @@ func TestMigrationUpgradesOlderDatabase(t *testing.T) {
 	if v, _ := s.SchemaVersion(ctx); v != n {
 		t.Fatalf("schema version after upgrade = %d, want %d", v, n)
 	}
-	if !columnExists(t, s, "audit", "tenant_seq") {
-		t.Fatal("audit.tenant_seq missing after upgrade")
+	if !columnExists(t, s, "audit", "tenant_seq") || !columnExists(t, s, "sandboxes", "paused_dir") {
+		t.Fatal("audit.tenant_seq or sandboxes.paused_dir missing after upgrade")
 	}
 	if recs, err := s.QueryAudit(ctx, AuditFilter{Tenant: "firm-b"}); err != nil || len(recs) != 2 ||
 		recs[0].TenantSeq != 1 || recs[1].TenantSeq != 2 || recs[1].Seq != 4 {

@@ -17,6 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/guest"
 	avm "github.com/airlock-dev/airlock/internal/vm"
+	"github.com/airlock-dev/airlock/internal/vmm"
 	"github.com/airlock-dev/airlock/internal/vmtest"
 )
 
@@ -47,6 +48,15 @@ func TestBootRunsGuestKernel(t *testing.T) {
 	h, err := vm.Agent.Health(vmtest.Context(t))
 	if err != nil || h.KernelRelease != host.Kernel.Release || h.SandboxId != vm.ID {
 		t.Fatalf("health = %+v, %v", h, err)
+	}
+	// Under emulation a busy host delays timer interrupts; a guest that
+	// judged its TSC by jiffies fell back to jiffies and its clock ran
+	// slow, stretching every limit measured in the guest.
+	if host.Accel.Accel == vmm.AccelTCG {
+		_, cs, _ := run(t, vm, guest.ExecOptions{Argv: []string{"cat", "/sys/devices/system/clocksource/clocksource0/current_clocksource"}})
+		if got := strings.TrimSpace(cs); got != "tsc" {
+			t.Fatalf("guest clocksource under TCG = %q, want tsc", got)
+		}
 	}
 }
 

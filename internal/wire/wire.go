@@ -51,16 +51,18 @@ type ProbeResult struct {
 
 // Sandbox is the externally visible state of a sandbox.
 type Sandbox struct {
-	ID        string            `json:"id"`
-	Tenant    string            `json:"tenant"`
-	Template  string            `json:"template"`
-	ParentID  string            `json:"parent_id,omitempty"` // set for forks
-	Metadata  map[string]string `json:"metadata"`
-	State     string            `json:"state"` // running, killed, expired, failed; lost in a cluster
-	CreatedAt time.Time         `json:"created_at"`
-	Deadline  time.Time         `json:"deadline"` // killed by the reaper at this time
-	EndedAt   *time.Time        `json:"ended_at,omitempty"`
-	Egress    EgressPolicy      `json:"egress"`
+	ID       string            `json:"id"`
+	Tenant   string            `json:"tenant"`
+	Template string            `json:"template"`
+	ParentID string            `json:"parent_id,omitempty"` // set for forks
+	Metadata map[string]string `json:"metadata"`
+	// State is running, paused (saved to disk, no VMM: resume it), or
+	// how it ended: killed, expired, failed; lost in a cluster.
+	State     string       `json:"state"`
+	CreatedAt time.Time    `json:"created_at"`
+	Deadline  time.Time    `json:"deadline"` // killed by the reaper at this time
+	EndedAt   *time.Time   `json:"ended_at,omitempty"`
+	Egress    EgressPolicy `json:"egress"`
 	// NetAddr is the address the sandbox's traffic leaves its namespace
 	// with, what an allowed server sees; empty without networking or once
 	// ended.
@@ -137,6 +139,19 @@ type ExecRequest struct {
 	Stdin          *string           `json:"stdin,omitempty"`           // UTF-8 text
 	StdinBase64    *string           `json:"stdin_base64,omitempty"`    // or bytes; not both
 	MaxOutputBytes int64             `json:"max_output_bytes,omitempty"`
+	// User runs the command as this guest user (a name in the template's
+	// /etc/passwd, or a uid), unable to become root again; "" = root. An
+	// unknown user is 400 invalid_argument.
+	User string `json:"user,omitempty"`
+	// Pty runs the command on a terminal of this size: stdout carries
+	// stdout and stderr merged, stdin's end is the terminal's EOF (^D).
+	Pty *WindowSize `json:"pty,omitempty"`
+}
+
+// WindowSize is a terminal's size in characters: rows and cols 1..1000.
+type WindowSize struct {
+	Rows uint32 `json:"rows"`
+	Cols uint32 `json:"cols"`
 }
 
 // ExecStatus is how a process ended: the plain result without its output,
@@ -272,7 +287,9 @@ type Key struct {
 // ProcessRequest is the body of POST /v1/sandboxes/{id}/processes: an
 // exec request without max_output_bytes (a background process keeps the
 // latest ProcessOutputKeep bytes of each stream). Stdin, if given, is fed
-// and closed; without it stdin is /dev/null.
+// and closed, unless stdin_open keeps it open for .../stdin writes after
+// those bytes; without either stdin is /dev/null. A process on a pty
+// always has stdin open.
 type ProcessRequest struct {
 	Cmd            string            `json:"cmd,omitempty"`  // run with /bin/sh -c; exactly one of cmd and argv
 	Argv           []string          `json:"argv,omitempty"` // run directly
@@ -281,7 +298,23 @@ type ProcessRequest struct {
 	TimeoutSeconds float64           `json:"timeout_seconds,omitempty"` // 0 = none
 	Stdin          *string           `json:"stdin,omitempty"`
 	StdinBase64    *string           `json:"stdin_base64,omitempty"`
+	StdinOpen      bool              `json:"stdin_open,omitempty"`
+	User           string            `json:"user,omitempty"`
+	Pty            *WindowSize       `json:"pty,omitempty"`
 }
+
+// ProcessStdinRequest is the body of POST .../processes/{pid}/stdin:
+// bytes appended to the process's stdin (data as UTF-8 text, or
+// data_base64; not both; at most 1 MiB), then, with close, its end.
+type ProcessStdinRequest struct {
+	Data       *string `json:"data,omitempty"`
+	DataBase64 *string `json:"data_base64,omitempty"`
+	Close      bool    `json:"close,omitempty"`
+}
+
+// ProcessResizeRequest is the body of POST .../processes/{pid}/resize:
+// the new size of a pty process's terminal.
+type ProcessResizeRequest = WindowSize
 
 // Process states.
 const (
@@ -315,6 +348,11 @@ type Process struct {
 	StderrTruncated bool       `json:"stderr_truncated"`
 	StartedAt       time.Time  `json:"started_at"`
 	EndedAt         *time.Time `json:"ended_at,omitempty"`
+	User            string     `json:"user,omitempty"` // the guest user it runs as; "" = root
+	// Pty is its terminal's size; absent when it runs on pipes.
+	Pty *WindowSize `json:"pty,omitempty"`
+	// StdinOpen: its stdin takes .../stdin writes now.
+	StdinOpen bool `json:"stdin_open,omitempty"`
 }
 
 // Running reports whether the process was running when last read.

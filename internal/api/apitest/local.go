@@ -2,6 +2,7 @@ package apitest
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/sandbox"
@@ -26,7 +27,8 @@ func LocalManager(t testing.TB, st *store.Store) *sandbox.Manager {
 	if _, err := layer.AddTemplate("base", map[string]string{"/etc/motd": "hello\n"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	m, err := sandbox.New(context.Background(), sandbox.Config{Machines: layer, TemplateSource: layer, Store: st, WarmPool: -1})
+	m, err := sandbox.New(context.Background(), sandbox.Config{Machines: layer, TemplateSource: layer, Store: st, WarmPool: -1,
+		PauseDir: filepath.Join(dir, "paused")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,10 @@ func policyToWire(p netpool.Policy) wire.EgressPolicy {
 }
 
 func execRequest(o guest.ExecOptions, stdin []byte) client.ExecRequest {
-	req := client.ExecRequest{Cmd: o.Shell, Argv: o.Argv, Cwd: o.Cwd, Timeout: o.Timeout, MaxOutputBytes: o.MaxOutputBytes, Stdin: stdin}
+	req := client.ExecRequest{Cmd: o.Shell, Argv: o.Argv, Cwd: o.Cwd, Timeout: o.Timeout, MaxOutputBytes: o.MaxOutputBytes, Stdin: stdin, User: o.User}
+	if o.Pty != nil {
+		req.Pty = &client.WindowSize{Rows: o.Pty.Rows, Cols: o.Pty.Cols}
+	}
 	if len(o.Env) > 0 {
 		req.Env = map[string]string{}
 		for _, kv := range o.Env {

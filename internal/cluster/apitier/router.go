@@ -594,7 +594,8 @@ func (r *Router) Templates(context.Context) ([]sandbox.TemplateInfo, error) {
 	return out, nil
 }
 
-func (r *Router) StartProcess(ctx context.Context, tenant, id string, o guest.ExecOptions) (sandbox.ProcessInfo, error) {
+func (r *Router) StartProcess(ctx context.Context, tenant, id string, po sandbox.ProcessOptions) (sandbox.ProcessInfo, error) {
+	o := po.ExecOptions
 	var stdin []byte
 	if o.Stdin != nil {
 		b, err := io.ReadAll(io.LimitReader(o.Stdin, 16<<20))
@@ -606,7 +607,8 @@ func (r *Router) StartProcess(ctx context.Context, tenant, id string, o guest.Ex
 	var out sandbox.ProcessInfo
 	err := r.on(ctx, tenant, id, func(s *client.Sandbox) error {
 		er := execRequest(o, stdin)
-		p, err := s.StartProcess(ctx, client.ProcessRequest{Cmd: er.Cmd, Argv: er.Argv, Env: er.Env, Cwd: er.Cwd, Timeout: er.Timeout, Stdin: er.Stdin})
+		p, err := s.StartProcess(ctx, client.ProcessRequest{Cmd: er.Cmd, Argv: er.Argv, Env: er.Env, Cwd: er.Cwd, Timeout: er.Timeout, Stdin: er.Stdin,
+			StdinOpen: po.OpenStdin, User: er.User, Pty: er.Pty})
 		if p != nil {
 			out = processInfo(p.ProcessInfo)
 		}
@@ -682,6 +684,60 @@ func (r *Router) KillProcess(ctx context.Context, tenant, id, pid, signal string
 	err := r.on(ctx, tenant, id, func(s *client.Sandbox) error {
 		p := s.Process(pid)
 		err := p.Kill(ctx, signal)
+		out = processInfo(p.ProcessInfo)
+		return err
+	})
+	return out, err
+}
+
+// Pause and Resume go to the node that runs the sandbox, which keeps a
+// paused one on its own disk: it resumes there.
+func (r *Router) Pause(ctx context.Context, tenant, id string) (sandbox.Info, error) {
+	return r.lifecycle(ctx, tenant, id, (*client.Sandbox).Pause)
+}
+
+func (r *Router) Resume(ctx context.Context, tenant, id string) (sandbox.Info, error) {
+	return r.lifecycle(ctx, tenant, id, (*client.Sandbox).Resume)
+}
+
+func (r *Router) lifecycle(ctx context.Context, tenant, id string, f func(*client.Sandbox, context.Context) error) (sandbox.Info, error) {
+	var info sandbox.Info
+	err := r.on(ctx, tenant, id, func(s *client.Sandbox) error {
+		if err := f(s, ctx); err != nil {
+			return err
+		}
+		info = infoFromWire(s.SandboxInfo, "")
+		return nil
+	})
+	if err != nil {
+		return info, err
+	}
+	r.t.routes.drop(id)
+	return r.withNode(info, id), nil
+}
+
+func (r *Router) WriteProcessStdin(ctx context.Context, tenant, id, pid string, data []byte, closeStdin bool) (sandbox.ProcessInfo, error) {
+	var out sandbox.ProcessInfo
+	err := r.on(ctx, tenant, id, func(s *client.Sandbox) error {
+		p := s.Process(pid)
+		var err error
+		if len(data) > 0 {
+			err = p.WriteStdin(ctx, data)
+		}
+		if err == nil && closeStdin {
+			err = p.CloseStdin(ctx)
+		}
+		out = processInfo(p.ProcessInfo)
+		return err
+	})
+	return out, err
+}
+
+func (r *Router) ResizeProcess(ctx context.Context, tenant, id, pid string, size guest.WindowSize) (sandbox.ProcessInfo, error) {
+	var out sandbox.ProcessInfo
+	err := r.on(ctx, tenant, id, func(s *client.Sandbox) error {
+		p := s.Process(pid)
+		err := p.Resize(ctx, size.Rows, size.Cols)
 		out = processInfo(p.ProcessInfo)
 		return err
 	})

@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
@@ -16,13 +17,25 @@ type analyzer struct {
 	t     *tables
 	doc   *document
 	utoks [][]token // compared tokens of each unit's body
-	// scores[c][s] is the heading score of section s for clause c.
+	// gtoks are all units' tokens in order (token.Para is the unit);
+	// unitTok[u] is the index of unit u's first token (len(units)+1
+	// entries); sents are the document's sentences over gtoks.
+	gtoks   []token
+	unitTok []int
+	sents   []sentence
+	// scores[c][s] is the heading score of section s for clause c;
+	// joint[c][s] says the synonym it matched names two subjects.
 	scores [][]float64
+	joint  [][]bool
 	// docCount counts the document's words (fold keys); vocab holds the
 	// words of the playbook's standard texts. Both tell a real word from
 	// OCR garbage.
 	docCount map[string]int
 	vocab    map[string]bool
+	// specs are the playbook's clauses; sentClause caches each sentence's
+	// similarity to each clause's standard sentences (see otherClause).
+	specs      []*clauseSpec
+	sentClause map[int][]float64
 }
 
 // clauseSpec is a playbook clause prepared for matching.
@@ -32,14 +45,26 @@ type clauseSpec struct {
 	std      []token
 	stdKeys  []string
 	stdTerms []term
+	stdSents []sentence // over std
 	pins     []pin
 	syns     [][]string // titleWords of the title, the key and each heading
-	paras    int        // paragraphs in the standard text
+	// joint[i] says syns[i] names two subjects ("Fees and Payment",
+	// "Assignment; Change of Control").
+	joint []bool
+	// own are the stems of words of the clause no other clause of the
+	// playbook has (see attach.go).
+	own map[string]bool
+	// topic are the stems of its title and synonyms no other clause has.
+	topic map[string]bool
+	// overlap[i] counts the document's tokens before i that occur in the
+	// standard text (built on first use by overlapBound).
+	overlap []int
 }
 
 // pin is a playbook key_terms entry with the terms read from its text.
 type pin struct {
 	name, text string
+	worseIf    string
 	terms      []term
 	keys       []string // used when the text has no number or place in it
 }
@@ -55,17 +80,8 @@ func Analyze(paras []Paragraph, pb *playbook.Playbook) (*Result, error) {
 	if err := checkInput(paras); err != nil {
 		return nil, err
 	}
-	an := &analyzer{t: getTables(), doc: buildDocument(paras)}
-	words := 0
-	an.docCount, an.vocab = map[string]int{}, map[string]bool{}
-	for i, u := range an.doc.units {
-		an.utoks = append(an.utoks, tokenize(u.body, i))
-		words += len(an.utoks[i])
-		for _, t := range an.utoks[i] {
-			an.docCount[t.Key]++
-		}
-	}
-	if words == 0 {
+	an := newAnalyzer(paras)
+	if len(an.gtoks) == 0 {
 		return nil, docs.Errorf(docs.CodeUnreadable, "the document has no text to review")
 	}
 	specs := make([]*clauseSpec, len(pb.Clauses))
@@ -75,19 +91,27 @@ func Analyze(paras []Paragraph, pb *playbook.Playbook) (*Result, error) {
 			an.vocab[k] = true
 		}
 	}
+	setOwnWords(an.t, specs)
+	an.specs = specs
 	an.scoreHeadings(specs)
-	claimed := an.claimed()
 	res := &Result{
 		Playbook: PlaybookRef{Name: pb.Name, Version: pb.Version},
-		Findings: make([]Finding, 0, len(specs)),
+		Findings: make([]Finding, len(specs)),
 	}
-	for _, cs := range specs {
-		loc, ok := an.locate(cs, claimed)
+	used := make([]bool, len(an.sents))
+	for _, i := range an.order(specs) {
+		cs := specs[i]
+		loc, ok := an.locate(cs, used)
 		if !ok {
-			res.Findings = append(res.Findings, missing(cs))
+			res.Findings[i] = missing(cs)
 			continue
 		}
-		res.Findings = append(res.Findings, an.compare(cs, loc))
+		for s := range an.sents {
+			if an.sents[s].a >= loc.ta && an.sents[s].b <= loc.tb {
+				used[s] = true
+			}
+		}
+		res.Findings[i] = an.compare(cs, loc)
 	}
 	res.Summary = result.Summarize(res.Findings)
 	// The host will refuse a result that does not validate; finding out
@@ -96,6 +120,43 @@ func Analyze(paras []Paragraph, pb *playbook.Playbook) (*Result, error) {
 		return nil, fmt.Errorf("review: inconsistent result: %w", err)
 	}
 	return res, nil
+}
+
+// newAnalyzer builds the document's sections, tokens and sentences.
+func newAnalyzer(paras []Paragraph) *analyzer {
+	an := &analyzer{t: getTables(), doc: buildDocument(paras), docCount: map[string]int{}, vocab: map[string]bool{}}
+	an.unitTok = make([]int, 0, len(an.doc.units)+1)
+	for i, u := range an.doc.units {
+		an.utoks = append(an.utoks, tokenize(u.body, i))
+		an.unitTok = append(an.unitTok, len(an.gtoks))
+		an.gtoks = append(an.gtoks, an.utoks[i]...)
+		for _, t := range an.utoks[i] {
+			an.docCount[t.Key]++
+		}
+	}
+	an.unitTok = append(an.unitTok, len(an.gtoks))
+	an.sents = splitSentences(an.gtoks, func(u int) bool { return an.doc.units[u].h != nil })
+	return an
+}
+
+// order is the order clauses are located in: each keeps the sentences it
+// is found in, so the clause whose location is surest goes first. A
+// clause's first location (with every sentence free) measures how sure:
+// a heading for the clause alone, then similarity.
+func (an *analyzer) order(specs []*clauseSpec) []int {
+	free := make([]bool, len(an.sents))
+	strength := make([]float64, len(specs))
+	for i, cs := range specs {
+		if loc, ok := an.locate(cs, free); ok {
+			strength[i] = loc.strength
+		}
+	}
+	idx := make([]int, len(specs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return strength[idx[a]] > strength[idx[b]] })
+	return idx
 }
 
 func checkInput(paras []Paragraph) error {
@@ -117,69 +178,93 @@ func checkInput(paras []Paragraph) error {
 
 func prepareClause(c *playbook.Clause, index int) *clauseSpec {
 	std := cleanText(c.StandardText)
-	cs := &clauseSpec{clause: c, index: index, std: tokenize(std, 0), stdTerms: extractTerms(std), paras: 1}
+	cs := &clauseSpec{clause: c, index: index, std: tokenize(std, 0), stdTerms: extractTerms(std)}
 	cs.stdKeys = keys(cs.std)
-	cs.paras = max(1, strings.Count(strings.TrimSpace(c.StandardText), "\n\n")+1)
+	cs.stdSents = splitSentences(cs.std, func(int) bool { return false })
 	names := append([]string{c.Title, strings.ReplaceAll(c.Key, "_", " ")}, c.Headings...)
 	for _, n := range names {
 		if w := titleWords(n); len(w) > 0 {
 			cs.syns = append(cs.syns, w)
+			cs.joint = append(cs.joint, jointTitle(n))
 		}
 	}
 	for _, kt := range c.KeyTerms {
 		t := cleanText(kt.Text)
-		cs.pins = append(cs.pins, pin{name: kt.Name, text: kt.Text, terms: extractTerms(t), keys: keys(tokenize(t, 0))})
+		cs.pins = append(cs.pins, pin{name: kt.Name, text: kt.Text, worseIf: kt.WorseIf, terms: extractTerms(t), keys: keys(tokenize(t, 0))})
 	}
 	return cs
 }
 
+// jointTitle reports a title that joins two subjects: "X and Y", "X &
+// Y", "X; Y", "X, Y".
+func jointTitle(s string) bool {
+	s = " " + strings.ToLower(s) + " "
+	return strings.Contains(s, " and ") || strings.ContainsAny(s, "&;,")
+}
+
 // headingScore is the best score of a section title against the clause's
-// title and synonyms.
-func (cs *clauseSpec) headingScore(tw []string) float64 {
-	best := 0.0
-	for _, syn := range cs.syns {
-		best = max(best, titleScore(tw, syn))
+// title and synonyms, and whether the best synonym is a joint one (an
+// equal single one wins).
+func (cs *clauseSpec) headingScore(tw []string) (float64, bool) {
+	best, joint := 0.0, false
+	for i, syn := range cs.syns {
+		sc := titleScore(tw, syn)
+		if sc > best || sc == best && joint && !cs.joint[i] {
+			best, joint = sc, cs.joint[i]
+		}
 	}
-	return best
+	return best, joint
 }
 
 // scoreHeadings scores every section heading against every clause once.
 func (an *analyzer) scoreHeadings(specs []*clauseSpec) {
 	titles := make([][]string, len(an.doc.sections))
+	parts := make([][][]string, len(an.doc.sections))
 	for i, s := range an.doc.sections {
 		titles[i] = titleWords(s.h.title)
+		parts[i] = titleParts(s.h.title)
 	}
 	an.scores = make([][]float64, len(specs))
+	an.joint = make([][]bool, len(specs))
 	for c, cs := range specs {
 		an.scores[c] = make([]float64, len(titles))
+		an.joint[c] = make([]bool, len(titles))
 		for i, tw := range titles {
-			an.scores[c][i] = cs.headingScore(tw)
-		}
-	}
-}
-
-// claimed returns the sections some clause's heading matches outright.
-func (an *analyzer) claimed() map[*section]bool {
-	out := map[*section]bool{}
-	for _, row := range an.scores {
-		for i, score := range row {
-			if score >= 0.95 {
-				out[an.doc.sections[i]] = true
+			an.scores[c][i], an.joint[c][i] = cs.headingScore(tw)
+			if an.scores[c][i] >= headingExact {
+				continue
+			}
+			// One subject of a joint title ("Confidentiality and Data
+			// Protection", "Liability and Indemnities") is the clause.
+			for _, p := range parts[i] {
+				if sc, _ := cs.headingScore(p); sc >= headingExact && jointPartScore > an.scores[c][i] {
+					an.scores[c][i], an.joint[c][i] = jointPartScore, true
+				}
 			}
 		}
 	}
-	return out
 }
 
-// tokens returns the compared tokens of a span, bounded to
-// maxCompareWords.
-func (an *analyzer) tokens(sp span) []token {
-	var out []token
-	for i := sp.a; i < sp.b && len(out) < maxCompareWords; i++ {
-		out = append(out, an.utoks[i]...)
+// jointPartScore is the heading score of a joint title one of whose
+// subjects is the clause's title or a synonym: between headingFloor and
+// headingExact, so the section holds the clause only where its text is
+// like it.
+const jointPartScore = 0.8
+
+// titleParts splits a joint title into its subjects' titleWords; nil for
+// a title of one subject.
+func titleParts(title string) [][]string {
+	f := strings.FieldsFunc(strings.ReplaceAll(strings.ToLower(title), " and ", ";"), func(r rune) bool {
+		return r == ';' || r == '&' || r == ','
+	})
+	if len(f) < 2 {
+		return nil
 	}
-	if len(out) > maxCompareWords {
-		out = out[:maxCompareWords]
+	var out [][]string
+	for _, p := range f {
+		if w := titleWords(p); len(w) > 0 {
+			out = append(out, w)
+		}
 	}
 	return out
 }

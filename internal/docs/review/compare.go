@@ -30,22 +30,27 @@ func (an *analyzer) compare(cs *clauseSpec, loc location) Finding {
 	f := baseFinding(cs)
 	f.LocatedBy = loc.by
 	f.Heading, _ = truncateRunes(loc.heading, result.MaxHeadingBytes)
-	text, cut := truncateRunes(an.doc.display(loc.sp), result.MaxTextBytes)
+	text, cut := truncateRunes(an.display(loc.ta, loc.tb), result.MaxTextBytes)
 	f.Text, f.Truncated = text, cut
-	f.Pages = an.doc.pages(loc.sp)
+	f.Pages = an.pages(loc.ta, loc.tb)
 	if len(f.Pages) > result.MaxPages {
 		f.Pages = f.Pages[:result.MaxPages]
 	}
+	f.Location = an.where(loc)
 
-	found := an.tokens(loc.sp)
-	// One text, not per paragraph: a page turn may have cut "thirty (30)"
-	// from "days".
-	foundTerms := extractTerms(strings.Join(an.doc.bodies(loc.sp), " "))
+	found := an.gtoks[loc.ta:loc.tb]
+	if len(found) > maxCompareWords {
+		found = found[:maxCompareWords]
+	}
 	m := difflib.NewMatcherWithJunk(cs.stdKeys, keys(found), false, nil)
 	ops := m.GetOpCodes()
 	f.Similarity = math.Round(m.Ratio()*10000) / 10000
+	// One text, not per paragraph: a page turn may have cut "thirty (30)"
+	// from "days".
+	foundTerms := extractTerms(rawText(found))
 	var changed bool
-	f.ExpectedValues, f.FoundValues, changed = compareTerms(cs, foundTerms, found)
+	f.ExpectedValues, f.FoundValues, f.TermChanges, changed = compareTerms(cs, foundTerms, found)
+	changed = changed || an.sentenceTermsDiffer(cs, found, ops)
 
 	switch {
 	case changed:
@@ -57,10 +62,22 @@ func (an *analyzer) compare(cs *clauseSpec, loc location) Finding {
 	default:
 		f.Status = StatusDeviation
 	}
+	if !f.NumericChange {
+		f.TermChanges = []TermChange{}
+	}
 	var rcut bool
 	f.Redline, rcut = redline(cs.std, found, ops)
 	f.Truncated = f.Truncated || rcut
 	return f
+}
+
+// rawText is tokens as written, one space apart.
+func rawText(toks []token) string {
+	parts := make([]string, len(toks))
+	for i, t := range toks {
+		parts[i] = t.Raw
+	}
+	return strings.Join(parts, " ")
 }
 
 // samePlain reports whether two token lists have the same letters and
@@ -213,4 +230,77 @@ func joinKeys(ts []token) string {
 		b.WriteString(t.Key)
 	}
 	return b.String()
+}
+
+// sentenceTermsDiffer compares key terms sentence by sentence: the
+// standard's sentences and the clause's are grouped by the words difflib
+// aligns between them (a sentence read as two, or two as one, stay in one
+// group), and each group's terms must be the same on both sides. A
+// sentence of the clause aligned to none brings its terms as added; a
+// standard sentence aligned to none loses its terms.
+func (an *analyzer) sentenceTermsDiffer(cs *clauseSpec, found []token, ops []difflib.OpCode) bool {
+	fs := splitSentences(found, func(int) bool { return false })
+	// Nodes: the standard's sentences, then the clause's.
+	n := len(cs.stdSents)
+	parent := make([]int, n+len(fs))
+	for i := range parent {
+		parent[i] = i
+	}
+	root := func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	stdOf := sentenceIndex(cs.stdSents, len(cs.std))
+	foundOf := sentenceIndex(fs, len(found))
+	links := map[[2]int]int{}
+	for _, op := range ops {
+		if op.Tag != 'e' && op.Tag != 'r' {
+			continue
+		}
+		for k := 0; k < min(op.I2-op.I1, op.J2-op.J1); k++ {
+			links[[2]int{stdOf[op.I1+k], foundOf[op.J1+k]}]++
+		}
+	}
+	for l, c := range links {
+		if c >= 3 {
+			parent[root(l[0])] = root(n + l[1])
+		}
+	}
+	type side struct{ std, found []term }
+	groups := map[int]*side{}
+	group := func(i int) *side {
+		r := root(i)
+		if groups[r] == nil {
+			groups[r] = &side{}
+		}
+		return groups[r]
+	}
+	for i, s := range cs.stdSents {
+		g := group(i)
+		g.std = append(g.std, extractTerms(rawText(cs.std[s.a:s.b]))...)
+	}
+	for i, s := range fs {
+		g := group(n + i)
+		g.found = append(g.found, extractTerms(rawText(found[s.a:s.b]))...)
+	}
+	for _, g := range groups {
+		if !sameTerms(g.std, g.found) {
+			return true
+		}
+	}
+	return false
+}
+
+// sentenceIndex maps each token to its sentence.
+func sentenceIndex(ss []sentence, n int) []int {
+	out := make([]int, n)
+	for i, s := range ss {
+		for t := s.a; t < s.b && t < n; t++ {
+			out[t] = i
+		}
+	}
+	return out
 }

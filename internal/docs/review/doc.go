@@ -8,14 +8,25 @@
 // redline.
 //
 // What it owns:
+//   - Reading an extracted contract for review (FromExtract): footnotes
+//     and their markers left out, two-column pages read column by column,
+//     then extraction's reflow.
 //   - Heading parsing into a section tree (numbered, "Section 7 -",
-//     "ARTICLE VII" with "Section 7.01", all caps, run-in headings).
-//   - Locating each clause by heading (title and synonyms, at any depth),
-//     falling back to the most similar text.
+//     "Clause 7 - ", "ARTICLE VII" with "Section 7.01", all caps, run-in
+//     headings, headings wrapped in a narrow cell) and sentences.
+//   - Locating each clause as a run of sentences: under a heading that
+//     names it (its title or a synonym, alone or as one subject of "X and
+//     Y", at any depth), else by its text anywhere, including inside
+//     combined sections ("Term and Termination") and paragraphs that run
+//     several provisions together; what stands next to it joins it only
+//     when it reads as part of it (attach.go). Each sentence belongs to at
+//     most one clause; the surest locations are taken first.
 //   - Comparison: normalisation, difflib similarity over word tokens,
 //     key-term extraction (numbers in digits and words, durations, money,
-//     percentages, multipliers, jurisdictions), the status rules and the
-//     redline.
+//     percentages, multipliers, jurisdictions) compared sentence by
+//     sentence within the located clause, the status rules, which way each
+//     changed term moved, the redline, and where the clause is (section,
+//     page, sentences) for a person to check.
 //
 // The playbook (types, parsing, the default) is the sub-package
 // playbook, the output contract (Result, Finding, Decode, Validate) the

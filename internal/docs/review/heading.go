@@ -25,10 +25,13 @@ var (
 	// ("Section 6 -- Notices", "Section 6 ~ Notices").
 	reArticle = regexp.MustCompile(`^(?i:article|art\.)\s+([IVXLCDMivxlcdm]+|\d{1,3})\b\.?\s*(?:[-:.~]+\s*)?(.*)$`)
 	reSection = regexp.MustCompile(`^(?i:section|sec\.|§)\s*(\d{1,3}(?:\.\d{1,3})*)\b\.?\s*(?:[-:~]+\s*)?(.*)$`)
-	reDotted  = regexp.MustCompile(`^(\d{1,3}(?:\.\d{1,3})*)([.):,]?)(?:\s+(.*)|$)`)
-	reRoman   = regexp.MustCompile(`^([IVXL]{1,6})\.\s+(.*)$`)
-	reAlpha   = regexp.MustCompile(`^([A-Z])\.\s+(.*)$`)
-	reParen   = regexp.MustCompile(`^\(([a-z]{1,4}|\d{1,2})\)\s+(.*)$`)
+	// reClause is the English drafting style "Clause 7 - Liability",
+	// "CLAUSE 7. LIABILITY", "Clause 7.2".
+	reClause = regexp.MustCompile(`^(?i:clause|cl\.)\s*(\d{1,3}(?:\.\d{1,3})*)\b\.?\s*(?:[-:~]+\s*)?(.*)$`)
+	reDotted = regexp.MustCompile(`^(\d{1,3}(?:\.\d{1,3})*)([.):,]?)(?:\s+(.*)|$)`)
+	reRoman  = regexp.MustCompile(`^([IVXL]{1,6})\.\s+(.*)$`)
+	reAlpha  = regexp.MustCompile(`^([A-Z])\.\s+(.*)$`)
+	reParen  = regexp.MustCompile(`^\(([a-z]{1,4}|\d{1,2})\)\s+(.*)$`)
 	// reMarkerGlued is a leading "7." run into its title ("7.Intellectual").
 	reMarkerGlued = regexp.MustCompile(`^(\d{1,3}(?:\.\d{1,3})*\.)(\p{Lu})`)
 	// reMarkerOCR is a leading number OCR may have garbled (l2. for 12.).
@@ -88,6 +91,9 @@ func parseMarked(s string) (*heading, string) {
 	if m := reSection.FindStringSubmatch(s); m != nil {
 		return numbered("section-"+strconv.Itoa(strings.Count(m[1], ".")+1), m[1], m[2], s, true)
 	}
+	if m := reClause.FindStringSubmatch(s); m != nil {
+		return numbered("clause-"+strconv.Itoa(strings.Count(m[1], ".")+1), m[1], m[2], s, true)
+	}
 	if m := reDotted.FindStringSubmatch(s); m != nil {
 		h, body := numbered("dotted-"+strconv.Itoa(strings.Count(m[1], ".")+1), m[1], m[3], s, m[2] != "" || strings.Contains(m[1], "."))
 		if h != nil && m[2] == "" && !strings.Contains(m[1], ".") && h.title == "" {
@@ -114,12 +120,12 @@ func parseMarked(s string) (*heading, string) {
 // was, so a misread keyword does not lose the heading.
 func fixKeywordOCR(s string) string {
 	first, rest, ok := strings.Cut(s, " ")
-	if !ok || strings.EqualFold(first, "article") || strings.EqualFold(first, "section") {
+	if !ok || strings.EqualFold(first, "article") || strings.EqualFold(first, "section") || strings.EqualFold(first, "clause") {
 		return s
 	}
 	t := getTables()
 	second, rest2, _ := strings.Cut(rest, " ")
-	for _, kw := range []string{"Article", "Section"} {
+	for _, kw := range []string{"Article", "Section", "Clause"} {
 		if t.ocrEqual(foldWord(first), foldWord(kw)) {
 			return kw + " " + rest
 		}

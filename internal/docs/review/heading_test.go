@@ -157,10 +157,58 @@ func TestBuildDocument(t *testing.T) {
 	}
 }
 
+// sectionBody is the text a section holds, headings left out.
+func sectionBody(d *document, s *section) string {
+	var out []string
+	for _, u := range d.units[s.first:s.end] {
+		if strings.TrimSpace(u.body) != "" {
+			out = append(out, u.body)
+		}
+	}
+	return strings.Join(out, "|")
+}
+
 func TestSectionBodyExcludesSignatureBlock(t *testing.T) {
-	d := buildDocument(paras("9. NOTICES", "Notices must be in writing.", "IN WITNESS WHEREOF, the parties sign.", "By: ____"))
-	s := d.sections[0]
-	if got := strings.Join(d.bodies(span{s.first, s.end}), "|"); got != "Notices must be in writing." {
-		t.Errorf("body %q", got)
+	for _, sig := range []string{"IN WITNESS WHEREOF, the parties sign.", "Signed by the authorised representatives of the parties.",
+		"Signed for and on behalf of Müller Logistik GmbH", "EXECUTED AS A DEED BY the parties"} {
+		d := buildDocument(paras("9. NOTICES", "Notices must be in writing.", sig, "By: ____"))
+		if got := sectionBody(d, d.sections[0]); got != "Notices must be in writing." {
+			t.Errorf("%q: body %q", sig, got)
+		}
+	}
+}
+
+// TestStructureOfOtherDrafters: "Clause 7 - Liability" headings, a
+// heading wrapped in a table cell or narrow column, a run-in heading
+// whose text starts with its paragraph's number, and a sentence an
+// extraction cut into lines of capitals.
+func TestStructureOfOtherDrafters(t *testing.T) {
+	tests := []struct {
+		name    string
+		paras   []Paragraph
+		outline string
+		bodies  []string
+	}{
+		{"clause headings", paras("Clause 7 \u2013 Liability", "7.1 The cap is fixed.", "Clause 8 - Notices", "Notices are written."),
+			"Liability\n  \nNotices\n", []string{"The cap is fixed.", "The cap is fixed.", "Notices are written."}},
+		{"a heading wrapped in a cell", paras("8. Liability and", "Indemnities", "Each party indemnifies the other.", "9. Termination Without", "Cause", "Either party may end it."),
+			"Liability and Indemnities\nTermination Without Cause\n", []string{"Each party indemnifies the other.", "Either party may end it."}},
+		{"a run-in heading's paragraph number", paras("9. Governing Law. 9.1 This Agreement is governed by the laws of New York."),
+			"Governing Law\n", []string{"This Agreement is governed by the laws of New York."}},
+		{"capitals cut into lines", paras("10. Warranty. PROVIDER WARRANTS THAT THE SERVICES WILL BE", "PERFORMED", "IN A", "WORKMANLIKE MANNER.", "11. NOTICES", "In writing."),
+			"Warranty\nNOTICES\n", []string{"PROVIDER WARRANTS THAT THE SERVICES WILL BE PERFORMED IN A WORKMANLIKE MANNER.", "In writing."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := buildDocument(tt.paras)
+			if got := outline(d); got != tt.outline {
+				t.Errorf("outline:\n%s\nwant:\n%s", got, tt.outline)
+			}
+			for i, s := range d.sections {
+				if i < len(tt.bodies) && sectionBody(d, s) != tt.bodies[i] {
+					t.Errorf("section %d body %q, want %q", i, sectionBody(d, s), tt.bodies[i])
+				}
+			}
+		})
 	}
 }

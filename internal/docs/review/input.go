@@ -21,6 +21,8 @@ type Paragraph struct {
 type (
 	Result      = result.Result
 	Finding     = result.Finding
+	Location    = result.Location
+	TermChange  = result.TermChange
 	Segment     = result.Segment
 	Summary     = result.Summary
 	PlaybookRef = result.PlaybookRef

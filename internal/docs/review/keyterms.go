@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
 	"github.com/airlock-dev/airlock/internal/docs/review/result"
 )
 
@@ -15,8 +16,13 @@ import (
 // choice of law), or a pinned key term whose value is not among the found
 // terms (or, for a pin with no number or place in it, whose words are not
 // in the found text).
-func compareTerms(cs *clauseSpec, found []term, foundToks []token) (expected, got map[string]string, changed bool) {
+func compareTerms(cs *clauseSpec, found []term, foundToks []token) (expected, got map[string]string, changes []TermChange, changed bool) {
 	expected, names := expectedValues(cs)
+	defer func() {
+		if changed {
+			changes = termChanges(cs, names, found, foundToks)
+		}
+	}()
 	got = map[string]string{}
 	changed = !sameTerms(cs.stdTerms, found)
 	used := make([]bool, len(found))
@@ -69,7 +75,7 @@ func compareTerms(cs *clauseSpec, found []term, foundToks []token) (expected, go
 		count[t.Kind]++
 		got[t.Kind+"_"+strconv.Itoa(count[t.Kind])] = t.Text
 	}
-	return expected, got, changed
+	return expected, got, nil, changed
 }
 
 func usedTerms(ts []term, used []bool) []term {
@@ -142,4 +148,122 @@ func sameTerms(a, b []term) bool {
 		return out
 	}
 	return slices.Equal(key(a), key(b))
+}
+
+// expectedTerm is a key term of the standard under its finding name.
+type expectedTerm struct {
+	name, text string
+	t          *term    // nil for a pin with no number or place in it
+	keys       []string // such a pin's words
+	worseIf    string
+}
+
+// termChanges pairs the standard's key terms with the clause's: equal
+// values first, then, for each term left, the next unpaired term of its
+// kind (a change), else none (gone); terms of the clause left over are
+// added. A change of two comparable values is higher or lower, judged
+// worse or better by the pin's worse_if.
+func termChanges(cs *clauseSpec, names []termName, found []term, foundToks []token) []TermChange {
+	var exp []expectedTerm
+	for _, p := range cs.pins {
+		e := expectedTerm{name: p.name, text: p.text, keys: p.keys, worseIf: p.worseIf}
+		if len(p.terms) > 0 {
+			e.t = &p.terms[0]
+		}
+		exp = append(exp, e)
+	}
+	for _, n := range names {
+		for i := range cs.stdTerms {
+			if t := &cs.stdTerms[i]; t.Kind == n.kind && t.Value == n.value {
+				exp = append(exp, expectedTerm{name: n.name, text: t.Text, t: t})
+				break
+			}
+		}
+	}
+	used := make([]bool, len(found))
+	paired := make([]int, len(exp))
+	for i, e := range exp {
+		paired[i] = -1
+		if e.t == nil {
+			continue
+		}
+		for j, f := range found {
+			if !used[j] && f.Kind == e.t.Kind && f.Value == e.t.Value {
+				used[j], paired[i] = true, j
+				break
+			}
+		}
+	}
+	var out []TermChange
+	for i, e := range exp {
+		switch {
+		case e.t == nil:
+			if !containsRun(keys(foundToks), e.keys) {
+				out = append(out, TermChange{Name: e.name, Expected: bound(e.text), Change: result.ChangeGone})
+			}
+		case paired[i] >= 0:
+		default:
+			j := slices.IndexFunc(found, func(f term) bool { return f.Kind == e.t.Kind })
+			for j >= 0 && used[j] {
+				k := slices.IndexFunc(found[j+1:], func(f term) bool { return f.Kind == e.t.Kind })
+				if k < 0 {
+					j = -1
+					break
+				}
+				j += 1 + k
+			}
+			if j < 0 {
+				out = append(out, TermChange{Name: e.name, Expected: bound(e.text), Change: result.ChangeGone})
+				continue
+			}
+			used[j] = true
+			out = append(out, judged(e, found[j]))
+		}
+	}
+	count := map[string]int{}
+	for _, n := range names {
+		count[n.kind]++
+	}
+	for j, f := range found {
+		if used[j] || f.Kind == KindJurisdiction && hasTerm(usedTerms(found, used), f) || hasTerm(cs.stdTerms, f) {
+			continue
+		}
+		used[j] = true
+		count[f.Kind]++
+		out = append(out, TermChange{Name: f.Kind + "_" + strconv.Itoa(count[f.Kind]), Found: bound(f.Text), Change: result.ChangeAdded})
+	}
+	if len(out) > result.MaxTermChanges {
+		out = out[:result.MaxTermChanges]
+	}
+	return out
+}
+
+// judged is the change from an expected term to the found term of its
+// kind that replaced it.
+func judged(e expectedTerm, f term) TermChange {
+	c := TermChange{Name: e.name, Expected: bound(e.text), Found: bound(f.Text), Change: result.ChangeDifferent}
+	if !e.t.comparable || !f.comparable || e.t.scale != f.scale {
+		return c
+	}
+	a, b := e.t.magnitude(), f.magnitude()
+	switch {
+	case b > a*1.0001:
+		c.Change = result.ChangeHigher
+	case b < a*0.9999:
+		c.Change = result.ChangeLower
+	}
+	switch {
+	case c.Change == result.ChangeDifferent || e.worseIf == "":
+	case (c.Change == result.ChangeHigher) == (e.worseIf == playbook.WorseHigher):
+		c.Verdict = result.VerdictWorse
+	default:
+		c.Verdict = result.VerdictBetter
+	}
+	return c
+}
+
+// bound cuts a value to the result's limit.
+func bound(s string) string {
+	s, _ = truncateRunes(s, result.MaxValueBytes)
+	return s
 }

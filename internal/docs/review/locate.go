@@ -1,6 +1,7 @@
 package review
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -11,25 +12,41 @@ import (
 // Location thresholds.
 const (
 	// headingFloor is the heading score a section needs to be taken as the
-	// clause: equal titles score 1, the same words in another order 0.95,
+	// clause's: equal titles score 1, the same words in another order 0.95,
 	// a synonym inside a longer title 0.6-0.9, an OCR-garbled title about
 	// its character similarity minus 0.1.
 	headingFloor = 0.7
-	// contentFloor is the similarity a paragraph or section needs to be
-	// taken as the clause when no heading matched. Unrelated clauses of a
-	// contract share boilerplate ("either party", "this Agreement") and
-	// score 0.2-0.4 against each other; a reworded clause scores 0.6 and
-	// more.
-	contentFloor = 0.5
-	// refineMargin is how much better a subsection must match than the
-	// whole headed section to be reported instead of it. A standard text
-	// spread over several subsections matches none of them alone better
-	// than the whole, so it stays whole.
-	refineMargin = 0.05
-	// maxWindow bounds the paragraph windows tried when locating by content
-	// (the standard's paragraphs and a few more: a clause may be split at
-	// sentences or page turns).
-	maxWindow = 6
+	// headingExact is the score of a heading that is the clause's title or
+	// a synonym (in any word order).
+	headingExact = 0.95
+	// contentFloor is the similarity a run of sentences needs to be taken
+	// as the clause. A provision on a neighbouring subject (termination for
+	// cause against termination for convenience) scores up to about 0.32
+	// on the tune half of the draft corpus; another drafter's wording of
+	// the clause 0.3 to 0.55.
+	contentFloor = 0.42
+	// headingContentFloor is the similarity that suffices under a heading
+	// that names the clause, alone or beside another subject: a drafter's
+	// own wording of the clause scores 0.3 and more.
+	headingContentFloor = 0.3
+	// headingOwnFloor is the similarity that suffices under such a heading
+	// for a run that has a word of the clause's own (see attach.go): a
+	// drafter's short version of the clause ("Neither party may assign
+	// this Agreement without the other party's consent, ...").
+	headingOwnFloor = 0.2
+	// aboutFloor and aboutShare: a run of sentences less similar than
+	// contentFloor is still the clause when it scores aboutFloor and has
+	// aboutShare of the clause's own words (see attach.go): a clause
+	// reworded by another drafter, under a heading the playbook does not
+	// know. Neighbouring provisions have almost none of them.
+	aboutFloor = 0.33
+	aboutShare = 0.15
+	// topicFloor and topicWords: a run of sentences is also the clause
+	// when it scores topicFloor and has topicWords of the clause's topic
+	// words (see attach.go): "Customer shall not hire any Provider
+	// employee during ... two (2) years after it" for non-solicitation.
+	topicFloor = 0.2
+	topicWords = 2
 )
 
 var titleStopWords = setOf("of", "the", "a", "an", "and", "or", "on", "to", "for", "in", "by", "with",
@@ -124,145 +141,361 @@ func charRatio(a, b string) float64 {
 	return difflib.NewMatcherWithJunk(strings.Split(a, ""), strings.Split(b, ""), false, nil).Ratio()
 }
 
-// location is where a clause was found.
+// location is where a clause was found: a range of sentences, as the
+// range [ta, tb) of the document's body tokens.
 type location struct {
 	by      string
-	heading string
-	sp      span
+	heading string // the heading shown with the finding: the section it was located in
+	ta, tb  int
+	// strength orders clauses for who keeps a sentence two of them match:
+	// a heading for the clause alone first, then by similarity.
+	strength float64
 }
 
-// locate finds a clause: by heading first (the best-scoring headed
-// section at any depth; ties go to the more similar text), else by
-// content (the most similar section, paragraph or run of paragraphs above
-// contentFloor). claimed holds sections whose heading another clause
-// matched exactly: they are not candidates for a content match.
-func (an *analyzer) locate(cs *clauseSpec, claimed map[*section]bool) (location, bool) {
+// window is a candidate run of sentences [a, b) and its similarity.
+type window struct {
+	a, b int
+	sim  float64
+}
+
+// locate finds a clause, never in a sentence another clause holds
+// (used):
+//
+//  1. by heading: the sections whose heading matches the clause's title
+//     or a synonym, and in each the run of sentences most like the
+//     standard text. A section headed for the clause alone
+//     (headingExact) holds it even when its text is unlike the
+//     standard: it is the clause, changed, when that text is about the
+//     clause or a mere placeholder. A section whose heading only
+//     contains a synonym ("Governing Law and Disputes") holds it only
+//     when some sentences are like it.
+//  2. by content: else the run of sentences anywhere most like the
+//     standard text, when it is similar enough, or somewhat similar and
+//     about the same subject (the clause's own words).
+func (an *analyzer) locate(cs *clauseSpec, used []bool) (location, bool) {
+	if loc, ok := an.locateByHeading(cs, used); ok {
+		return loc, true
+	}
+	return an.locateByContent(cs, used)
+}
+
+func (an *analyzer) locateByHeading(cs *clauseSpec, used []bool) (location, bool) {
 	var best *section
-	bestScore, bestSim := 0.0, 0.0
+	var bw window
+	bestScore, bestOK, bestJoint := 0.0, false, false
 	for i, s := range an.doc.sections {
 		score := an.scores[cs.index][i]
-		if score < headingFloor || len(an.doc.bodies(span{s.first, s.end})) == 0 {
+		if score < headingFloor {
 			continue
 		}
-		if score < bestScore {
+		sa, sb := an.sectionSentences(s)
+		if sa == sb {
 			continue
 		}
-		sim := an.similarity(cs, span{s.first, s.end})
-		if score > bestScore || sim > bestSim {
-			best, bestScore, bestSim = s, score, sim
+		w := an.bestWindow(cs, sa, sb, used, true)
+		ok := w.sim >= contentFloor || w.sim >= headingContentFloor ||
+			w.sim >= headingOwnFloor && w.b > w.a && an.ownShared(cs, sentence{an.sents[w.a].a, an.sents[w.b-1].b}) >= 1
+		// A section whose text is like the clause beats one whose heading
+		// is; then the better heading, then the more similar text.
+		if best == nil || ok && !bestOK || ok == bestOK && (score > bestScore || score == bestScore && w.sim > bw.sim) {
+			best, bw, bestScore, bestOK, bestJoint = s, w, score, ok, an.joint[cs.index][i]
 		}
 	}
-	if best != nil {
-		return an.refine(cs, best, bestSim), true
-	}
-	return an.locateByContent(cs, claimed)
-}
-
-// refine reports a subsection (or the section's own text before its
-// subsections) instead of the whole headed section when it matches the
-// standard text clearly better: "Confidentiality" with subsections
-// "Definition", "Obligations" and "Term" for a clause about the term.
-func (an *analyzer) refine(cs *clauseSpec, s *section, whole float64) location {
-	loc := location{by: result.LocatedByHeading, heading: s.h.text, sp: span{s.first, s.end}}
-	if len(s.children) == 0 {
-		return loc
-	}
-	bestSim := whole
-	try := func(sp span, heading string) {
-		if len(an.doc.bodies(sp)) == 0 {
-			return
-		}
-		if sim := an.similarity(cs, sp); sim > bestSim+refineMargin {
-			bestSim, loc.sp, loc.heading = sim, sp, heading
-		}
-	}
-	try(span{s.first, s.ownEnd()}, s.h.text)
-	for _, c := range s.children {
-		try(span{c.first, c.end}, c.h.text)
-	}
-	return loc
-}
-
-// locateByContent scores every unclaimed section, paragraph and window of
-// up to maxWindow paragraphs against the standard text.
-func (an *analyzer) locateByContent(cs *clauseSpec, claimed map[*section]bool) (location, bool) {
-	m := difflib.NewMatcherWithJunk(nil, cs.stdKeys, false, nil)
-	bound := an.overlapBound(cs)
-	best, bestSim := span{}, 0.0
-	try := func(sp span) {
-		if bound(sp) < max(bestSim, contentFloor) {
-			return // cannot beat the best so far: skip difflib
-		}
-		toks := an.tokens(sp)
-		if len(toks) == 0 {
-			return
-		}
-		m.SetSeq1(keys(toks))
-		if m.RealQuickRatio() <= bestSim || m.QuickRatio() <= bestSim {
-			return
-		}
-		if r := m.Ratio(); r > bestSim {
-			best, bestSim = sp, r
-		}
-	}
-	for _, s := range an.doc.sections {
-		if !claimed[s] {
-			try(span{s.first, s.end})
-			try(span{s.first, s.ownEnd()})
-		}
-	}
-	window := min(maxWindow, cs.paras+3)
-	for a := range an.doc.units {
-		for w := 1; w <= window && a+w <= len(an.doc.units); w++ {
-			try(span{a, a + w})
-		}
-	}
-	if bestSim < contentFloor {
+	if best == nil {
 		return location{}, false
 	}
-	loc := location{by: result.LocatedByContent, sp: best}
-	if s := an.doc.innermost(best.a); s != nil {
+	exact := bestScore >= headingExact
+	loc := location{by: result.LocatedByHeading, heading: best.h.text}
+	sa, sb := an.sectionSentences(best)
+	switch {
+	case bestOK && bw.b > bw.a:
+		loc.ta, loc.tb = an.sents[bw.a].a, an.sents[an.extend(cs, best, bw, sb, used, exact)-1].b
+		loc.strength = 1 + bw.sim
+		if exact {
+			loc.strength++
+		}
+	case exact && (!bestJoint || an.placeholderOrAbout(cs, sa, sb, used)):
+		// The clause's own section, its text unlike the standard's: the
+		// clause, changed (or replaced by "Intentionally omitted"). Under
+		// a heading that names another subject too ("Fees and Payment")
+		// only text about the clause, or a placeholder, is.
+		a := sa
+		for a < sb && used[a] {
+			a++
+		}
+		b := a
+		for b < sb && !used[b] {
+			b++
+		}
+		if a == b {
+			return location{}, false
+		}
+		loc.ta, loc.tb, loc.strength = an.sents[a].a, an.sents[b-1].b, 2
+	default:
+		return location{}, false
+	}
+	// Under the smallest titled subsection of the section that holds it
+	// ("5.2 Duration." in "5. CONFIDENTIALITY").
+	if sub := an.doc.innermostTitled(an.gtoks[loc.ta].Para); sub != nil && sub != best && best.contains(sub.first) &&
+		sub.contains(an.gtoks[loc.tb-1].Para) {
+		loc.heading = sub.h.text
+	}
+	return loc, true
+}
+
+// placeholderOrAbout reports whether a section's free text stands for the
+// clause though unlike its standard text: one short sentence (a
+// placeholder), or text with at least two of the clause's own words.
+func (an *analyzer) placeholderOrAbout(cs *clauseSpec, sa, sb int, used []bool) bool {
+	free, words, own, last := 0, 0, 0, -1
+	for i := sa; i < sb; i++ {
+		if used[i] {
+			continue
+		}
+		free, last = free+1, i
+		words += an.sents[i].b - an.sents[i].a
+		own += an.ownShared(cs, an.sents[i])
+	}
+	return free == 1 && words <= 25 && an.placeholder(an.sents[last]) || own >= 2
+}
+
+// placeholderWords mark a clause a drafter left out on purpose.
+var placeholderWords = setOf("omitted", "reserved", "deleted", "intentionally", "applicable", "used")
+
+// placeholder reports "Intentionally omitted.", "[Reserved]", "Not
+// used."
+func (an *analyzer) placeholder(s sentence) bool {
+	for _, t := range an.gtoks[s.a:s.b] {
+		if placeholderWords[t.Plain] {
+			return true
+		}
+	}
+	return false
+}
+
+// extend grows a located run of sentences w of section s (ending at
+// sentence sb) by what belongs to the clause after it: the rest of the
+// section when the section is the clause's own and the run opens it,
+// else the neighbours that read as part of it (see attach.go). It
+// returns the new end (a sentence index).
+func (an *analyzer) extend(cs *clauseSpec, s *section, w window, sb int, used []bool, exact bool) int {
+	b := w.b
+	if exact && s != nil && !an.jointHeading(cs, s) && an.opensSection(s, w.a, used) && an.soleHeading(cs, s) {
+		own := an.ownEnd(s, w.a)
+		for b < own && !used[b] {
+			b++
+		}
+		if b < own {
+			return b
+		}
+		// Beyond the section, paragraphs under no title of their own may
+		// still go on with the clause ("14.2 Notices." then "14.3 A party
+		// may change its address for notices ...").
+		sb = len(an.sents)
+		if p := s.parent; p != nil && p.h != nil {
+			_, sb = an.sectionSentences(p)
+		}
+	}
+	for b < sb && !used[b] && !an.titledStart(b) {
+		prev, next := an.sents[b-1], an.sents[b]
+		sameUnit := an.gtoks[prev.b-1].Para == an.gtoks[next.a].Para
+		if sameUnit && !an.joinsInParagraph(cs, b) || !sameUnit && !an.joinsAsParagraph(cs, b) {
+			break
+		}
+		b++
+	}
+	return b
+}
+
+// jointHeading reports whether the synonym s's heading matched names a
+// second subject too.
+func (an *analyzer) jointHeading(cs *clauseSpec, s *section) bool {
+	for i, sec := range an.doc.sections {
+		if sec == s {
+			return an.joint[cs.index][i]
+		}
+	}
+	return false
+}
+
+// opensSection reports whether sentence a is the first of section s that
+// no other clause holds.
+func (an *analyzer) opensSection(s *section, a int, used []bool) bool {
+	sa, _ := an.sectionSentences(s)
+	for i := sa; i < a; i++ {
+		if !used[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// soleHeading reports whether no other clause's heading matches s.
+func (an *analyzer) soleHeading(cs *clauseSpec, s *section) bool {
+	for c, row := range an.scores {
+		if c == cs.index {
+			continue
+		}
+		for i, sec := range an.doc.sections {
+			if sec == s && row[i] >= headingFloor {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ownEnd is the end (a sentence index) of the part of section s that
+// sentence a is in: up to the first titled subsection after it, which is
+// a provision of its own.
+func (an *analyzer) ownEnd(s *section, a int) int {
+	unit := an.gtoks[an.sents[a].a].Para
+	end := s.end
+	for _, c := range an.doc.sections {
+		if c.first > unit && c.first < end && s.contains(c.first) && c.h.title != "" {
+			end = c.first
+			break
+		}
+	}
+	return an.sentenceAtUnit(end)
+}
+
+func (an *analyzer) locateByContent(cs *clauseSpec, used []bool) (location, bool) {
+	w := an.bestWindow(cs, 0, len(an.sents), used, false)
+	if w.b == w.a {
+		return location{}, false
+	}
+	if w.sim < contentFloor && !(w.sim >= aboutFloor && an.about(cs, w) >= aboutShare) {
+		// The drafter's own short version of the clause: less like the
+		// standard than a neighbouring provision may be, but naming its
+		// subject in the words the playbook's headings use.
+		w = an.bestWindowWhere(cs, 0, len(an.sents), used, false, func(w window) bool {
+			return cs.topicShared(an.gtoks[an.sents[w.a].a:an.sents[w.b-1].b]) >= topicWords
+		})
+		if w.b == w.a || w.sim < topicFloor {
+			return location{}, false
+		}
+	}
+	s := an.doc.innermostTitled(an.gtoks[an.sents[w.a].a].Para)
+	sb := len(an.sents)
+	if s != nil {
+		_, sb = an.sectionSentences(s)
+	}
+	loc := location{by: result.LocatedByContent, strength: w.sim}
+	loc.ta, loc.tb = an.sents[w.a].a, an.sents[an.extend(cs, nil, w, sb, used, false)-1].b
+	if s != nil {
 		loc.heading = s.h.text
 	}
 	return loc, true
 }
 
-// overlapBound returns an upper bound on the similarity of any span to
-// the clause's standard text, from prefix sums of the units' lengths and
-// of their words that occur in the standard text at all. It makes the
-// content search linear in the document for all but a few candidates.
-func (an *analyzer) overlapBound(cs *clauseSpec) func(span) float64 {
-	inStd := make(map[string]bool, len(cs.stdKeys))
-	for _, k := range cs.stdKeys {
-		inStd[k] = true
+// about is the share of the clause's own words a run of sentences has.
+func (an *analyzer) about(cs *clauseSpec, w window) float64 {
+	if len(cs.own) == 0 {
+		return 0
 	}
-	n := len(an.utoks)
-	length, overlap := make([]int, n+1), make([]int, n+1)
-	for i, toks := range an.utoks {
-		o := 0
-		for _, t := range toks {
-			if inStd[t.Key] {
-				o++
+	seen := map[string]bool{}
+	for _, tok := range an.gtoks[an.sents[w.a].a:an.sents[w.b-1].b] {
+		if w := stem(tok.Plain); cs.own[w] {
+			seen[w] = true
+		}
+	}
+	return float64(len(seen)) / float64(len(cs.own))
+}
+
+// bestWindow finds the run of at most a few more sentences than the
+// standard has, within sentences [sa, sb) and none of them used, most
+// similar to the standard text. Outside a heading's section (inSection
+// false) a run never crosses a titled heading.
+func (an *analyzer) bestWindow(cs *clauseSpec, sa, sb int, used []bool, inSection bool) window {
+	return an.bestWindowWhere(cs, sa, sb, used, inSection, nil)
+}
+
+// bestWindowWhere is bestWindow over the runs keep accepts (all when nil).
+func (an *analyzer) bestWindowWhere(cs *clauseSpec, sa, sb int, used []bool, inSection bool, keep func(window) bool) window {
+	m := difflib.NewMatcherWithJunk(nil, cs.stdKeys, false, nil)
+	bound := an.overlapBound(cs)
+	best := window{a: sa, b: sa}
+	maxLen := len(cs.stdSents) + 3
+	for a := sa; a < sb; a++ {
+		if used[a] {
+			continue
+		}
+		for b := a + 1; b <= sb && b-a <= maxLen && !used[b-1]; b++ {
+			if b-1 > a && !inSection && an.titledStart(b-1) {
+				break
+			}
+			ta, tb := an.sents[a].a, an.sents[b-1].b
+			if tb-ta > maxCompareWords {
+				break
+			}
+			if bound(ta, tb) <= best.sim {
+				continue
+			}
+			m.SetSeq1(keys(an.gtoks[ta:tb]))
+			if m.RealQuickRatio() <= best.sim || m.QuickRatio() <= best.sim {
+				continue
+			}
+			if r := m.Ratio(); r > best.sim && (keep == nil || keep(window{a, b, r})) {
+				best = window{a, b, r}
 			}
 		}
-		length[i+1], overlap[i+1] = length[i]+len(toks), overlap[i]+o
+	}
+	return best
+}
+
+// titledStart reports whether a titled heading stands between sentence
+// i and the one before it.
+func (an *analyzer) titledStart(i int) bool {
+	if i == 0 {
+		return false
+	}
+	prev, u := an.gtoks[an.sents[i-1].b-1].Para, an.gtoks[an.sents[i].a].Para
+	for k := prev + 1; k <= u; k++ {
+		if h := an.doc.units[k].h; h != nil && h.title != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// overlapBound returns an upper bound on the similarity of the tokens
+// [ta, tb) to the clause's standard text, from prefix sums of the tokens
+// that occur in the standard text at all. It lets the search skip
+// difflib for all but a few candidates.
+func (an *analyzer) overlapBound(cs *clauseSpec) func(ta, tb int) float64 {
+	if cs.overlap == nil {
+		inStd := make(map[string]bool, len(cs.stdKeys))
+		for _, k := range cs.stdKeys {
+			inStd[k] = true
+		}
+		cs.overlap = make([]int, len(an.gtoks)+1)
+		for i, t := range an.gtoks {
+			cs.overlap[i+1] = cs.overlap[i]
+			if inStd[t.Key] {
+				cs.overlap[i+1]++
+			}
+		}
 	}
 	std := len(cs.stdKeys)
-	return func(sp span) float64 {
-		l := min(length[sp.b]-length[sp.a], maxCompareWords)
+	return func(ta, tb int) float64 {
+		l := tb - ta
 		if l == 0 {
 			return 0
 		}
-		matches := min(overlap[sp.b]-overlap[sp.a], l, std)
+		matches := min(cs.overlap[tb]-cs.overlap[ta], l, std)
 		return 2 * float64(matches) / float64(l+std)
 	}
 }
 
-// similarity is the ratio of a span's compared tokens to the standard's.
-func (an *analyzer) similarity(cs *clauseSpec, sp span) float64 {
-	toks := an.tokens(sp)
-	if len(toks) == 0 {
-		return 0
-	}
-	return difflib.NewMatcherWithJunk(keys(toks), cs.stdKeys, false, nil).Ratio()
+// sectionSentences is the range of sentences in section s.
+func (an *analyzer) sectionSentences(s *section) (int, int) {
+	return an.sentenceAtUnit(max(s.first, 0)), an.sentenceAtUnit(s.end)
+}
+
+// sentenceAtUnit is the index of the first sentence at or after the first
+// token of unit u.
+func (an *analyzer) sentenceAtUnit(u int) int {
+	t := an.unitTok[u]
+	return sort.Search(len(an.sents), func(i int) bool { return an.sents[i].a >= t })
 }

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/airlock-dev/airlock/internal/docs/review/result"
 )
@@ -25,14 +27,6 @@ type section struct {
 	end      int // one past the last unit of the subtree
 	parent   *section
 	children []*section
-}
-
-// ownEnd is one past the last unit before the first subsection.
-func (s *section) ownEnd() int {
-	if len(s.children) > 0 {
-		return s.children[0].first
-	}
-	return s.end
 }
 
 // contains reports whether unit i is in the subtree.
@@ -75,7 +69,9 @@ func buildDocument(paras []Paragraph) *document {
 			}
 		}
 		if u.h.title == "" && !plausibleNumber(u.h, stack, pos) {
-			u.h, u.body = nil, u.text // a numbered list item, not a section
+			// A numbered list item, not a section; its number is layout,
+			// not words of the clause.
+			u.h, u.body = nil, stripMarker(u.text)
 			continue
 		}
 		if pos >= 0 {
@@ -92,7 +88,8 @@ func buildDocument(paras []Paragraph) *document {
 }
 
 var (
-	reSignature  = regexp.MustCompile(`^(?i:in\s*witness\s*whereof|\[?signature page|\[?signatures? (?:page )?follows?|\[?remainder of (?:this )?page)`)
+	reSignature = regexp.MustCompile(`^(?i:in\s*witness\s*whereof|\[?signature page|\[?signatures? (?:page )?follows?|\[?remainder of (?:this )?page|` +
+		`(?:signed|executed)(?: as a deed)? (?:by|for and on behalf of|on behalf of)\b|as witness\b|agreed and accepted\b)`)
 	reAttachment = regexp.MustCompile(`^(?i:exhibit|schedule|annex|appendix|attachment)\b`)
 )
 
@@ -100,6 +97,9 @@ var (
 // signature block, or the heading of an exhibit or schedule. Without
 // this the last section would run on into them.
 func closesBody(u *unit) bool {
+	if first, _ := utf8.DecodeRuneInString(u.text); unicode.IsLower(first) {
+		return false // a sentence going on ("signature page or such other address ...")
+	}
 	if reSignature.MatchString(u.text) {
 		return true
 	}
@@ -128,8 +128,32 @@ func parseUnits(paras []Paragraph) []unit {
 		if text == "" {
 			continue
 		}
+		if n := len(units); n > 0 && continues(&units[n-1], text) {
+			// The rest of a sentence an extraction cut into pieces: a
+			// column's justified line of capitals read as short lines.
+			prev := &units[n-1]
+			prev.text += " " + text
+			prev.body = strings.TrimSpace(prev.body + " " + text)
+			prev.pages = unionPages(prev.pages, paras[i].Pages)
+			continue
+		}
 		u := unit{text: text, pages: unionPages(nil, paras[i].Pages)}
 		u.h, u.body = parseHeading(text)
+		if u.h != nil && u.body != "" {
+			u.body = stripNumberMarker(u.body) // "7. Liability. 7.1 In no event ..."
+		}
+		if wrappedHeading(u.h, u.body) && i+1 < len(paras) {
+			// "1. Definitions and" / "Interpretation": a heading wrapped in a
+			// narrow column or table cell.
+			next := cleanText(paras[i+1].Text)
+			if nh, nb := unnumbered(next); nh != nil && nb == "" && len(strings.Fields(next)) <= 4 {
+				u.h.title += " " + nh.title
+				u.h.text += " " + next
+				u.text += " " + next
+				u.pages = unionPages(u.pages, paras[i+1].Pages)
+				i++
+			}
+		}
 		if u.h != nil && u.h.title == "" && u.body == "" && i+1 < len(paras) {
 			next := cleanText(paras[i+1].Text)
 			if nh, nb := unnumbered(next); nh != nil && nb == "" {
@@ -145,6 +169,66 @@ func parseUnits(paras []Paragraph) []unit {
 	return units
 }
 
+// wrappedHeading reports a numbered heading with a title and no body
+// whose title ends in a word no title ends in ("and", "of", "without"):
+// the rest of it is on the next line.
+func wrappedHeading(h *heading, body string) bool {
+	if h == nil || h.number == "" || h.title == "" || body != "" {
+		return false
+	}
+	f := strings.Fields(h.title)
+	last := strings.ToLower(strings.Trim(f[len(f)-1], ",;"))
+	return smallWords[last] || last == "without" || last == "non" || strings.HasSuffix(f[len(f)-1], "-") || strings.HasSuffix(f[len(f)-1], ",")
+}
+
+// reListMarker is a paragraph number at the start of a list item: "8.1",
+// "12.", "(a)", "(iv)", "(3)".
+var reListMarker = regexp.MustCompile(`^(?:\d{1,3}(?:\.\d{1,3})+\.?|\d{1,3}[.)]|\((?:[a-z]{1,4}|\d{1,2})\))\s+`)
+
+// reNumberMarker is a paragraph number at the start of a heading's text:
+// "7.1", "12.3.".
+var reNumberMarker = regexp.MustCompile(`^\d{1,3}(?:\.\d{1,3})+\.?\s+`)
+
+// stripNumberMarker drops the number of a run-in heading's first
+// paragraph ("7. Liability. 7.1 In no event ...").
+func stripNumberMarker(s string) string {
+	if loc := reNumberMarker.FindStringIndex(s); loc != nil && loc[1] < len(s) {
+		return s[loc[1]:]
+	}
+	return s
+}
+
+// continues reports whether text goes on with the sentence the unit
+// before it left open: that unit has body text not ended by a stop, and
+// text starts no section (it has no number, no signature or exhibit).
+func continues(prev *unit, text string) bool {
+	if prev.h != nil && prev.body == "" || prev.body == "" {
+		return false
+	}
+	last, _ := utf8.DecodeLastRuneInString(prev.body)
+	if strings.ContainsRune(".;:!?\"'”’)", last) {
+		return false
+	}
+	first, _ := utf8.DecodeRuneInString(text)
+	if unicode.IsLower(first) {
+		return true // "signature page or such other address ..." goes on a sentence
+	}
+	h, _ := parseHeading(text)
+	if h != nil && h.number != "" || reSignature.MatchString(text) || reAttachment.MatchString(text) {
+		return false
+	}
+	// A lower-case word, or a run of capitals going on with capitals.
+	return unicode.IsLower(first) || strings.ToUpper(text) == text && strings.ToUpper(prev.body) == prev.body
+}
+
+// stripMarker drops a list item's number.
+func stripMarker(s string) string {
+	if loc := reListMarker.FindStringIndex(s); loc != nil && loc[1] < len(s) {
+		return s[loc[1]:]
+	}
+	return s
+}
+
 // innermost returns the deepest section containing unit i (nil if none).
 func (d *document) innermost(i int) *section {
 	var best *section
@@ -156,37 +240,16 @@ func (d *document) innermost(i int) *section {
 	return best
 }
 
-// span is a range of units [a, b) the analysis compares or reports.
-type span struct{ a, b int }
-
-// bodies returns the compared text of the span, one string per
-// non-empty paragraph: headings are left out, so "7.1 Exclusion." inside
-// a clause does not count as a difference.
-func (d *document) bodies(sp span) []string {
-	var out []string
-	for _, u := range d.units[sp.a:sp.b] {
-		if strings.TrimSpace(u.body) != "" {
-			out = append(out, u.body)
+// innermostTitled returns the deepest section with a title containing
+// unit i (nil if none).
+func (d *document) innermostTitled(i int) *section {
+	var best *section
+	for _, s := range d.sections {
+		if s.contains(i) && s.h.title != "" {
+			best = s
 		}
 	}
-	return out
-}
-
-// display returns the span as written, headings included.
-func (d *document) display(sp span) string {
-	parts := make([]string, 0, sp.b-sp.a)
-	for _, u := range d.units[sp.a:sp.b] {
-		parts = append(parts, u.text)
-	}
-	return strings.Join(parts, "\n\n")
-}
-
-func (d *document) pages(sp span) []int {
-	var out []int
-	for _, u := range d.units[sp.a:sp.b] {
-		out = unionPages(out, u.pages)
-	}
-	return out
+	return best
 }
 
 // unionPages merges two page lists into one ascending list of valid pages.

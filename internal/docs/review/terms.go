@@ -23,6 +23,25 @@ const (
 // days" are both "30 day"); Text is the text as written.
 type term struct {
 	Kind, Value, Text string
+	// num and scale compare two terms of a kind by magnitude (a duration's
+	// num is in days): comparable only when the words and digits of the
+	// term agree.
+	num        float64
+	scale      string
+	comparable bool
+}
+
+// magnitude is a comparable term's size: a duration in days.
+func (t term) magnitude() float64 {
+	if t.Kind != KindDuration {
+		return t.num
+	}
+	_, unit, _ := strings.Cut(t.Value, " ")
+	unit, _, _ = strings.Cut(unit, " per ")
+	if d, ok := durationDays[unit]; ok {
+		return t.num * d
+	}
+	return t.num
 }
 
 // lexeme is one unit of the key-term scanner: a word (Text is its fold

@@ -20,6 +20,31 @@ type quantity struct {
 	per      string // "per month", "per occurrence"
 }
 
+// term is the quantity as a key term: its canonical value, and its
+// magnitude and scale when the words and digits agree.
+func (q *quantity) term(text string) term {
+	t := term{Kind: q.kind, Value: q.canonical(), Text: text}
+	if !q.hasParen || q.restated == q.value {
+		t.num, t.scale, t.comparable = q.value, q.scale(), true
+	}
+	return t
+}
+
+// durationDays are the lengths of duration units in days, to tell which
+// of two periods is longer.
+var durationDays = map[string]float64{"minute": 1.0 / 1440, "hour": 1.0 / 24, "day": 1, "week": 7, "month": 30, "year": 365,
+	"business day": 7.0 / 5, "working day": 7.0 / 5, "calendar day": 1}
+
+// scale is what two quantities must share to be compared by magnitude:
+// the currency or the per-unit; for durations the value is in days.
+func (q *quantity) scale() string {
+	s := q.kind + " " + q.cur
+	if q.per != "" {
+		s += " per " + q.per
+	}
+	return s
+}
+
 // canonical is the comparable value: words and digits that disagree
 // ("twelve (18)") keep both, so they equal neither twelve nor eighteen.
 func (q *quantity) canonical() string {
@@ -81,7 +106,7 @@ func (sc *termScanner) numberTerm(i int) (term, int, bool) {
 	j := sc.currencyPrefix(i, &q)
 	if sc.word(j, "twice") {
 		q.value, q.kind = 2, KindMultiplier
-		return term{Kind: q.kind, Value: q.canonical(), Text: sc.span(i, j+1)}, j + 1, true
+		return q.term(sc.span(i, j+1)), j + 1, true
 	}
 	j, ok := sc.amount(j, &q, q.cur != "")
 	if !ok {
@@ -110,7 +135,7 @@ func (sc *termScanner) numberTerm(i int) (term, int, bool) {
 }
 
 // finish completes a quantity parsed from lexeme i to j: money without a
-// unit, "per month" after money or a percentage, and the decision on a
+// unit, "per month" ("for each month") after money or a percentage, and the decision on a
 // bare number.
 func (sc *termScanner) finish(i, j int, q *quantity) (term, int, bool) {
 	if q.kind == "" && q.cur != "" {
@@ -121,11 +146,20 @@ func (sc *termScanner) finish(i, j int, q *quantity) (term, int, bool) {
 		if sc.speck(j) {
 			at++
 		}
-		if sc.word(at, "per") {
+		// "per claim", and as drafters also write it, "for each claim" or
+		// "each claim": the same rate.
+		n := 0
+		switch {
+		case sc.word(at, "per") || sc.word(at, "each"):
+			n = 1
+		case sc.word(at, "for") && sc.word(at+1, "each"):
+			n = 2
+		}
+		if n > 0 {
 			for _, w := range perWords {
-				if sc.word(at+1, w) || sc.looseWord(at+1, w) {
+				if sc.word(at+n, w) || sc.looseWord(at+n, w) {
 					q.per = w
-					j = at + 2
+					j = at + n + 1
 					break
 				}
 			}
@@ -137,7 +171,7 @@ func (sc *termScanner) finish(i, j int, q *quantity) (term, int, bool) {
 		}
 		q.kind = KindNumber
 	}
-	return term{Kind: q.kind, Value: q.canonical(), Text: sc.span(i, j)}, j, true
+	return q.term(sc.span(i, j)), j, true
 }
 
 // speck reports a '.' or ',' at lexeme j that OCR made of dust: glued to

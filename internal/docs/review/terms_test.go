@@ -51,6 +51,7 @@ func TestExtractTerms(t *testing.T) {
 		{"within thirty.(30) days", "duration=30 day"},
 		{"within thirty,(30) days", "duration=30 day"},
 		{"$1,000,000. per occurrence", "money=USD 1000000 per occurrence"},
+		{"$1,000,000 for each occurrence and $5,000,000 each claim", "money=USD 1000000 per occurrence; money=USD 5000000 per claim"},
 		// Near misses: no key term.
 		{"as set out in Section 7.2 and Article 3", ""},
 		{"clauses (1) and (2)", ""},
@@ -106,7 +107,7 @@ func TestCompareTermsNames(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			text := cleanText(tt.found)
-			exp, got, changed := compareTerms(cs, extractTerms(text), tokenize(text, 0))
+			exp, got, _, changed := compareTerms(cs, extractTerms(text), tokenize(text, 0))
 			if changed != tt.changed {
 				t.Errorf("changed %v, want %v", changed, tt.changed)
 			}

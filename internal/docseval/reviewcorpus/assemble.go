@@ -83,7 +83,11 @@ func (g *contractGen) frontMatter() {
 	for p == c {
 		p = g.mat.Parties[g.rng.IntN(len(g.mat.Parties))]
 	}
-	date := fmt.Sprintf("%s %d, 2025", []string{"January", "March", "June", "September"}[g.rng.IntN(4)], 1+g.rng.IntN(28))
+	month, day := g.rng.IntN(4), 1+g.rng.IntN(28)
+	date := fmt.Sprintf("%s %d, 2025", []string{"January", "March", "June", "September"}[month], day)
+	g.truth.EffectiveDate = fmt.Sprintf("2025-%02d-%02d", []int{1, 3, 6, 9}[month], day)
+	g.truth.Parties = []PartyTruth{{Name: c[0], Role: "Customer", Signatory: "Jordan Lee"},
+		{Name: p[0], Role: "Provider", Signatory: "Sam Patel"}}
 	g.blocks = append(g.blocks,
 		testdocs.Block{Kind: testdocs.Title, Text: "MASTER SERVICES AGREEMENT"},
 		testdocs.Block{Kind: testdocs.Paragraph, Text: fmt.Sprintf(

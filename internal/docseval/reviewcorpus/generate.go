@@ -56,6 +56,16 @@ type Truth struct {
 	Contract string        `json:"contract"`
 	Layout   string        `json:"layout"`
 	Clauses  []ClauseTruth `json:"clauses"` // playbook order
+	// The contract's facts (issue 34) as the front and back matter set them.
+	Parties       []PartyTruth `json:"parties,omitempty"`
+	EffectiveDate string       `json:"effective_date,omitempty"` // YYYY-MM-DD
+}
+
+// PartyTruth is one party as the preamble and signature block name it.
+type PartyTruth struct {
+	Name      string `json:"name"`
+	Role      string `json:"role"`
+	Signatory string `json:"signatory"`
 }
 
 // ClauseTruth is the known result for one playbook clause.

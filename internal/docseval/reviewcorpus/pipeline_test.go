@@ -169,7 +169,7 @@ func runPipeline(t *testing.T, docs []pipelineDoc, jobs int, cache, dump string)
 }
 
 // reviewPDF is cmd/airlock-docs' review command without the envelope:
-// Extract with default options, Reflow with default options, Analyze.
+// Extract with default options, review.FromExtract, Analyze.
 func reviewPDF(d pipelineDoc, pb *playbook.Playbook, cache, dump string) (pipelineOutcome, error) {
 	o := pipelineOutcome{doc: d}
 	doc, cached, err := extractCached(d.path, d.key, cache)
@@ -178,17 +178,17 @@ func reviewPDF(d pipelineDoc, pb *playbook.Playbook, cache, dump string) (pipeli
 	}
 	o.cached = cached
 	o.ocrPages, o.ocrTime = doc.OCRPages(), doc.Timings.OCR
-	body := extract.Reflow(doc, extract.ReflowOptions{})
-	paras := make([]Paragraph, 0, len(body.Paragraphs))
-	for _, p := range body.Paragraphs {
+	rparas := review.FromExtract(doc)
+	paras := make([]Paragraph, 0, len(rparas))
+	for _, p := range rparas {
 		paras = append(paras, Paragraph{Text: p.Text, Pages: p.Pages})
 	}
 	o.paraRight, o.paraWant = paragraphsRecovered(d.want, paras)
-	if o.res, err = review.Analyze(asReview(paras), pb); err != nil {
+	if o.res, err = review.Analyze(rparas, pb); err != nil {
 		return o, err
 	}
 	if dump != "" {
-		err = dumpOutcome(dump, d, body, o.res)
+		err = dumpOutcome(dump, d, paras, o.res)
 	}
 	return o, err
 }
@@ -236,18 +236,14 @@ func extractCached(path, key, cache string) (*extract.Document, bool, error) {
 	return doc, false, os.WriteFile(file, b, 0o644)
 }
 
-func dumpOutcome(dir string, d pipelineDoc, body *extract.Body, res *review.Result) error {
+func dumpOutcome(dir string, d pipelineDoc, paras []Paragraph, res *review.Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	stem := filepath.Join(dir, d.truth.Contract)
 	var b, w strings.Builder
-	for _, p := range body.Paragraphs {
-		mark := "P"
-		if p.Heading {
-			mark = "H"
-		}
-		fmt.Fprintf(&b, "[%s %v] %s\n", mark, p.Pages, p.Text)
+	for _, p := range paras {
+		fmt.Fprintf(&b, "[%v] %s\n", p.Pages, p.Text)
 	}
 	for _, p := range d.want {
 		fmt.Fprintf(&w, "[%v] %s\n", p.Pages, p.Text)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/cleanup"
 	"github.com/airlock-dev/airlock/internal/guest/agentpb"
+	"github.com/airlock-dev/airlock/internal/pty"
 )
 
 const (
@@ -73,6 +74,14 @@ func validateStart(st *agentpb.ExecStart) error {
 	}
 	if st.MaxOutputBytes < 0 || st.MaxOutputBytes > MaxOutputLimit {
 		return status.Errorf(codes.InvalidArgument, "max output must be between 0 and %d", MaxOutputLimit)
+	}
+	if strings.ContainsRune(st.User, 0) || len(st.User) > 256 {
+		return status.Error(codes.InvalidArgument, "user name has a NUL byte or is longer than 256 bytes")
+	}
+	if st.Pty != nil {
+		if err := pty.CheckSize(st.Pty.Rows, st.Pty.Cols); err != nil {
+			return status.Errorf(codes.InvalidArgument, "pty: %v", err)
+		}
 	}
 	return nil
 }
@@ -135,7 +144,14 @@ var (
 	activeCgroups = map[string]bool{} // guarded by cgMu
 )
 
+// noExecCgroups is set by tests that run the agent's handlers on a host,
+// where exec cgroups would go into the host's own hierarchy.
+var noExecCgroups bool
+
 func newExecCgroup() *execCgroup {
+	if noExecCgroups {
+		return nil
+	}
 	setupJobs()
 	p := filepath.Join(jobsDir, fmt.Sprintf("exec-%d", execSeq.Add(1)))
 	cgMu.Lock()
@@ -201,14 +217,20 @@ func (s *Server) Exec(stream agentpb.Agent_ExecServer) error {
 	if err := validateStart(st); err != nil {
 		return err
 	}
-	cmd := newExecCommand(st)
+	var usr *execUser
+	if st.User != "" {
+		if usr, err = lookupUser(st.User); err != nil {
+			return err
+		}
+	}
+	cmd := newExecCommand(st, usr)
 	snd := newExecSender(stream)
 	began := time.Now()
 	path, err := cmd.resolve()
 	if err != nil {
 		return snd.refuse(127, err.Error(), began)
 	}
-	pipes, err := openExecPipes(st.Stdin)
+	pipes, err := openExecPipes(st.Stdin, st.Pty)
 	if err != nil {
 		snd.abandon()
 		return err
@@ -235,16 +257,30 @@ func (s *Server) Exec(stream agentpb.Agent_ExecServer) error {
 
 // execCommand is what an ExecStart resolves to: argv (a shell command
 // runs under /bin/sh -c), the merged environment, the working directory
-// (default /) and the per-stream output cap (default DefaultMaxOutput).
+// (default /), the per-stream output cap (default DefaultMaxOutput), the
+// user it runs as (nil: root) and whether it runs on a terminal.
 type execCommand struct {
 	argv   []string
 	env    []string
 	cwd    string
 	maxOut int64
+	user   *execUser // nil: root, the agent's own user
+	pty    bool
 }
 
-func newExecCommand(st *agentpb.ExecStart) execCommand {
-	c := execCommand{argv: st.Argv, env: mergeEnv(defaultEnv, st.Env), cwd: st.Cwd, maxOut: st.MaxOutputBytes}
+func newExecCommand(st *agentpb.ExecStart, usr *execUser) execCommand {
+	base := defaultEnv
+	if st.Pty != nil {
+		base = mergeEnv(base, []string{"TERM=xterm-256color"})
+	}
+	if usr != nil {
+		base = mergeEnv(base, usr.env())
+	}
+	c := execCommand{argv: st.Argv, env: mergeEnv(base, st.Env), cwd: st.Cwd, maxOut: st.MaxOutputBytes,
+		pty: st.Pty != nil}
+	if usr != nil && usr.cred.Uid != 0 {
+		c.user = usr
+	}
 	if st.Shell != "" {
 		c.argv = []string{"/bin/sh", "-c", st.Shell}
 	}
@@ -369,12 +405,19 @@ type execPipes struct {
 	stdinR, stdoutW, stderrW *os.File // the child's
 	stdinW                   *os.File // nil when stdin is /dev/null
 	stdoutR, stderrR         *os.File
+	// term is the terminal's master for a process on a pty (nil
+	// otherwise): stdoutR reads it (stdout and stderr merged), stdinW is a
+	// second descriptor of it, and stderrR is a pipe that ends at once.
+	term *os.File
 }
 
 // openExecPipes makes the three pipes (stdin from /dev/null unless the
-// host streams it). When one cannot be made, those already made are
-// closed.
-func openExecPipes(stdin bool) (_ *execPipes, err error) {
+// host streams it), or a terminal of size ws when ws is set. When one
+// cannot be made, those already made are closed.
+func openExecPipes(stdin bool, ws *agentpb.WindowSize) (_ *execPipes, err error) {
+	if ws != nil {
+		return openExecTerminal(ws)
+	}
 	var cu cleanup.Stack
 	defer func() { _ = cu.Clean(context.Background()) }() // closing fresh pipes cannot fail usefully
 	p := &execPipes{}
@@ -390,6 +433,34 @@ func openExecPipes(stdin bool) (_ *execPipes, err error) {
 		return nil, status.Errorf(codes.Internal, "stderr pipe: %v", err)
 	}
 	cu.Release()
+	return p, nil
+}
+
+// openExecTerminal makes a terminal for one exec: the slave is the
+// child's stdin, stdout and stderr (and its controlling terminal), the
+// master the agent's. Its stdin is always open: a terminal has no
+// /dev/null mode.
+func openExecTerminal(ws *agentpb.WindowSize) (_ *execPipes, err error) {
+	master, slave, err := pty.Open(ws.Rows, ws.Cols)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "pty: %v", err)
+	}
+	p := &execPipes{term: master, stdoutR: master, stdinR: slave, stdoutW: slave, stderrW: slave}
+	defer func() {
+		if err != nil {
+			closeFiles(master, slave, p.stdinW, p.stderrR)
+		}
+	}()
+	fd, err := unix.FcntlInt(master.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "pty: dup: %v", err)
+	}
+	p.stdinW = os.NewFile(uintptr(fd), master.Name())
+	var w *os.File
+	if p.stderrR, w, err = os.Pipe(); err != nil {
+		return nil, status.Errorf(codes.Internal, "stderr pipe: %v", err)
+	}
+	w.Close() // nothing writes stderr apart from the terminal
 	return p, nil
 }
 
@@ -413,18 +484,29 @@ func closeFiles(fs ...*os.File) {
 func (s *Server) startExec(path string, cmd execCommand, pipes *execPipes, cg *execCgroup) (int, <-chan syscall.WaitStatus, error) {
 	defer pipes.closeChildEnds()
 	sys := &syscall.SysProcAttr{Setpgid: true}
+	if cmd.pty {
+		// A session of its own with the terminal as its controlling one
+		// (fd 0 in the child): its process group is its pid, as with
+		// Setpgid, so killTree reaches it the same way.
+		sys = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	}
 	if cg != nil {
 		sys.UseCgroupFD = true
 		sys.CgroupFD = cg.fd
 	}
-	return s.reaper.start(func() (int, error) {
+	fork := func() (int, error) {
 		return syscall.ForkExec(path, cmd.argv, &syscall.ProcAttr{
 			Dir:   cmd.cwd,
 			Env:   cmd.env,
 			Files: []uintptr{pipes.stdinR.Fd(), pipes.stdoutW.Fd(), pipes.stderrW.Fd()},
 			Sys:   sys,
 		})
-	})
+	}
+	if cmd.user != nil {
+		sys.Credential = cmd.user.cred
+		return s.reaper.start(func() (int, error) { return forkNoNewPrivs(fork) })
+	}
+	return s.reaper.start(fork)
 }
 
 // execRun is one started command: its process tree, output pumps and
@@ -485,12 +567,21 @@ func (r *execRun) serveHost(stream agentpb.Agent_ExecServer) <-chan struct{} {
 					_, _ = stdinW.Write(m.StdinData)
 				}
 			case *agentpb.ExecRequest_StdinClose:
-				if stdinW != nil {
+				switch {
+				case stdinW != nil && r.pipes.term != nil:
+					// Closing a terminal's master would hang it up:
+					// end-of-file on a terminal is its EOF character.
+					_, _ = stdinW.Write([]byte{pty.EOF})
+				case stdinW != nil:
 					stdinW.Close()
 					stdinW = nil
 				}
 			case *agentpb.ExecRequest_Signal:
 				r.killTree(syscall.Signal(m.Signal))
+			case *agentpb.ExecRequest_Resize:
+				if r.pipes.term != nil && m.Resize != nil {
+					_ = pty.SetSize(r.pipes.term, m.Resize.Rows, m.Resize.Cols) // a bad size is ignored, as a terminal would
+				}
 			}
 		}
 	}()

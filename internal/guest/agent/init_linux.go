@@ -68,14 +68,21 @@ func Boot() (BootConfig, error) {
 			return cfg, err
 		}
 	}
-	for _, m := range []struct{ src, dst, fstype, data string }{
-		{"devpts", "/dev/pts", "devpts", "newinstance,ptmxmode=0666"},
-		{"tmpfs", "/dev/shm", "tmpfs", "mode=1777"},
-		{"tmpfs", "/run", "tmpfs", "mode=0755"},
-		{"tmpfs", "/tmp", "tmpfs", "mode=1777"},
-		{"cgroup2", "/sys/fs/cgroup", "cgroup2", ""},
+	const nosuidNodev = unix.MS_NOSUID | unix.MS_NODEV
+	for _, m := range []struct {
+		src, dst, fstype string
+		flags            uintptr
+		data             string
+	}{
+		// devpts holds the terminals' device nodes: nodev would make every
+		// /dev/pts/N refuse to open (EACCES), so it is noexec instead.
+		{"devpts", "/dev/pts", "devpts", unix.MS_NOSUID | unix.MS_NOEXEC, "newinstance,ptmxmode=0666"},
+		{"tmpfs", "/dev/shm", "tmpfs", nosuidNodev, "mode=1777"},
+		{"tmpfs", "/run", "tmpfs", nosuidNodev, "mode=0755"},
+		{"tmpfs", "/tmp", "tmpfs", nosuidNodev, "mode=1777"},
+		{"cgroup2", "/sys/fs/cgroup", "cgroup2", nosuidNodev, ""},
 	} {
-		if err := mount(m.src, m.dst, m.fstype, unix.MS_NOSUID|unix.MS_NODEV, m.data); err != nil {
+		if err := mount(m.src, m.dst, m.fstype, m.flags, m.data); err != nil {
 			// Non-fatal: a job may still run without them; say so.
 			fmt.Fprintf(os.Stderr, "airlock-agent: %v\n", err)
 		}

@@ -72,12 +72,12 @@ func prewarmWanted() bool { return runtime.NumCPU() > 1 }
 // prewarm runs `true` the way Exec runs a command, with nobody to report
 // to. A template without a `true` on the default PATH gets no prewarm.
 func (s *Server) prewarm() {
-	cmd := newExecCommand(&agentpb.ExecStart{Argv: []string{"true"}})
+	cmd := newExecCommand(&agentpb.ExecStart{Argv: []string{"true"}}, nil)
 	path, err := cmd.resolve()
 	if err != nil {
 		return
 	}
-	pipes, err := openExecPipes(false)
+	pipes, err := openExecPipes(false, nil)
 	if err != nil {
 		return
 	}

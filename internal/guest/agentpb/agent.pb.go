@@ -14,12 +14,11 @@
 package agentpb
 
 import (
+	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
+	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
-
-	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
-	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 )
 
 const (
@@ -431,8 +430,18 @@ type ExecStart struct {
 	TimeoutMs      int64                  `protobuf:"varint,5,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`                  // 0 = none; on expiry the whole process tree is killed
 	MaxOutputBytes int64                  `protobuf:"varint,6,opt,name=max_output_bytes,json=maxOutputBytes,proto3" json:"max_output_bytes,omitempty"` // per stream; 0 = agent default; excess is dropped and flagged
 	Stdin          bool                   `protobuf:"varint,7,opt,name=stdin,proto3" json:"stdin,omitempty"`                                           // true: stdin comes in later requests; false: /dev/null
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// user, when set, runs the process as this guest user (a name in the
+	// guest's /etc/passwd, or its uid), with that user's primary and
+	// supplementary groups and no_new_privs set: it cannot become root
+	// again (setuid binaries do not raise its privileges). "" = root.
+	User string `protobuf:"bytes,8,opt,name=user,proto3" json:"user,omitempty"`
+	// pty, when set, runs the process on a new pseudo-terminal of this size
+	// as its controlling terminal: stdin, stdout and stderr are the
+	// terminal, so output arrives merged as stdout, stdin is always open,
+	// and stdin_close sends the terminal's end-of-file character.
+	Pty           *WindowSize `protobuf:"bytes,9,opt,name=pty,proto3" json:"pty,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecStart) Reset() {
@@ -514,6 +523,72 @@ func (x *ExecStart) GetStdin() bool {
 	return false
 }
 
+func (x *ExecStart) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *ExecStart) GetPty() *WindowSize {
+	if x != nil {
+		return x.Pty
+	}
+	return nil
+}
+
+type WindowSize struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Rows          uint32                 `protobuf:"varint,1,opt,name=rows,proto3" json:"rows,omitempty"` // 1..1000
+	Cols          uint32                 `protobuf:"varint,2,opt,name=cols,proto3" json:"cols,omitempty"` // 1..1000
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WindowSize) Reset() {
+	*x = WindowSize{}
+	mi := &file_agent_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WindowSize) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WindowSize) ProtoMessage() {}
+
+func (x *WindowSize) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WindowSize.ProtoReflect.Descriptor instead.
+func (*WindowSize) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *WindowSize) GetRows() uint32 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *WindowSize) GetCols() uint32 {
+	if x != nil {
+		return x.Cols
+	}
+	return 0
+}
+
 type ExecRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Msg:
@@ -522,6 +597,7 @@ type ExecRequest struct {
 	//	*ExecRequest_StdinData
 	//	*ExecRequest_StdinClose
 	//	*ExecRequest_Signal
+	//	*ExecRequest_Resize
 	Msg           isExecRequest_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -529,7 +605,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_agent_proto_msgTypes[6]
+	mi := &file_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -541,7 +617,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[6]
+	mi := &file_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -554,7 +630,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{6}
+	return file_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ExecRequest) GetMsg() isExecRequest_Msg {
@@ -600,6 +676,15 @@ func (x *ExecRequest) GetSignal() int32 {
 	return 0
 }
 
+func (x *ExecRequest) GetResize() *WindowSize {
+	if x != nil {
+		if x, ok := x.Msg.(*ExecRequest_Resize); ok {
+			return x.Resize
+		}
+	}
+	return nil
+}
+
 type isExecRequest_Msg interface {
 	isExecRequest_Msg()
 }
@@ -620,6 +705,10 @@ type ExecRequest_Signal struct {
 	Signal int32 `protobuf:"varint,4,opt,name=signal,proto3,oneof"` // delivered to the whole process tree
 }
 
+type ExecRequest_Resize struct {
+	Resize *WindowSize `protobuf:"bytes,5,opt,name=resize,proto3,oneof"` // a pty process's new window size (SIGWINCH follows)
+}
+
 func (*ExecRequest_Start) isExecRequest_Msg() {}
 
 func (*ExecRequest_StdinData) isExecRequest_Msg() {}
@@ -627,6 +716,8 @@ func (*ExecRequest_StdinData) isExecRequest_Msg() {}
 func (*ExecRequest_StdinClose) isExecRequest_Msg() {}
 
 func (*ExecRequest_Signal) isExecRequest_Msg() {}
+
+func (*ExecRequest_Resize) isExecRequest_Msg() {}
 
 type ExecExit struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -644,7 +735,7 @@ type ExecExit struct {
 
 func (x *ExecExit) Reset() {
 	*x = ExecExit{}
-	mi := &file_agent_proto_msgTypes[7]
+	mi := &file_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -656,7 +747,7 @@ func (x *ExecExit) String() string {
 func (*ExecExit) ProtoMessage() {}
 
 func (x *ExecExit) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[7]
+	mi := &file_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -669,7 +760,7 @@ func (x *ExecExit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecExit.ProtoReflect.Descriptor instead.
 func (*ExecExit) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{7}
+	return file_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ExecExit) GetExitCode() int32 {
@@ -743,7 +834,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_agent_proto_msgTypes[8]
+	mi := &file_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -755,7 +846,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[8]
+	mi := &file_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -768,7 +859,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{8}
+	return file_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ExecResponse) GetMsg() isExecResponse_Msg {
@@ -853,7 +944,7 @@ type WriteFileHeader struct {
 
 func (x *WriteFileHeader) Reset() {
 	*x = WriteFileHeader{}
-	mi := &file_agent_proto_msgTypes[9]
+	mi := &file_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -865,7 +956,7 @@ func (x *WriteFileHeader) String() string {
 func (*WriteFileHeader) ProtoMessage() {}
 
 func (x *WriteFileHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[9]
+	mi := &file_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -878,7 +969,7 @@ func (x *WriteFileHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteFileHeader.ProtoReflect.Descriptor instead.
 func (*WriteFileHeader) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{9}
+	return file_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *WriteFileHeader) GetPath() string {
@@ -915,7 +1006,7 @@ type WriteFileRequest struct {
 
 func (x *WriteFileRequest) Reset() {
 	*x = WriteFileRequest{}
-	mi := &file_agent_proto_msgTypes[10]
+	mi := &file_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -927,7 +1018,7 @@ func (x *WriteFileRequest) String() string {
 func (*WriteFileRequest) ProtoMessage() {}
 
 func (x *WriteFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[10]
+	mi := &file_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -940,7 +1031,7 @@ func (x *WriteFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteFileRequest.ProtoReflect.Descriptor instead.
 func (*WriteFileRequest) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{10}
+	return file_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WriteFileRequest) GetMsg() isWriteFileRequest_Msg {
@@ -993,7 +1084,7 @@ type WriteFileResponse struct {
 
 func (x *WriteFileResponse) Reset() {
 	*x = WriteFileResponse{}
-	mi := &file_agent_proto_msgTypes[11]
+	mi := &file_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1096,7 @@ func (x *WriteFileResponse) String() string {
 func (*WriteFileResponse) ProtoMessage() {}
 
 func (x *WriteFileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[11]
+	mi := &file_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1109,7 @@ func (x *WriteFileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteFileResponse.ProtoReflect.Descriptor instead.
 func (*WriteFileResponse) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{11}
+	return file_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *WriteFileResponse) GetBytes() int64 {
@@ -1038,7 +1129,7 @@ type ReadFileRequest struct {
 
 func (x *ReadFileRequest) Reset() {
 	*x = ReadFileRequest{}
-	mi := &file_agent_proto_msgTypes[12]
+	mi := &file_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1050,7 +1141,7 @@ func (x *ReadFileRequest) String() string {
 func (*ReadFileRequest) ProtoMessage() {}
 
 func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[12]
+	mi := &file_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1063,7 +1154,7 @@ func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileRequest.ProtoReflect.Descriptor instead.
 func (*ReadFileRequest) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{12}
+	return file_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ReadFileRequest) GetPath() string {
@@ -1090,7 +1181,7 @@ type ReadFileResponse struct {
 
 func (x *ReadFileResponse) Reset() {
 	*x = ReadFileResponse{}
-	mi := &file_agent_proto_msgTypes[13]
+	mi := &file_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1102,7 +1193,7 @@ func (x *ReadFileResponse) String() string {
 func (*ReadFileResponse) ProtoMessage() {}
 
 func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[13]
+	mi := &file_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1115,7 +1206,7 @@ func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileResponse.ProtoReflect.Descriptor instead.
 func (*ReadFileResponse) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{13}
+	return file_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReadFileResponse) GetSize() int64 {
@@ -1141,7 +1232,7 @@ type PathRequest struct {
 
 func (x *PathRequest) Reset() {
 	*x = PathRequest{}
-	mi := &file_agent_proto_msgTypes[14]
+	mi := &file_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1153,7 +1244,7 @@ func (x *PathRequest) String() string {
 func (*PathRequest) ProtoMessage() {}
 
 func (x *PathRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[14]
+	mi := &file_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1166,7 +1257,7 @@ func (x *PathRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PathRequest.ProtoReflect.Descriptor instead.
 func (*PathRequest) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{14}
+	return file_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PathRequest) GetPath() string {
@@ -1191,7 +1282,7 @@ type FileInfo struct {
 
 func (x *FileInfo) Reset() {
 	*x = FileInfo{}
-	mi := &file_agent_proto_msgTypes[15]
+	mi := &file_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1203,7 +1294,7 @@ func (x *FileInfo) String() string {
 func (*FileInfo) ProtoMessage() {}
 
 func (x *FileInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[15]
+	mi := &file_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1216,7 +1307,7 @@ func (x *FileInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileInfo.ProtoReflect.Descriptor instead.
 func (*FileInfo) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{15}
+	return file_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *FileInfo) GetPath() string {
@@ -1277,7 +1368,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_agent_proto_msgTypes[16]
+	mi := &file_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1289,7 +1380,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[16]
+	mi := &file_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1302,7 +1393,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{16}
+	return file_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListResponse) GetEntries() []*FileInfo {
@@ -1322,7 +1413,7 @@ type RemoveRequest struct {
 
 func (x *RemoveRequest) Reset() {
 	*x = RemoveRequest{}
-	mi := &file_agent_proto_msgTypes[17]
+	mi := &file_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1334,7 +1425,7 @@ func (x *RemoveRequest) String() string {
 func (*RemoveRequest) ProtoMessage() {}
 
 func (x *RemoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[17]
+	mi := &file_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1347,7 +1438,7 @@ func (x *RemoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveRequest.ProtoReflect.Descriptor instead.
 func (*RemoveRequest) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{17}
+	return file_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RemoveRequest) GetPath() string {
@@ -1372,7 +1463,7 @@ type RemoveResponse struct {
 
 func (x *RemoveResponse) Reset() {
 	*x = RemoveResponse{}
-	mi := &file_agent_proto_msgTypes[18]
+	mi := &file_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1384,7 +1475,7 @@ func (x *RemoveResponse) String() string {
 func (*RemoveResponse) ProtoMessage() {}
 
 func (x *RemoveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[18]
+	mi := &file_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1397,7 +1488,7 @@ func (x *RemoveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveResponse.ProtoReflect.Descriptor instead.
 func (*RemoveResponse) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{18}
+	return file_agent_proto_rawDescGZIP(), []int{19}
 }
 
 type MkdirRequest struct {
@@ -1411,7 +1502,7 @@ type MkdirRequest struct {
 
 func (x *MkdirRequest) Reset() {
 	*x = MkdirRequest{}
-	mi := &file_agent_proto_msgTypes[19]
+	mi := &file_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1423,7 +1514,7 @@ func (x *MkdirRequest) String() string {
 func (*MkdirRequest) ProtoMessage() {}
 
 func (x *MkdirRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[19]
+	mi := &file_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1436,7 +1527,7 @@ func (x *MkdirRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MkdirRequest.ProtoReflect.Descriptor instead.
 func (*MkdirRequest) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{19}
+	return file_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *MkdirRequest) GetPath() string {
@@ -1468,7 +1559,7 @@ type MkdirResponse struct {
 
 func (x *MkdirResponse) Reset() {
 	*x = MkdirResponse{}
-	mi := &file_agent_proto_msgTypes[20]
+	mi := &file_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1480,7 +1571,7 @@ func (x *MkdirResponse) String() string {
 func (*MkdirResponse) ProtoMessage() {}
 
 func (x *MkdirResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[20]
+	mi := &file_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1493,7 +1584,7 @@ func (x *MkdirResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MkdirResponse.ProtoReflect.Descriptor instead.
 func (*MkdirResponse) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{20}
+	return file_agent_proto_rawDescGZIP(), []int{21}
 }
 
 type WriteArchiveHeader struct {
@@ -1507,7 +1598,7 @@ type WriteArchiveHeader struct {
 
 func (x *WriteArchiveHeader) Reset() {
 	*x = WriteArchiveHeader{}
-	mi := &file_agent_proto_msgTypes[21]
+	mi := &file_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1519,7 +1610,7 @@ func (x *WriteArchiveHeader) String() string {
 func (*WriteArchiveHeader) ProtoMessage() {}
 
 func (x *WriteArchiveHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[21]
+	mi := &file_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1532,7 +1623,7 @@ func (x *WriteArchiveHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteArchiveHeader.ProtoReflect.Descriptor instead.
 func (*WriteArchiveHeader) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{21}
+	return file_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *WriteArchiveHeader) GetPath() string {
@@ -1569,7 +1660,7 @@ type WriteArchiveRequest struct {
 
 func (x *WriteArchiveRequest) Reset() {
 	*x = WriteArchiveRequest{}
-	mi := &file_agent_proto_msgTypes[22]
+	mi := &file_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1581,7 +1672,7 @@ func (x *WriteArchiveRequest) String() string {
 func (*WriteArchiveRequest) ProtoMessage() {}
 
 func (x *WriteArchiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[22]
+	mi := &file_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1594,7 +1685,7 @@ func (x *WriteArchiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteArchiveRequest.ProtoReflect.Descriptor instead.
 func (*WriteArchiveRequest) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{22}
+	return file_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WriteArchiveRequest) GetMsg() isWriteArchiveRequest_Msg {
@@ -1648,7 +1739,7 @@ type WriteArchiveResponse struct {
 
 func (x *WriteArchiveResponse) Reset() {
 	*x = WriteArchiveResponse{}
-	mi := &file_agent_proto_msgTypes[23]
+	mi := &file_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1660,7 +1751,7 @@ func (x *WriteArchiveResponse) String() string {
 func (*WriteArchiveResponse) ProtoMessage() {}
 
 func (x *WriteArchiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[23]
+	mi := &file_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1673,7 +1764,7 @@ func (x *WriteArchiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteArchiveResponse.ProtoReflect.Descriptor instead.
 func (*WriteArchiveResponse) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{23}
+	return file_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WriteArchiveResponse) GetEntries() int64 {
@@ -1700,7 +1791,7 @@ type ReadArchiveRequest struct {
 
 func (x *ReadArchiveRequest) Reset() {
 	*x = ReadArchiveRequest{}
-	mi := &file_agent_proto_msgTypes[24]
+	mi := &file_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1712,7 +1803,7 @@ func (x *ReadArchiveRequest) String() string {
 func (*ReadArchiveRequest) ProtoMessage() {}
 
 func (x *ReadArchiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[24]
+	mi := &file_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1725,7 +1816,7 @@ func (x *ReadArchiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadArchiveRequest.ProtoReflect.Descriptor instead.
 func (*ReadArchiveRequest) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{24}
+	return file_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReadArchiveRequest) GetPath() string {
@@ -1751,7 +1842,7 @@ type ReadArchiveResponse struct {
 
 func (x *ReadArchiveResponse) Reset() {
 	*x = ReadArchiveResponse{}
-	mi := &file_agent_proto_msgTypes[25]
+	mi := &file_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1763,7 +1854,7 @@ func (x *ReadArchiveResponse) String() string {
 func (*ReadArchiveResponse) ProtoMessage() {}
 
 func (x *ReadArchiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[25]
+	mi := &file_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1776,7 +1867,7 @@ func (x *ReadArchiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadArchiveResponse.ProtoReflect.Descriptor instead.
 func (*ReadArchiveResponse) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{25}
+	return file_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ReadArchiveResponse) GetData() []byte {
@@ -1799,7 +1890,7 @@ type EgressTarget struct {
 
 func (x *EgressTarget) Reset() {
 	*x = EgressTarget{}
-	mi := &file_agent_proto_msgTypes[26]
+	mi := &file_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1811,7 +1902,7 @@ func (x *EgressTarget) String() string {
 func (*EgressTarget) ProtoMessage() {}
 
 func (x *EgressTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[26]
+	mi := &file_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1824,7 +1915,7 @@ func (x *EgressTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EgressTarget.ProtoReflect.Descriptor instead.
 func (*EgressTarget) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{26}
+	return file_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *EgressTarget) GetTarget() isEgressTarget_Target {
@@ -1878,7 +1969,7 @@ type EgressCheckRequest struct {
 
 func (x *EgressCheckRequest) Reset() {
 	*x = EgressCheckRequest{}
-	mi := &file_agent_proto_msgTypes[27]
+	mi := &file_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1890,7 +1981,7 @@ func (x *EgressCheckRequest) String() string {
 func (*EgressCheckRequest) ProtoMessage() {}
 
 func (x *EgressCheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[27]
+	mi := &file_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1903,7 +1994,7 @@ func (x *EgressCheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EgressCheckRequest.ProtoReflect.Descriptor instead.
 func (*EgressCheckRequest) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{27}
+	return file_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *EgressCheckRequest) GetTargets() []*EgressTarget {
@@ -1931,7 +2022,7 @@ type EgressResult struct {
 
 func (x *EgressResult) Reset() {
 	*x = EgressResult{}
-	mi := &file_agent_proto_msgTypes[28]
+	mi := &file_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1943,7 +2034,7 @@ func (x *EgressResult) String() string {
 func (*EgressResult) ProtoMessage() {}
 
 func (x *EgressResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[28]
+	mi := &file_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1956,7 +2047,7 @@ func (x *EgressResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EgressResult.ProtoReflect.Descriptor instead.
 func (*EgressResult) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{28}
+	return file_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *EgressResult) GetOutcome() EgressOutcome {
@@ -1989,7 +2080,7 @@ type EgressCheckResponse struct {
 
 func (x *EgressCheckResponse) Reset() {
 	*x = EgressCheckResponse{}
-	mi := &file_agent_proto_msgTypes[29]
+	mi := &file_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2001,7 +2092,7 @@ func (x *EgressCheckResponse) String() string {
 func (*EgressCheckResponse) ProtoMessage() {}
 
 func (x *EgressCheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agent_proto_msgTypes[29]
+	mi := &file_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2014,7 +2105,7 @@ func (x *EgressCheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EgressCheckResponse.ProtoReflect.Descriptor instead.
 func (*EgressCheckResponse) Descriptor() ([]byte, []int) {
-	return file_agent_proto_rawDescGZIP(), []int{29}
+	return file_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *EgressCheckResponse) GetResults() []*EgressResult {
@@ -2055,7 +2146,7 @@ const file_agent_proto_rawDesc = "" +
 	"\bhostname\x18\x04 \x01(\tR\bhostname\x12-\n" +
 	"\x03net\x18\x05 \x01(\v2\x1b.airlock.agent.v1.NetConfigR\x03net\"5\n" +
 	"\x0fPrepareResponse\x12\"\n" +
-	"\rclock_skew_ns\x18\x01 \x01(\x03R\vclockSkewNs\"\xb8\x01\n" +
+	"\rclock_skew_ns\x18\x01 \x01(\x03R\vclockSkewNs\"\xfc\x01\n" +
 	"\tExecStart\x12\x12\n" +
 	"\x04argv\x18\x01 \x03(\tR\x04argv\x12\x14\n" +
 	"\x05shell\x18\x02 \x01(\tR\x05shell\x12\x10\n" +
@@ -2064,14 +2155,21 @@ const file_agent_proto_rawDesc = "" +
 	"\n" +
 	"timeout_ms\x18\x05 \x01(\x03R\ttimeoutMs\x12(\n" +
 	"\x10max_output_bytes\x18\x06 \x01(\x03R\x0emaxOutputBytes\x12\x14\n" +
-	"\x05stdin\x18\a \x01(\bR\x05stdin\"\xa7\x01\n" +
+	"\x05stdin\x18\a \x01(\bR\x05stdin\x12\x12\n" +
+	"\x04user\x18\b \x01(\tR\x04user\x12.\n" +
+	"\x03pty\x18\t \x01(\v2\x1c.airlock.agent.v1.WindowSizeR\x03pty\"4\n" +
+	"\n" +
+	"WindowSize\x12\x12\n" +
+	"\x04rows\x18\x01 \x01(\rR\x04rows\x12\x12\n" +
+	"\x04cols\x18\x02 \x01(\rR\x04cols\"\xdf\x01\n" +
 	"\vExecRequest\x123\n" +
 	"\x05start\x18\x01 \x01(\v2\x1b.airlock.agent.v1.ExecStartH\x00R\x05start\x12\x1f\n" +
 	"\n" +
 	"stdin_data\x18\x02 \x01(\fH\x00R\tstdinData\x12!\n" +
 	"\vstdin_close\x18\x03 \x01(\bH\x00R\n" +
 	"stdinClose\x12\x18\n" +
-	"\x06signal\x18\x04 \x01(\x05H\x00R\x06signalB\x05\n" +
+	"\x06signal\x18\x04 \x01(\x05H\x00R\x06signal\x126\n" +
+	"\x06resize\x18\x05 \x01(\v2\x1c.airlock.agent.v1.WindowSizeH\x00R\x06resizeB\x05\n" +
 	"\x03msg\"\x99\x02\n" +
 	"\bExecExit\x12\x1b\n" +
 	"\texit_code\x18\x01 \x01(\x05R\bexitCode\x12\x16\n" +
@@ -2195,7 +2293,7 @@ func file_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_agent_proto_goTypes = []any{
 	(EgressOutcome)(0),           // 0: airlock.agent.v1.EgressOutcome
 	(*HealthRequest)(nil),        // 1: airlock.agent.v1.HealthRequest
@@ -2204,70 +2302,73 @@ var file_agent_proto_goTypes = []any{
 	(*PrepareRequest)(nil),       // 4: airlock.agent.v1.PrepareRequest
 	(*PrepareResponse)(nil),      // 5: airlock.agent.v1.PrepareResponse
 	(*ExecStart)(nil),            // 6: airlock.agent.v1.ExecStart
-	(*ExecRequest)(nil),          // 7: airlock.agent.v1.ExecRequest
-	(*ExecExit)(nil),             // 8: airlock.agent.v1.ExecExit
-	(*ExecResponse)(nil),         // 9: airlock.agent.v1.ExecResponse
-	(*WriteFileHeader)(nil),      // 10: airlock.agent.v1.WriteFileHeader
-	(*WriteFileRequest)(nil),     // 11: airlock.agent.v1.WriteFileRequest
-	(*WriteFileResponse)(nil),    // 12: airlock.agent.v1.WriteFileResponse
-	(*ReadFileRequest)(nil),      // 13: airlock.agent.v1.ReadFileRequest
-	(*ReadFileResponse)(nil),     // 14: airlock.agent.v1.ReadFileResponse
-	(*PathRequest)(nil),          // 15: airlock.agent.v1.PathRequest
-	(*FileInfo)(nil),             // 16: airlock.agent.v1.FileInfo
-	(*ListResponse)(nil),         // 17: airlock.agent.v1.ListResponse
-	(*RemoveRequest)(nil),        // 18: airlock.agent.v1.RemoveRequest
-	(*RemoveResponse)(nil),       // 19: airlock.agent.v1.RemoveResponse
-	(*MkdirRequest)(nil),         // 20: airlock.agent.v1.MkdirRequest
-	(*MkdirResponse)(nil),        // 21: airlock.agent.v1.MkdirResponse
-	(*WriteArchiveHeader)(nil),   // 22: airlock.agent.v1.WriteArchiveHeader
-	(*WriteArchiveRequest)(nil),  // 23: airlock.agent.v1.WriteArchiveRequest
-	(*WriteArchiveResponse)(nil), // 24: airlock.agent.v1.WriteArchiveResponse
-	(*ReadArchiveRequest)(nil),   // 25: airlock.agent.v1.ReadArchiveRequest
-	(*ReadArchiveResponse)(nil),  // 26: airlock.agent.v1.ReadArchiveResponse
-	(*EgressTarget)(nil),         // 27: airlock.agent.v1.EgressTarget
-	(*EgressCheckRequest)(nil),   // 28: airlock.agent.v1.EgressCheckRequest
-	(*EgressResult)(nil),         // 29: airlock.agent.v1.EgressResult
-	(*EgressCheckResponse)(nil),  // 30: airlock.agent.v1.EgressCheckResponse
+	(*WindowSize)(nil),           // 7: airlock.agent.v1.WindowSize
+	(*ExecRequest)(nil),          // 8: airlock.agent.v1.ExecRequest
+	(*ExecExit)(nil),             // 9: airlock.agent.v1.ExecExit
+	(*ExecResponse)(nil),         // 10: airlock.agent.v1.ExecResponse
+	(*WriteFileHeader)(nil),      // 11: airlock.agent.v1.WriteFileHeader
+	(*WriteFileRequest)(nil),     // 12: airlock.agent.v1.WriteFileRequest
+	(*WriteFileResponse)(nil),    // 13: airlock.agent.v1.WriteFileResponse
+	(*ReadFileRequest)(nil),      // 14: airlock.agent.v1.ReadFileRequest
+	(*ReadFileResponse)(nil),     // 15: airlock.agent.v1.ReadFileResponse
+	(*PathRequest)(nil),          // 16: airlock.agent.v1.PathRequest
+	(*FileInfo)(nil),             // 17: airlock.agent.v1.FileInfo
+	(*ListResponse)(nil),         // 18: airlock.agent.v1.ListResponse
+	(*RemoveRequest)(nil),        // 19: airlock.agent.v1.RemoveRequest
+	(*RemoveResponse)(nil),       // 20: airlock.agent.v1.RemoveResponse
+	(*MkdirRequest)(nil),         // 21: airlock.agent.v1.MkdirRequest
+	(*MkdirResponse)(nil),        // 22: airlock.agent.v1.MkdirResponse
+	(*WriteArchiveHeader)(nil),   // 23: airlock.agent.v1.WriteArchiveHeader
+	(*WriteArchiveRequest)(nil),  // 24: airlock.agent.v1.WriteArchiveRequest
+	(*WriteArchiveResponse)(nil), // 25: airlock.agent.v1.WriteArchiveResponse
+	(*ReadArchiveRequest)(nil),   // 26: airlock.agent.v1.ReadArchiveRequest
+	(*ReadArchiveResponse)(nil),  // 27: airlock.agent.v1.ReadArchiveResponse
+	(*EgressTarget)(nil),         // 28: airlock.agent.v1.EgressTarget
+	(*EgressCheckRequest)(nil),   // 29: airlock.agent.v1.EgressCheckRequest
+	(*EgressResult)(nil),         // 30: airlock.agent.v1.EgressResult
+	(*EgressCheckResponse)(nil),  // 31: airlock.agent.v1.EgressCheckResponse
 }
 var file_agent_proto_depIdxs = []int32{
 	3,  // 0: airlock.agent.v1.PrepareRequest.net:type_name -> airlock.agent.v1.NetConfig
-	6,  // 1: airlock.agent.v1.ExecRequest.start:type_name -> airlock.agent.v1.ExecStart
-	8,  // 2: airlock.agent.v1.ExecResponse.exit:type_name -> airlock.agent.v1.ExecExit
-	10, // 3: airlock.agent.v1.WriteFileRequest.header:type_name -> airlock.agent.v1.WriteFileHeader
-	16, // 4: airlock.agent.v1.ListResponse.entries:type_name -> airlock.agent.v1.FileInfo
-	22, // 5: airlock.agent.v1.WriteArchiveRequest.header:type_name -> airlock.agent.v1.WriteArchiveHeader
-	27, // 6: airlock.agent.v1.EgressCheckRequest.targets:type_name -> airlock.agent.v1.EgressTarget
-	0,  // 7: airlock.agent.v1.EgressResult.outcome:type_name -> airlock.agent.v1.EgressOutcome
-	29, // 8: airlock.agent.v1.EgressCheckResponse.results:type_name -> airlock.agent.v1.EgressResult
-	1,  // 9: airlock.agent.v1.Agent.Health:input_type -> airlock.agent.v1.HealthRequest
-	4,  // 10: airlock.agent.v1.Agent.Prepare:input_type -> airlock.agent.v1.PrepareRequest
-	7,  // 11: airlock.agent.v1.Agent.Exec:input_type -> airlock.agent.v1.ExecRequest
-	11, // 12: airlock.agent.v1.Agent.WriteFile:input_type -> airlock.agent.v1.WriteFileRequest
-	13, // 13: airlock.agent.v1.Agent.ReadFile:input_type -> airlock.agent.v1.ReadFileRequest
-	15, // 14: airlock.agent.v1.Agent.Stat:input_type -> airlock.agent.v1.PathRequest
-	15, // 15: airlock.agent.v1.Agent.List:input_type -> airlock.agent.v1.PathRequest
-	18, // 16: airlock.agent.v1.Agent.Remove:input_type -> airlock.agent.v1.RemoveRequest
-	20, // 17: airlock.agent.v1.Agent.Mkdir:input_type -> airlock.agent.v1.MkdirRequest
-	23, // 18: airlock.agent.v1.Agent.WriteArchive:input_type -> airlock.agent.v1.WriteArchiveRequest
-	25, // 19: airlock.agent.v1.Agent.ReadArchive:input_type -> airlock.agent.v1.ReadArchiveRequest
-	28, // 20: airlock.agent.v1.Agent.EgressCheck:input_type -> airlock.agent.v1.EgressCheckRequest
-	2,  // 21: airlock.agent.v1.Agent.Health:output_type -> airlock.agent.v1.HealthResponse
-	5,  // 22: airlock.agent.v1.Agent.Prepare:output_type -> airlock.agent.v1.PrepareResponse
-	9,  // 23: airlock.agent.v1.Agent.Exec:output_type -> airlock.agent.v1.ExecResponse
-	12, // 24: airlock.agent.v1.Agent.WriteFile:output_type -> airlock.agent.v1.WriteFileResponse
-	14, // 25: airlock.agent.v1.Agent.ReadFile:output_type -> airlock.agent.v1.ReadFileResponse
-	16, // 26: airlock.agent.v1.Agent.Stat:output_type -> airlock.agent.v1.FileInfo
-	17, // 27: airlock.agent.v1.Agent.List:output_type -> airlock.agent.v1.ListResponse
-	19, // 28: airlock.agent.v1.Agent.Remove:output_type -> airlock.agent.v1.RemoveResponse
-	21, // 29: airlock.agent.v1.Agent.Mkdir:output_type -> airlock.agent.v1.MkdirResponse
-	24, // 30: airlock.agent.v1.Agent.WriteArchive:output_type -> airlock.agent.v1.WriteArchiveResponse
-	26, // 31: airlock.agent.v1.Agent.ReadArchive:output_type -> airlock.agent.v1.ReadArchiveResponse
-	30, // 32: airlock.agent.v1.Agent.EgressCheck:output_type -> airlock.agent.v1.EgressCheckResponse
-	21, // [21:33] is the sub-list for method output_type
-	9,  // [9:21] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	7,  // 1: airlock.agent.v1.ExecStart.pty:type_name -> airlock.agent.v1.WindowSize
+	6,  // 2: airlock.agent.v1.ExecRequest.start:type_name -> airlock.agent.v1.ExecStart
+	7,  // 3: airlock.agent.v1.ExecRequest.resize:type_name -> airlock.agent.v1.WindowSize
+	9,  // 4: airlock.agent.v1.ExecResponse.exit:type_name -> airlock.agent.v1.ExecExit
+	11, // 5: airlock.agent.v1.WriteFileRequest.header:type_name -> airlock.agent.v1.WriteFileHeader
+	17, // 6: airlock.agent.v1.ListResponse.entries:type_name -> airlock.agent.v1.FileInfo
+	23, // 7: airlock.agent.v1.WriteArchiveRequest.header:type_name -> airlock.agent.v1.WriteArchiveHeader
+	28, // 8: airlock.agent.v1.EgressCheckRequest.targets:type_name -> airlock.agent.v1.EgressTarget
+	0,  // 9: airlock.agent.v1.EgressResult.outcome:type_name -> airlock.agent.v1.EgressOutcome
+	30, // 10: airlock.agent.v1.EgressCheckResponse.results:type_name -> airlock.agent.v1.EgressResult
+	1,  // 11: airlock.agent.v1.Agent.Health:input_type -> airlock.agent.v1.HealthRequest
+	4,  // 12: airlock.agent.v1.Agent.Prepare:input_type -> airlock.agent.v1.PrepareRequest
+	8,  // 13: airlock.agent.v1.Agent.Exec:input_type -> airlock.agent.v1.ExecRequest
+	12, // 14: airlock.agent.v1.Agent.WriteFile:input_type -> airlock.agent.v1.WriteFileRequest
+	14, // 15: airlock.agent.v1.Agent.ReadFile:input_type -> airlock.agent.v1.ReadFileRequest
+	16, // 16: airlock.agent.v1.Agent.Stat:input_type -> airlock.agent.v1.PathRequest
+	16, // 17: airlock.agent.v1.Agent.List:input_type -> airlock.agent.v1.PathRequest
+	19, // 18: airlock.agent.v1.Agent.Remove:input_type -> airlock.agent.v1.RemoveRequest
+	21, // 19: airlock.agent.v1.Agent.Mkdir:input_type -> airlock.agent.v1.MkdirRequest
+	24, // 20: airlock.agent.v1.Agent.WriteArchive:input_type -> airlock.agent.v1.WriteArchiveRequest
+	26, // 21: airlock.agent.v1.Agent.ReadArchive:input_type -> airlock.agent.v1.ReadArchiveRequest
+	29, // 22: airlock.agent.v1.Agent.EgressCheck:input_type -> airlock.agent.v1.EgressCheckRequest
+	2,  // 23: airlock.agent.v1.Agent.Health:output_type -> airlock.agent.v1.HealthResponse
+	5,  // 24: airlock.agent.v1.Agent.Prepare:output_type -> airlock.agent.v1.PrepareResponse
+	10, // 25: airlock.agent.v1.Agent.Exec:output_type -> airlock.agent.v1.ExecResponse
+	13, // 26: airlock.agent.v1.Agent.WriteFile:output_type -> airlock.agent.v1.WriteFileResponse
+	15, // 27: airlock.agent.v1.Agent.ReadFile:output_type -> airlock.agent.v1.ReadFileResponse
+	17, // 28: airlock.agent.v1.Agent.Stat:output_type -> airlock.agent.v1.FileInfo
+	18, // 29: airlock.agent.v1.Agent.List:output_type -> airlock.agent.v1.ListResponse
+	20, // 30: airlock.agent.v1.Agent.Remove:output_type -> airlock.agent.v1.RemoveResponse
+	22, // 31: airlock.agent.v1.Agent.Mkdir:output_type -> airlock.agent.v1.MkdirResponse
+	25, // 32: airlock.agent.v1.Agent.WriteArchive:output_type -> airlock.agent.v1.WriteArchiveResponse
+	27, // 33: airlock.agent.v1.Agent.ReadArchive:output_type -> airlock.agent.v1.ReadArchiveResponse
+	31, // 34: airlock.agent.v1.Agent.EgressCheck:output_type -> airlock.agent.v1.EgressCheckResponse
+	23, // [23:35] is the sub-list for method output_type
+	11, // [11:23] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_agent_proto_init() }
@@ -2275,27 +2376,28 @@ func file_agent_proto_init() {
 	if File_agent_proto != nil {
 		return
 	}
-	file_agent_proto_msgTypes[6].OneofWrappers = []any{
+	file_agent_proto_msgTypes[7].OneofWrappers = []any{
 		(*ExecRequest_Start)(nil),
 		(*ExecRequest_StdinData)(nil),
 		(*ExecRequest_StdinClose)(nil),
 		(*ExecRequest_Signal)(nil),
+		(*ExecRequest_Resize)(nil),
 	}
-	file_agent_proto_msgTypes[8].OneofWrappers = []any{
+	file_agent_proto_msgTypes[9].OneofWrappers = []any{
 		(*ExecResponse_StartedPid)(nil),
 		(*ExecResponse_Stdout)(nil),
 		(*ExecResponse_Stderr)(nil),
 		(*ExecResponse_Exit)(nil),
 	}
-	file_agent_proto_msgTypes[10].OneofWrappers = []any{
+	file_agent_proto_msgTypes[11].OneofWrappers = []any{
 		(*WriteFileRequest_Header)(nil),
 		(*WriteFileRequest_Data)(nil),
 	}
-	file_agent_proto_msgTypes[22].OneofWrappers = []any{
+	file_agent_proto_msgTypes[23].OneofWrappers = []any{
 		(*WriteArchiveRequest_Header)(nil),
 		(*WriteArchiveRequest_Data)(nil),
 	}
-	file_agent_proto_msgTypes[26].OneofWrappers = []any{
+	file_agent_proto_msgTypes[27].OneofWrappers = []any{
 		(*EgressTarget_Tcp)(nil),
 		(*EgressTarget_Dns)(nil),
 	}
@@ -2305,7 +2407,7 @@ func file_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agent_proto_rawDesc), len(file_agent_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   30,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

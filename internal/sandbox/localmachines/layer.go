@@ -163,6 +163,47 @@ func (l *Layer) RestoreChild(ctx context.Context, base sandbox.ForkBase, tmpl *t
 	return m, nil
 }
 
+// Pause copies m's root into dir and destroys m. The bytes saved are
+// the root's files'.
+func (l *Layer) Pause(ctx context.Context, m sandbox.Machine, tmpl *template.Template, dir string) (int64, error) {
+	p, ok := m.(*machine)
+	if !ok {
+		return 0, errors.New("localmachines: not a local machine")
+	}
+	if p.ended() {
+		return 0, errdefs.Unavailable("machine %s ended", p.id)
+	}
+	root := filepath.Join(dir, "root")
+	if err := copyTree(p.root, root); err != nil {
+		os.RemoveAll(root)
+		return 0, fmt.Errorf("pause %s: %w", p.id, err)
+	}
+	var n int64
+	_ = filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n, p.Destroy(ctx)
+}
+
+// Resume starts machine id from the root Pause saved in dir, prepared
+// as id.
+func (l *Layer) Resume(ctx context.Context, tmpl *template.Template, dir, id string, tap *os.File) (sandbox.Machine, error) {
+	m, err := l.start(id, filepath.Join(dir, "root"), tap)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Prepare(ctx, id); err != nil {
+		m.Destroy(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return m, nil
+}
+
 // start makes machine id's state directory with a copy of root and starts
 // its stand-in VMM. On failure nothing is left.
 func (l *Layer) start(id, root string, tap *os.File) (_ *machine, err error) {

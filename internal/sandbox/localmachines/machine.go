@@ -112,13 +112,25 @@ func (m *machine) Exec(ctx context.Context, opts guest.ExecOptions, stdout, stde
 	cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = dir, opts.Stdin, outc, errc
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + m.root}, opts.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	began := time.Now()
-	if err := m.startCmd(cmd); err != nil {
+	if err := m.asUser(cmd, opts.User); err != nil {
 		return guest.ExecResult{}, err
 	}
+	var term *terminal
+	if opts.Pty != nil {
+		if term, err = openTerminal(cmd, opts, outc); err != nil {
+			return guest.ExecResult{}, err
+		}
+	}
+	began := time.Now()
+	if err := m.startCmd(cmd); err != nil {
+		term.close()
+		return guest.ExecResult{}, err
+	}
+	term.started()
 	stopSignals := forwardSignals(cmd.Process.Pid, opts.Signals)
 	timedOut := m.waitCmd(ctx, cmd, opts.Timeout)
 	stopSignals()
+	term.wait()
 	res := guest.ExecResult{TimedOut: timedOut, Duration: time.Since(began),
 		StdoutBytes: outc.n, StderrBytes: errc.n, StdoutTruncated: outc.dropped, StderrTruncated: errc.dropped}
 	if m.ended() {

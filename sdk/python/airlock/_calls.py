@@ -11,6 +11,7 @@ the two surfaces stay equal).
 from __future__ import annotations
 
 import base64
+import codecs
 import os
 import stat as _stat
 import time
@@ -143,10 +144,60 @@ def probe(sandbox_id: str) -> Call[List[ProbeResult]]:
     return Call("POST", sandbox_path(sandbox_id, "/probe"), decode=_probes)
 
 
+def pause(sandbox_id: str) -> Call[SandboxInfo]:
+    """Save the running sandbox to disk and end its VMM; its TTL counts on."""
+    return Call("POST", sandbox_path(sandbox_id, "/pause"), timeout=None, decode=_info)
+
+
+def resume(sandbox_id: str) -> Call[SandboxInfo]:
+    """Restore a paused sandbox under its id."""
+    return Call("POST", sandbox_path(sandbox_id, "/resume"), timeout=None, decode=_info)
+
+
 # -- exec -----------------------------------------------------------------
 
 Cmd = Union[str, List[str]]
 Stdin = Union[None, str, bytes]
+# A terminal for a command: True (24 x 80), (rows, cols), or
+# {"rows": r, "cols": c}; None or False: pipes.
+PtyLike = Union[None, bool, Tuple[int, int], Mapping[str, int]]
+
+DEFAULT_PTY = (24, 80)
+
+
+def pty_size(pty: PtyLike) -> Optional[Dict[str, int]]:
+    """The API's window size for pty, None for none; a bad one raises
+    InvalidArgumentError here, before anything is sent."""
+    if pty is None or pty is False:
+        return None
+    if pty is True:
+        rows, cols = DEFAULT_PTY
+    elif isinstance(pty, Mapping):
+        rows, cols = pty.get("rows", 0), pty.get("cols", 0)
+    else:
+        try:
+            rows, cols = pty  # type: ignore[misc]
+        except (TypeError, ValueError):
+            raise errors.InvalidArgumentError("pty %r: want True, (rows, cols) or {'rows': r, 'cols': c}" % (pty,),
+                                              status=0) from None
+    if not (isinstance(rows, int) and isinstance(cols, int) and 1 <= rows <= 1000 and 1 <= cols <= 1000):
+        raise errors.InvalidArgumentError("pty size %r x %r: want 1..1000 each" % (rows, cols), status=0)
+    return {"rows": rows, "cols": cols}
+
+
+class TextDecoder:
+    """Turns the byte chunks of output streams into text as they arrive:
+    a UTF-8 character split between two chunks is held back until it is
+    whole, and invalid bytes become U+FFFD. One decoder per stream name."""
+
+    def __init__(self) -> None:
+        self._decoders: Dict[str, Any] = {}
+
+    def __call__(self, stream: str, data: bytes, final: bool = False) -> str:
+        dec = self._decoders.get(stream)
+        if dec is None:
+            dec = self._decoders[stream] = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        return dec.decode(data, final)
 
 
 def exec_timeout(timeout_seconds: Optional[float]) -> Optional[float]:
@@ -169,8 +220,14 @@ def _stdin_fields(stdin: Stdin) -> Dict[str, str]:
 
 
 def exec_body(cmd: Cmd, timeout_seconds: Optional[float], env: Optional[Mapping[str, str]],
-              cwd: Optional[str], stdin: Stdin, max_output_bytes: Optional[int]) -> Dict[str, Any]:
+              cwd: Optional[str], stdin: Stdin, max_output_bytes: Optional[int],
+              user: Optional[str] = None, pty: PtyLike = None) -> Dict[str, Any]:
     body: Dict[str, Any] = {}
+    if user:
+        body["user"] = str(user)
+    size = pty_size(pty)
+    if size is not None:
+        body["pty"] = size
     if isinstance(cmd, str):
         body["cmd"] = cmd
     else:
@@ -189,18 +246,19 @@ def exec_body(cmd: Cmd, timeout_seconds: Optional[float], env: Optional[Mapping[
 
 def exec_(sandbox_id: str, cmd: Cmd, timeout_seconds: Optional[float] = None,
           env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None, stdin: Stdin = None,
-          max_output_bytes: Optional[int] = None) -> Call[ExecResult]:
+          max_output_bytes: Optional[int] = None, user: Optional[str] = None,
+          pty: PtyLike = None) -> Call[ExecResult]:
     return Call("POST", sandbox_path(sandbox_id, "/exec"),
-                json_body=exec_body(cmd, timeout_seconds, env, cwd, stdin, max_output_bytes),
+                json_body=exec_body(cmd, timeout_seconds, env, cwd, stdin, max_output_bytes, user, pty),
                 timeout=exec_timeout(timeout_seconds), decode=ExecResult.from_json)
 
 
 def exec_stream(sandbox_id: str, cmd: Cmd, timeout_seconds: Optional[float] = None,
                 env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
-                stdin: Stdin = None) -> Call[None]:
+                stdin: Stdin = None, user: Optional[str] = None, pty: PtyLike = None) -> Call[None]:
     """The stream's lines go through stream_event one by one."""
     return Call("POST", sandbox_path(sandbox_id, "/exec/stream"),
-                json_body=exec_body(cmd, timeout_seconds, env, cwd, stdin, None),
+                json_body=exec_body(cmd, timeout_seconds, env, cwd, stdin, None, user, pty),
                 timeout=exec_timeout(timeout_seconds), kind=NDJSON)
 
 
@@ -256,9 +314,45 @@ def _seconds(name: str, v: float) -> str:
 
 def start_process(sandbox_id: str, cmd: Cmd, timeout_seconds: Optional[float] = None,
                   env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
-                  stdin: Stdin = None) -> Call[ProcessInfo]:
-    return Call("POST", sandbox_path(sandbox_id, "/processes"),
-                json_body=exec_body(cmd, timeout_seconds, env, cwd, stdin, None), decode=_process)
+                  stdin: Stdin = None, stdin_open: bool = False, user: Optional[str] = None,
+                  pty: PtyLike = None) -> Call[ProcessInfo]:
+    body = exec_body(cmd, timeout_seconds, env, cwd, stdin, None, user, pty)
+    if stdin_open:
+        body["stdin_open"] = True
+    return Call("POST", sandbox_path(sandbox_id, "/processes"), json_body=body, decode=_process)
+
+
+# The most bytes one stdin write may carry: the API takes 1 MiB of JSON a
+# request, and base64 makes bytes a third longer.
+MAX_STDIN_CHUNK = 512 << 10
+
+
+def process_stdin(sandbox_id: str, pid: str, data: Union[str, bytes] = b"",
+                  close: bool = False) -> Call[ProcessInfo]:
+    """Append data (at most MAX_STDIN_CHUNK bytes) to the process's stdin,
+    then close it with close."""
+    body: Dict[str, Any] = {}
+    if data:
+        fields = _stdin_fields(data)
+        if "stdin" in fields:
+            body["data"] = fields["stdin"]
+        else:
+            body["data_base64"] = fields["stdin_base64"]
+    if close:
+        body["close"] = True
+    return Call("POST", _process_path(sandbox_id, pid, "/stdin"), json_body=body,
+                timeout=TIMEOUT_MARGIN + 30, decode=_process)
+
+
+def stdin_chunks(data: Union[str, bytes]) -> List[bytes]:
+    """data in pieces one stdin write each may carry (at least one piece)."""
+    b = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    return [b[i:i + MAX_STDIN_CHUNK] for i in range(0, len(b), MAX_STDIN_CHUNK)] or [b""]
+
+
+def resize_process(sandbox_id: str, pid: str, rows: int, cols: int) -> Call[ProcessInfo]:
+    size = pty_size((rows, cols))
+    return Call("POST", _process_path(sandbox_id, pid, "/resize"), json_body=size, decode=_process)
 
 
 def list_processes(sandbox_id: str) -> Call[List[ProcessInfo]]:
@@ -357,6 +451,23 @@ def read_file(sandbox_id: str, path: str) -> Call[None]:
 def stat(sandbox_id: str, path: str) -> Call[FileInfo]:
     return Call("GET", sandbox_path(sandbox_id, "/files/stat"), query={"path": path},
                 decode=FileInfo.from_json)
+
+
+def exists(sandbox_id: str, path: str) -> Call[bool]:
+    """Whether path exists in the guest (a dangling symlink does: it is
+    described, not followed)."""
+    return Call("GET", sandbox_path(sandbox_id, "/files/stat"), query={"path": path},
+                decode=lambda d: d is not None, ignore=(errors.NotFoundError,))
+
+
+def text_of(data: bytes, format: str) -> Union[bytes, str]:
+    """A file's content as read() returns it: bytes, or with format="text"
+    UTF-8 text (invalid bytes raise UnicodeDecodeError: the file is not text)."""
+    if format == "bytes":
+        return data
+    if format == "text":
+        return data.decode("utf-8")
+    raise errors.InvalidArgumentError("format %r: want 'bytes' or 'text'" % (format,), status=0)
 
 
 def _entries(d: Any) -> List[FileInfo]:

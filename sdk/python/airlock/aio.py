@@ -26,13 +26,13 @@ import tempfile
 import threading
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import (Any, AsyncGenerator, AsyncIterator, Awaitable, BinaryIO, Callable, Dict, Generator, Iterable, List,
-                    Mapping, Optional, TypeVar)
+                    Mapping, Optional, TypeVar, Union)
 
 from . import _calls as calls
 from . import _http
 from . import _tar
 from . import errors
-from ._calls import Call, Cmd, EgressLike, FileData, RuleLike, Stdin, TimeLike
+from ._calls import Call, Cmd, EgressLike, FileData, PtyLike, RuleLike, Stdin, TimeLike
 from ._http import DEFAULT_RETRIES, Client
 from .process import _ProcessState
 from .sandbox import _info_of, _SandboxState
@@ -203,11 +203,11 @@ def _client(client: Optional[AsyncClient]) -> AsyncClient:
     return _default_client
 
 
-OnChunk = Optional[Callable[[bytes], Any]]  # a function or a coroutine function
+OnChunk = Optional[Callable[[Any], Any]]  # a function or a coroutine function; bytes, or str with text=True
 
 
-async def _deliver(cb: OnChunk, data: bytes) -> None:
-    if cb is None:
+async def _deliver(cb: OnChunk, data: Any) -> None:
+    if cb is None or not data:
         return
     r = cb(data)
     if inspect.isawaitable(r):
@@ -226,11 +226,20 @@ class AsyncFilesystem:
         number of bytes written."""
         return await self._sbx._client.call(calls.write_file(self._sbx.id, path, data, mode))
 
-    async def read(self, path: str) -> bytes:
-        """The whole content of ``path``."""
+    async def read(self, path: str, format: str = "bytes") -> Union[bytes, str]:
+        """The whole content of ``path``: bytes, or with ``format="text"``
+        its UTF-8 text (see Filesystem.read)."""
         buf = io.BytesIO()
         await self.read_to(path, buf)
-        return buf.getvalue()
+        return calls.text_of(buf.getvalue(), format)
+
+    async def read_text(self, path: str) -> str:
+        """The whole content of ``path`` as UTF-8 text."""
+        return await self.read(path, format="text")  # type: ignore[return-value]
+
+    async def exists(self, path: str) -> bool:
+        """Whether ``path`` exists in the guest (see Filesystem.exists)."""
+        return await self._sbx._client.call(calls.exists(self._sbx.id, path))
 
     async def read_to(self, path: str, fileobj: BinaryIO) -> int:
         """Stream ``path`` into a writable binary file object; returns bytes copied."""
@@ -328,6 +337,27 @@ class AsyncProcess(_ProcessState):
         self.info = await self._sbx._client.call(calls.kill_process(self._sbx.id, self.id, signal))
         return self
 
+    async def send_stdin(self, data: Union[str, bytes], close: bool = False) -> "AsyncProcess":
+        """Append data to the process's stdin, then close it with close
+        (see Process.send_stdin)."""
+        chunks = calls.stdin_chunks(data)
+        for i, chunk in enumerate(chunks):
+            last = i == len(chunks) - 1
+            if chunk or (last and close):
+                self.info = await self._sbx._client.call(
+                    calls.process_stdin(self._sbx.id, self.id, chunk, close and last))
+        return self
+
+    async def close_stdin(self) -> "AsyncProcess":
+        """Close the process's stdin (on a pty: send its EOF, ^D)."""
+        self.info = await self._sbx._client.call(calls.process_stdin(self._sbx.id, self.id, b"", True))
+        return self
+
+    async def resize(self, rows: int, cols: int) -> "AsyncProcess":
+        """Set the window size of a process started on a pty."""
+        self.info = await self._sbx._client.call(calls.resize_process(self._sbx.id, self.id, rows, cols))
+        return self
+
     async def output(self, stream: str = "stdout", offset: int = 0, wait_seconds: float = 0,
                      max_bytes: Optional[int] = None) -> ProcessOutput:
         """Read ``stream`` from offset on (see Process.output)."""
@@ -345,14 +375,16 @@ class AsyncProcess(_ProcessState):
             if piece.eof:
                 return
 
-    async def follow(self, stream: str = "stdout", on_data: OnChunk = None, offset: int = 0) -> int:
+    async def follow(self, stream: str = "stdout", on_data: OnChunk = None, offset: int = 0,
+                     text: bool = False) -> int:
         """Call on_data (a function or coroutine function) with each chunk
-        of ``stream`` until the process has ended and all was delivered;
-        returns the offset after the last byte (see Process.follow)."""
+        of ``stream`` (bytes, or str with text=True) until the process has
+        ended and all was delivered; returns the offset after the last
+        byte (see Process.follow)."""
+        decode = calls.TextDecoder() if text else None
         async for piece in self.iter_output(stream, offset):
             offset = piece.next_offset
-            if piece.data:
-                await _deliver(on_data, piece.data)
+            await _deliver(on_data, decode(stream, piece.data) if decode else piece.data)
         return offset
 
 
@@ -364,10 +396,16 @@ class AsyncProcesses:
 
     async def start(self, cmd: Cmd, timeout_seconds: Optional[float] = None,
                     env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
-                    stdin: Stdin = None) -> AsyncProcess:
+                    stdin: Union[Stdin, bool] = None, user: Optional[str] = None,
+                    pty: PtyLike = None) -> AsyncProcess:
         """Start ``cmd`` and return at once, with it running (see Processes.start)."""
+        data, keep_open = (None, True) if stdin is True else (None, False) if stdin is False else (stdin, False)
         return AsyncProcess(self._sbx, await self._sbx._client.call(
-            calls.start_process(self._sbx.id, cmd, timeout_seconds, env, cwd, stdin)))
+            calls.start_process(self._sbx.id, cmd, timeout_seconds, env, cwd, data, keep_open, user, pty)))
+
+    async def send_stdin(self, pid: str, data: Union[str, bytes]) -> AsyncProcess:
+        """Append data to the stdin of process ``pid`` (see Processes.send_stdin)."""
+        return await AsyncProcess(self._sbx, ProcessInfo(id=pid, sandbox_id=self._sbx.id)).send_stdin(data)
 
     async def list(self) -> List[AsyncProcess]:
         """The sandbox's processes, running and ended, in start order."""
@@ -411,6 +449,7 @@ class AsyncSandbox(_SandboxState):
         self._client = _client(client)
         self._update(_info_of(info))
         self.filesystem = AsyncFilesystem(self)
+        self.files = self.filesystem  # E2B's name
         self.network = AsyncNetwork(self)
         self.processes = AsyncProcesses(self)
 
@@ -431,8 +470,21 @@ class AsyncSandbox(_SandboxState):
 
     @classmethod
     async def get(cls, sandbox_id: str, client: Optional[AsyncClient] = None) -> "AsyncSandbox":
+        """The sandbox as it is now, in whatever state (see connect)."""
         c = _client(client)
         return cls(await c.call(calls.get(sandbox_id)), client=c)
+
+    @classmethod
+    async def connect(cls, sandbox_id: str, client: Optional[AsyncClient] = None) -> "AsyncSandbox":
+        """A running sandbox of yours by id, resumed first if it is paused
+        (see Sandbox.connect)."""
+        c = _client(client)
+        sbx = cls(await c.call(calls.get(sandbox_id)), client=c)
+        if sbx.state == "paused":
+            await sbx.resume()
+        elif sbx.state != "running":
+            raise errors.FailedPreconditionError("sandbox %s is %s" % (sandbox_id, sbx.state), status=0)
+        return sbx
 
     @classmethod
     async def list(cls, metadata: Optional[Mapping[str, str]] = None, all: bool = False,
@@ -450,6 +502,16 @@ class AsyncSandbox(_SandboxState):
     async def set_ttl(self, ttl_seconds: int) -> "AsyncSandbox":
         """End the sandbox ttl_seconds from now (see Sandbox.set_ttl)."""
         self._update(await self._client.call(calls.set_ttl(self.id, ttl_seconds)))
+        return self
+
+    async def pause(self) -> "AsyncSandbox":
+        """Save the sandbox to disk and end its VM (see Sandbox.pause)."""
+        self._update(await self._client.call(calls.pause(self.id)))
+        return self
+
+    async def resume(self) -> "AsyncSandbox":
+        """Restore a paused sandbox under the same id (see Sandbox.resume)."""
+        self._update(await self._client.call(calls.resume(self.id)))
         return self
 
     async def kill(self) -> None:
@@ -474,25 +536,30 @@ class AsyncSandbox(_SandboxState):
 
     async def exec(self, cmd: Cmd, timeout_seconds: Optional[float] = None,
                    env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
-                   stdin: Stdin = None, max_output_bytes: Optional[int] = None) -> ExecResult:
+                   stdin: Stdin = None, max_output_bytes: Optional[int] = None,
+                   user: Optional[str] = None, pty: PtyLike = None) -> ExecResult:
         """Run ``cmd`` and wait for it (see Sandbox.exec)."""
         return await self._client.call(calls.exec_(self.id, cmd, timeout_seconds, env, cwd, stdin,
-                                                   max_output_bytes))
+                                                   max_output_bytes, user, pty))
 
     async def exec_stream(self, cmd: Cmd, on_stdout: OnChunk = None, on_stderr: OnChunk = None,
                           timeout_seconds: Optional[float] = None, env: Optional[Mapping[str, str]] = None,
-                          cwd: Optional[str] = None, stdin: Stdin = None) -> ExecResult:
+                          cwd: Optional[str] = None, stdin: Stdin = None, user: Optional[str] = None,
+                          pty: PtyLike = None, text: bool = False) -> ExecResult:
         """Run ``cmd`` and call on_stdout/on_stderr (functions or coroutine
-        functions, called on the event loop) with each chunk of bytes as it
-        arrives. The result's stdout and stderr are empty."""
-        c = calls.exec_stream(self.id, cmd, timeout_seconds, env, cwd, stdin)
+        functions, called on the event loop) with each chunk as it arrives:
+        bytes, or str with text=True. The result's stdout and stderr are
+        empty."""
+        c = calls.exec_stream(self.id, cmd, timeout_seconds, env, cwd, stdin, user, pty)
+        decode = calls.TextDecoder() if text else None
         agen = self._client.stream(c)
         try:
             async for ev in agen:
                 kind, data, result = calls.stream_event(ev)
                 if result is not None:
                     return result
-                await _deliver(on_stdout if kind == "stdout" else on_stderr if kind == "stderr" else None, data)
+                cb = on_stdout if kind == "stdout" else on_stderr if kind == "stderr" else None
+                await _deliver(cb, decode(kind, data) if decode and cb else data)
         finally:
             await agen.aclose()
         raise calls.stream_ended()

@@ -16,17 +16,17 @@ the sandbox.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Mapping, Optional, Tuple, Union
 
 from . import _calls as calls
 from . import errors
-from ._calls import Cmd, Stdin
+from ._calls import Cmd, PtyLike, Stdin
 from .types import ProcessInfo, ProcessOutput
 
 if TYPE_CHECKING:
     from .sandbox import Sandbox
 
-OnData = Optional[Callable[[bytes], Any]]
+OnData = Optional[Callable[[Any], Any]]  # bytes, or str with text=True
 
 
 class _ProcessState:
@@ -114,6 +114,21 @@ class _ProcessState:
     def ended_at(self) -> Optional[datetime]:
         return self.info.ended_at
 
+    @property
+    def user(self) -> str:
+        """The guest user it runs as; "" for root."""
+        return self.info.user
+
+    @property
+    def pty(self) -> Optional[Tuple[int, int]]:
+        """Its terminal's (rows, cols); None when it runs on pipes."""
+        return self.info.pty
+
+    @property
+    def stdin_open(self) -> bool:
+        """Whether its stdin takes send_stdin now, as last read."""
+        return self.info.stdin_open
+
     def __repr__(self) -> str:
         return "%s(id=%r, sandbox_id=%r, state=%r, exit_code=%r)" % (
             type(self).__name__, self.id, self.sandbox_id, self.state, self.exit_code)
@@ -153,6 +168,32 @@ class Process(_ProcessState):
         self.info = self._sbx._client.call(calls.kill_process(self._sbx.id, self.id, signal))
         return self
 
+    def send_stdin(self, data: Union[str, bytes], close: bool = False) -> "Process":
+        """Append ``data`` (text as UTF-8, or bytes) to the stdin of a
+        process started with ``stdin=True`` or on a pty, in order with
+        every other write, then close it with ``close``. Returns once the
+        sandbox has taken the bytes; a process that does not read them for
+        30 s raises DeadlineExceededError (they stay queued). A process
+        without stdin, whose stdin is closed or that has ended raises
+        FailedPreconditionError."""
+        chunks = calls.stdin_chunks(data)
+        for i, chunk in enumerate(chunks):
+            last = i == len(chunks) - 1
+            if chunk or (last and close):
+                self.info = self._sbx._client.call(
+                    calls.process_stdin(self._sbx.id, self.id, chunk, close and last))
+        return self
+
+    def close_stdin(self) -> "Process":
+        """Close the process's stdin (on a pty: send its EOF, ^D)."""
+        self.info = self._sbx._client.call(calls.process_stdin(self._sbx.id, self.id, b"", True))
+        return self
+
+    def resize(self, rows: int, cols: int) -> "Process":
+        """Set the window size of a process started on a pty."""
+        self.info = self._sbx._client.call(calls.resize_process(self._sbx.id, self.id, rows, cols))
+        return self
+
     def output(self, stream: str = "stdout", offset: int = 0, wait_seconds: float = 0,
                max_bytes: Optional[int] = None) -> ProcessOutput:
         """Read ``stream`` (stdout or stderr) from offset on, at most
@@ -174,14 +215,19 @@ class Process(_ProcessState):
             if piece.eof:
                 return
 
-    def follow(self, stream: str = "stdout", on_data: OnData = None, offset: int = 0) -> int:
+    def follow(self, stream: str = "stdout", on_data: OnData = None, offset: int = 0,
+               text: bool = False) -> int:
         """Call on_data with each chunk of ``stream`` from offset on as it
-        arrives, until the process has ended and all of it was delivered.
-        Returns the offset after the last byte (the stream's end)."""
+        arrives (bytes, or with ``text=True`` str, a character split
+        between chunks delivered whole), until the process has ended and
+        all of it was delivered. Returns the offset after the last byte
+        (the stream's end)."""
+        decode = calls.TextDecoder() if text else None
         for piece in self.iter_output(stream, offset):
             offset = piece.next_offset
-            if on_data is not None and piece.data:
-                on_data(piece.data)
+            data: Any = decode(stream, piece.data) if decode else piece.data
+            if on_data is not None and data:
+                on_data(data)
         return offset
 
 
@@ -193,14 +239,26 @@ class Processes:
 
     def start(self, cmd: Cmd, timeout_seconds: Optional[float] = None,
               env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
-              stdin: Stdin = None) -> Process:
+              stdin: Union[Stdin, bool] = None, user: Optional[str] = None, pty: PtyLike = None) -> Process:
         """Start ``cmd`` (a shell string, or an argv list run without a
         shell) and return at once, with the process running. It runs until
         it exits, is killed, reaches timeout_seconds or the sandbox ends.
         A command that cannot be started still starts a process, which
-        exits 127 or 126 with the reason on stderr."""
+        exits 127 or 126 with the reason on stderr.
+
+        ``stdin``: text or bytes are fed and closed; ``stdin=True`` keeps
+        stdin open for ``send_stdin``; None: /dev/null. ``pty=True`` (or
+        ``(rows, cols)``) runs it on a terminal (stdin always open, output
+        merged in stdout, ``resize`` changes its size). ``user`` runs it as
+        that guest user."""
+        data, keep_open = (None, True) if stdin is True else (None, False) if stdin is False else (stdin, False)
         return Process(self._sbx, self._sbx._client.call(
-            calls.start_process(self._sbx.id, cmd, timeout_seconds, env, cwd, stdin)))
+            calls.start_process(self._sbx.id, cmd, timeout_seconds, env, cwd, data, keep_open, user, pty)))
+
+    def send_stdin(self, pid: str, data: Union[str, bytes]) -> Process:
+        """Append data to the stdin of process ``pid`` (see Process.send_stdin;
+        E2B's commands.send_stdin)."""
+        return Process(self._sbx, ProcessInfo(id=pid, sandbox_id=self._sbx.id)).send_stdin(data)
 
     def list(self) -> List[Process]:
         """The sandbox's processes, running and ended, in start order."""

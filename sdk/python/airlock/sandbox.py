@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import io
 import tempfile
-from typing import Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, Mapping, Optional
+from typing import Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
 
 from . import _calls as calls
 from . import _tar
 from . import errors
-from ._calls import Cmd, EgressLike, FileData, RuleLike, Stdin, TimeLike
+from ._calls import Cmd, EgressLike, FileData, PtyLike, RuleLike, Stdin, TimeLike
 from ._http import Client
 from .process import Processes
 from .types import (ArchiveResult, AuditPage, AuditRecord, EgressPolicy, ExecResult, FileInfo, Key, ProbeResult, SandboxInfo,
@@ -32,7 +32,8 @@ def _client(client: Optional[Client]) -> Client:
     return _default_client
 
 
-OnChunk = Optional[Callable[[bytes], Any]]
+# Called with each chunk of output: bytes, or str with text=True.
+OnChunk = Optional[Callable[[Any], Any]]
 
 
 class Filesystem:
@@ -47,11 +48,21 @@ class Filesystem:
         Returns the number of bytes written."""
         return self._sbx._client.call(calls.write_file(self._sbx.id, path, data, mode))
 
-    def read(self, path: str) -> bytes:
-        """The whole content of ``path``."""
+    def read(self, path: str, format: str = "bytes") -> Union[bytes, str]:
+        """The whole content of ``path``: bytes, or with ``format="text"``
+        its UTF-8 text (UnicodeDecodeError if it is not)."""
         buf = io.BytesIO()
         self.read_to(path, buf)
-        return buf.getvalue()
+        return calls.text_of(buf.getvalue(), format)
+
+    def read_text(self, path: str) -> str:
+        """The whole content of ``path`` as UTF-8 text."""
+        return self.read(path, format="text")  # type: ignore[return-value]
+
+    def exists(self, path: str) -> bool:
+        """Whether ``path`` exists in the guest (a symlink counts, even a
+        dangling one)."""
+        return self._sbx._client.call(calls.exists(self._sbx.id, path))
 
     def read_to(self, path: str, fileobj: BinaryIO) -> int:
         """Stream ``path`` into a writable binary file object; returns bytes copied."""
@@ -202,6 +213,7 @@ class Sandbox(_SandboxState):
         self._client = _client(client)
         self._update(_info_of(info))
         self.filesystem = Filesystem(self)
+        self.files = self.filesystem  # E2B's name
         self.network = Network(self)
         self.processes = Processes(self)
 
@@ -221,8 +233,22 @@ class Sandbox(_SandboxState):
 
     @classmethod
     def get(cls, sandbox_id: str, client: Optional[Client] = None) -> "Sandbox":
+        """The sandbox as it is now, in whatever state (see connect)."""
         c = _client(client)
         return cls(c.call(calls.get(sandbox_id)), client=c)
+
+    @classmethod
+    def connect(cls, sandbox_id: str, client: Optional[Client] = None) -> "Sandbox":
+        """A running sandbox of yours by id, resumed first if it is paused
+        (E2B's Sandbox.connect). One that has ended raises
+        FailedPreconditionError; an unknown id NotFoundError."""
+        c = _client(client)
+        sbx = cls(c.call(calls.get(sandbox_id)), client=c)
+        if sbx.state == "paused":
+            sbx.resume()
+        elif sbx.state != "running":
+            raise errors.FailedPreconditionError("sandbox %s is %s" % (sandbox_id, sbx.state), status=0)
+        return sbx
 
     @classmethod
     def list(cls, metadata: Optional[Mapping[str, str]] = None, all: bool = False,
@@ -243,6 +269,21 @@ class Sandbox(_SandboxState):
         creation (InvalidArgumentError past it; FailedPreconditionError
         once it has ended)."""
         self._update(self._client.call(calls.set_ttl(self.id, ttl_seconds)))
+        return self
+
+    def pause(self) -> "Sandbox":
+        """Save the sandbox to the host's disk and end its VM: it holds no
+        memory or process on the host, keeps its id, and its TTL keeps
+        counting (extend it with set_ttl). Calls into it raise
+        FailedPreconditionError until ``resume()`` (or ``connect``). One
+        with background processes running cannot be paused."""
+        self._update(self._client.call(calls.pause(self.id)))
+        return self
+
+    def resume(self) -> "Sandbox":
+        """Restore a paused sandbox under the same id, with a fresh clock,
+        entropy and identity and its egress policy in force."""
+        self._update(self._client.call(calls.resume(self.id)))
         return self
 
     def kill(self) -> None:
@@ -272,26 +313,37 @@ class Sandbox(_SandboxState):
 
     def exec(self, cmd: Cmd, timeout_seconds: Optional[float] = None,
              env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
-             stdin: Stdin = None, max_output_bytes: Optional[int] = None) -> ExecResult:
+             stdin: Stdin = None, max_output_bytes: Optional[int] = None,
+             user: Optional[str] = None, pty: PtyLike = None) -> ExecResult:
         """Run ``cmd`` (a shell string, or an argv list run without a shell)
         and wait for it. A non-zero exit code is a result, not an exception.
+        ``user`` runs it as that guest user (unable to become root again;
+        an unknown one raises InvalidArgumentError). ``pty=True`` (or
+        ``(rows, cols)``) runs it on a terminal: its output arrives merged
+        in stdout, with the terminal's line endings (\r\n).
         """
         return self._client.call(calls.exec_(self.id, cmd, timeout_seconds, env, cwd, stdin,
-                                             max_output_bytes))
+                                             max_output_bytes, user, pty))
 
     def exec_stream(self, cmd: Cmd, on_stdout: OnChunk = None, on_stderr: OnChunk = None,
                     timeout_seconds: Optional[float] = None, env: Optional[Mapping[str, str]] = None,
-                    cwd: Optional[str] = None, stdin: Stdin = None) -> ExecResult:
-        """Run ``cmd`` and call on_stdout/on_stderr with each chunk of bytes
-        as it arrives. The result's stdout and stderr are empty."""
-        c = calls.exec_stream(self.id, cmd, timeout_seconds, env, cwd, stdin)
+                    cwd: Optional[str] = None, stdin: Stdin = None, user: Optional[str] = None,
+                    pty: PtyLike = None, text: bool = False) -> ExecResult:
+        """Run ``cmd`` and call on_stdout/on_stderr with each chunk as it
+        arrives: bytes, or with ``text=True`` str (a character split
+        between chunks is delivered whole). The result's stdout and stderr
+        are empty. ``user`` and ``pty`` as for exec."""
+        c = calls.exec_stream(self.id, cmd, timeout_seconds, env, cwd, stdin, user, pty)
+        decode = calls.TextDecoder() if text else None
         for ev in self._client.stream(c):
             kind, data, result = calls.stream_event(ev)
             if result is not None:
                 return result
             cb = on_stdout if kind == "stdout" else on_stderr if kind == "stderr" else None
             if cb is not None:
-                cb(data)
+                piece = decode(kind, data) if decode else data
+                if piece:
+                    cb(piece)
         raise calls.stream_ended()
 
 

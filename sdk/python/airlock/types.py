@@ -14,7 +14,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Dict, List, Mapping, Optional, Type, TypeVar, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Type, TypeVar, Union
 
 R = TypeVar("R", bound="_Record")
 
@@ -148,7 +148,7 @@ class SandboxInfo(_Record):
     template: str = ""
     parent_id: str = ""  # set for forks
     metadata: Dict[str, str] = field(default_factory=dict)
-    state: str = ""  # running, killed, expired, failed; lost in a cluster
+    state: str = ""  # running, paused, killed, expired, failed; lost in a cluster
     created_at: Optional[datetime] = None
     deadline: Optional[datetime] = None  # ended by the reaper at this time
     ended_at: Optional[datetime] = None
@@ -440,6 +440,9 @@ class ProcessInfo(_Record):
     stderr_truncated: bool = False
     started_at: Optional[datetime] = None
     ended_at: Optional[datetime] = None
+    user: str = ""  # the guest user it runs as; "" = root
+    pty: Optional[Tuple[int, int]] = None  # (rows, cols) of its terminal; None on pipes
+    stdin_open: bool = False  # its stdin takes send_stdin now
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "ProcessInfo":
@@ -448,16 +451,20 @@ class ProcessInfo(_Record):
         kw["timeout_seconds"] = float(kw.get("timeout_seconds") or 0)
         for k in ("started_at", "ended_at"):
             kw[k] = parse_time(kw.get(k))
+        if kw.get("pty"):
+            kw["pty"] = (int(kw["pty"].get("rows", 0)), int(kw["pty"].get("cols", 0)))
         return cls(**kw)
 
     def to_json(self) -> Dict[str, Any]:
         out = {f: getattr(self, f) for f in _field_names(type(self))}
         for k in ("started_at", "ended_at"):
             out[k] = _time_json(out[k])
-        for k in ("cmd", "argv", "timeout_seconds", "signal", "error"):
+        if out["pty"] is not None:
+            out["pty"] = {"rows": out["pty"][0], "cols": out["pty"][1]}
+        for k in ("cmd", "argv", "timeout_seconds", "signal", "error", "user", "stdin_open"):
             if not out[k]:
                 del out[k]
-        for k in ("exit_code", "ended_at"):
+        for k in ("exit_code", "ended_at", "pty"):
             if out[k] is None:
                 del out[k]
         return out

@@ -16,11 +16,13 @@ func (p *pbParser) clause(key string, n *yaml.Node) (Clause, bool) {
 	if len(key) > result.MaxClauseKeyBytes || !keyRE.MatchString(key) {
 		p.errorf(n, path, "clause keys are lower-case letters, digits and '_', starting with a letter, at most %d bytes", result.MaxClauseKeyBytes)
 	}
-	f, _ := p.fields(n, path, "title", "standard_text", "headings", "key_terms", "threshold", "severity", "guidance")
+	f, _ := p.fields(n, path, "title", "standard_text", "headings", "key_terms", "threshold", "severity", "guidance",
+		"description", "notes")
 	if f == nil {
 		return Clause{}, false
 	}
 	c := Clause{Key: key, Threshold: DefaultThreshold}
+	c.Description, c.Notes = p.descriptive(f, path)
 	if v := f["title"]; v != nil {
 		c.Title = p.str(v, path+".title", result.MaxTitleBytes, true)
 	}
@@ -116,11 +118,67 @@ func (p *pbParser) keyTerms(n *yaml.Node, path string) []KeyTerm {
 			p.errorf(f[name], sub, "names are lower-case letters, digits and '_', starting with a letter")
 			continue
 		}
-		if t := p.str(f[name], sub, MaxKeyTermBytes, true); t != "" {
-			out = append(out, KeyTerm{Name: name, Text: t})
+		if kt, ok := p.keyTerm(f[name], sub); ok {
+			kt.Name = name
+			out = append(out, kt)
 		}
 	}
 	return out
+}
+
+// keyTerm reads a key term: its text as written in the standard text, or
+// a mapping of text, worse_if (higher or lower: which way a change of
+// the value hurts) and the descriptive fields.
+func (p *pbParser) keyTerm(n *yaml.Node, path string) (KeyTerm, bool) {
+	if n.Kind != yaml.MappingNode {
+		t := p.str(n, path, MaxKeyTermBytes, true)
+		return KeyTerm{Text: t}, t != ""
+	}
+	f, _ := p.fields(n, path, "text", "worse_if", "description", "notes")
+	if f == nil {
+		return KeyTerm{}, false
+	}
+	p.descriptive(f, path)
+	var kt KeyTerm
+	if f["text"] == nil {
+		p.errorf(n, path+".text", "required")
+	} else {
+		kt.Text = p.str(f["text"], path+".text", MaxKeyTermBytes, true)
+	}
+	if v := f["worse_if"]; v != nil {
+		kt.WorseIf = p.str(v, path+".worse_if", 20, true)
+		if kt.WorseIf != "" && kt.WorseIf != WorseHigher && kt.WorseIf != WorseLower {
+			p.errorf(v, path+".worse_if", "must be higher or lower")
+			kt.WorseIf = ""
+		}
+	}
+	return kt, kt.Text != ""
+}
+
+// descriptive reads the documented descriptive fields of a mapping:
+// description, a string, and notes, a string or a list of strings (one a
+// line).
+func (p *pbParser) descriptive(f map[string]*yaml.Node, path string) (description, notes string) {
+	if v := f["description"]; v != nil {
+		description = p.str(v, joinPath(path, "description"), MaxDescriptionBytes, false)
+	}
+	v := f["notes"]
+	if v == nil {
+		return description, ""
+	}
+	if v.Kind != yaml.SequenceNode {
+		return description, p.str(v, joinPath(path, "notes"), MaxDescriptionBytes, false)
+	}
+	lines := make([]string, 0, len(v.Content))
+	for i, item := range v.Content {
+		lines = append(lines, p.str(item, joinPath(path, "notes")+"["+strconv.Itoa(i)+"]", MaxDescriptionBytes, false))
+	}
+	notes = strings.Join(lines, "\n")
+	if len(notes) > MaxDescriptionBytes {
+		p.errorf(v, joinPath(path, "notes"), "%d bytes, limit %d", len(notes), MaxDescriptionBytes)
+		return description, ""
+	}
+	return description, notes
 }
 
 func (p *pbParser) threshold(n *yaml.Node, path string) float64 {

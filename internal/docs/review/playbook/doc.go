@@ -1,8 +1,11 @@
 // Package playbook is a firm's standard clauses for the contract-review
-// job: the Playbook types, parsing (JSON or YAML, strict, with file:line
-// errors), the inheritance of the built-in clauses' headings, titles,
-// severities and guidance, and the embedded default playbook
-// (default_playbook.yaml).
+// job: the Playbook types, parsing (JSON or YAML, with file:line errors
+// for real mistakes; the documented descriptive fields description and
+// notes accepted; fields nobody documented warned about and ignored, or
+// refused when the caller asks for strict parsing, since playbooks are
+// often exported from other systems), the inheritance of the built-in
+// clauses' headings, titles, severities and guidance, and the embedded
+// default playbook (default_playbook.yaml).
 //
 // A playbook is the user's configuration, not a document: the host parses
 // it to refuse a bad one before any sandbox is made, and the guest parses

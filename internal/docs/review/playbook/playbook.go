@@ -24,7 +24,10 @@ import (
 type Playbook struct {
 	Name    string
 	Version string
-	Clauses []Clause
+	// Description and Notes are the author's, for people: the analysis
+	// never reads them.
+	Description, Notes string
+	Clauses            []Clause
 }
 
 // Clause is one standard clause.
@@ -42,13 +45,25 @@ type Clause struct {
 	Threshold float64
 	Severity  string
 	Guidance  string
+	// Description and Notes are the author's, for people (as for the
+	// playbook).
+	Description, Notes string
 }
 
 // KeyTerm is a pinned value: Text as written in the standard
 // ("twelve (12) months") under a Name used in the finding's values.
+// WorseIf says which way a change of its value hurts: WorseHigher,
+// WorseLower, or "" when the playbook does not say.
 type KeyTerm struct {
 	Name, Text string
+	WorseIf    string
 }
+
+// Directions a key term's change can be worse in.
+const (
+	WorseHigher = "higher"
+	WorseLower  = "lower"
+)
 
 // Playbook limits.
 const (
@@ -59,6 +74,7 @@ const (
 	MaxSynonymBytes      = 120
 	MaxKeyTerms          = 16
 	MaxKeyTermBytes      = 200
+	MaxDescriptionBytes  = 20000 // description and notes, each
 	// DefaultThreshold is the similarity a clause needs for MATCH when the
 	// playbook does not say (and its differences must be trivial).
 	DefaultThreshold = 0.85
@@ -72,7 +88,8 @@ var defaultPlaybook []byte
 // DefaultPlaybook returns the embedded default playbook, freshly parsed
 // (the caller may modify it).
 func DefaultPlaybook() (*Playbook, error) {
-	return parsePlaybook("default_playbook.yaml", defaultPlaybook)
+	pb, _, err := parsePlaybook("default_playbook.yaml", defaultPlaybook, ParseOptions{Strict: true})
+	return pb, err
 }
 
 // LoadPlaybook reads and parses a playbook file (see ParsePlaybook).
@@ -89,21 +106,40 @@ func LoadPlaybook(path string) (*Playbook, error) {
 	return ParsePlaybook(filepath.Base(path), data)
 }
 
-// ParsePlaybook parses a JSON or YAML playbook strictly: unknown fields,
-// wrong types, empty standard texts, thresholds outside 0..1, unknown
-// severities, anchors and aliases, duplicate keys and oversize input are
-// errors of code invalid_input naming file, line and field. A clause
-// whose key is in the default playbook inherits from it whatever it does
-// not set among headings, title, severity and guidance (not key_terms:
-// they pin the default's own standard text).
+// ParseOptions say how a playbook is read.
+type ParseOptions struct {
+	// Strict makes an unknown field an error; by default it is a warning
+	// and ignored, since playbooks are often exported from other systems
+	// with fields of their own.
+	Strict bool
+}
+
+// ParsePlaybook parses a playbook as Parse does by default, dropping the
+// warnings.
 func ParsePlaybook(file string, data []byte) (*Playbook, error) {
-	pb, err := parsePlaybook(file, data)
+	pb, _, err := Parse(file, data, ParseOptions{})
+	return pb, err
+}
+
+// Parse parses a JSON or YAML playbook. Wrong types, empty standard
+// texts, thresholds outside 0..1, unknown severities, unknown worse_if
+// directions, anchors and aliases, duplicate keys and oversize input are
+// errors of code invalid_input naming file, line and field. The
+// documented descriptive fields (description and notes, at the top, in a
+// clause and in a key term) are accepted and never read by the analysis.
+// A field nobody documented is a warning ("file:line: path: unknown
+// field, ignored"), or with o.Strict an error. A clause whose key is in
+// the default playbook inherits from it whatever it does not set among
+// headings, title, severity and guidance (not key_terms: they pin the
+// default's own standard text).
+func Parse(file string, data []byte, o ParseOptions) (*Playbook, []string, error) {
+	pb, warnings, err := parsePlaybook(file, data, o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	base, err := DefaultPlaybook()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	byKey := map[string]*Clause{}
 	for i := range base.Clauses {
@@ -135,39 +171,39 @@ func ParsePlaybook(file string, data []byte) (*Playbook, error) {
 		}
 	}
 	if len(issues) > 0 {
-		return nil, playbookError(issues)
+		return nil, nil, playbookError(issues)
 	}
 	for i := range pb.Clauses {
 		if pb.Clauses[i].Severity == "" {
 			pb.Clauses[i].Severity = result.SeverityMedium
 		}
 	}
-	return pb, nil
+	return pb, warnings, nil
 }
 
 // parsePlaybook parses without inheriting from the default playbook.
-func parsePlaybook(file string, data []byte) (*Playbook, error) {
+func parsePlaybook(file string, data []byte, o ParseOptions) (*Playbook, []string, error) {
 	if len(data) > MaxPlaybookBytes {
-		return nil, docs.Errorf(docs.CodeInvalidArg, "%s: %d bytes or more, limit %d", file, len(data), MaxPlaybookBytes)
+		return nil, nil, docs.Errorf(docs.CodeInvalidArg, "%s: %d bytes or more, limit %d", file, len(data), MaxPlaybookBytes)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, docs.Errorf(docs.CodeInvalidArg, "%s: empty playbook", file)
+		return nil, nil, docs.Errorf(docs.CodeInvalidArg, "%s: empty playbook", file)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
-		return nil, docs.Errorf(docs.CodeInvalidArg, "%s: %v", file, err)
+		return nil, nil, docs.Errorf(docs.CodeInvalidArg, "%s: %v", file, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, docs.Errorf(docs.CodeInvalidArg, "%s: more than one YAML document", file)
+		return nil, nil, docs.Errorf(docs.CodeInvalidArg, "%s: more than one YAML document", file)
 	}
-	p := &pbParser{file: file}
+	p := &pbParser{file: file, strict: o.Strict}
 	pb := p.playbook(&doc)
 	if len(p.issues) > 0 {
-		return nil, playbookError(p.issues)
+		return nil, nil, playbookError(p.issues)
 	}
-	return pb, nil
+	return pb, p.warnings, nil
 }
 
 // playbookError reports the first few issues in one invalid_input error.
@@ -184,12 +220,29 @@ func playbookError(issues []string) error {
 // rather than stopping at the first, so one run shows an author all of
 // them.
 type pbParser struct {
-	file   string
-	issues []string
+	file     string
+	strict   bool
+	issues   []string
+	warnings []string
 }
 
 func (p *pbParser) errorf(n *yaml.Node, path, format string, args ...any) {
 	p.issues = append(p.issues, fmt.Sprintf("%s:%d: %s: %s", p.file, n.Line, path, fmt.Sprintf(format, args...)))
+}
+
+// maxWarnings bounds the warnings one playbook gives.
+const maxWarnings = 50
+
+// unknown reports a field nobody documented: an error when strict, else a
+// warning.
+func (p *pbParser) unknown(k *yaml.Node, path string) {
+	if p.strict {
+		p.errorf(k, path, "unknown field")
+		return
+	}
+	if len(p.warnings) < maxWarnings {
+		p.warnings = append(p.warnings, fmt.Sprintf("%s:%d: %s: unknown field, ignored", p.file, k.Line, path))
+	}
 }
 
 // fields checks a mapping node and returns its values by key; unknown
@@ -216,7 +269,7 @@ func (p *pbParser) fields(n *yaml.Node, path string, known ...string) (map[strin
 		case out[k.Value] != nil:
 			p.errorf(k, sub, "duplicate key")
 		case known != nil && !slices.Contains(known, k.Value):
-			p.errorf(k, sub, "unknown field")
+			p.unknown(k, sub)
 		default:
 			out[k.Value] = v
 			order = append(order, k.Value)
@@ -247,11 +300,12 @@ func (p *pbParser) playbook(doc *yaml.Node) *Playbook {
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		root = doc.Content[0]
 	}
-	f, _ := p.fields(root, "", "name", "version", "clauses")
+	f, _ := p.fields(root, "", "name", "version", "description", "notes", "clauses")
 	if f == nil {
 		return nil
 	}
 	pb := &Playbook{}
+	pb.Description, pb.Notes = p.descriptive(f, "")
 	if f["name"] == nil {
 		p.errorf(root, "name", "required")
 	} else {

@@ -27,10 +27,14 @@ func TestParsePlaybookErrors(t *testing.T) {
 			"p.yaml:4: clauses.governing_law.standard_text: required"},
 		{"standard text not a string", "p.yaml", "name: x\nclauses:\n  governing_law:\n    standard_text: [a]\n",
 			"p.yaml:4: clauses.governing_law.standard_text: must be a string"},
-		{"unknown clause field", "p.yaml", "name: x\nclauses:\n  governing_law:\n    standard_text: Laws.\n    weight: 2\n",
-			"p.yaml:5: clauses.governing_law.weight: unknown field"},
-		{"unknown top field", "p.yaml", "name: x\nauthor: me\nclauses:\n  a:\n    title: A\n    standard_text: Text.\n",
-			"p.yaml:2: author: unknown field"},
+		{"worse_if outside the set", "p.yaml", "name: x\nclauses:\n  a:\n    title: A\n    standard_text: T (30) days.\n" +
+			"    key_terms:\n      net:\n        text: thirty (30) days\n        worse_if: longer\n", "p.yaml:9: clauses.a.key_terms.net.worse_if: must be higher or lower"},
+		{"key term mapping without text", "p.yaml", "name: x\nclauses:\n  a:\n    title: A\n    standard_text: T.\n" +
+			"    key_terms:\n      net:\n        worse_if: lower\n", "p.yaml:8: clauses.a.key_terms.net.text: required"},
+		{"notes not text", "p.yaml", "name: x\nnotes: {a: 1}\nclauses:\n  a:\n    title: A\n    standard_text: T.\n",
+			"p.yaml:2: notes: must be a string"},
+		{"description not text", "p.yaml", "name: x\nclauses:\n  a:\n    title: A\n    standard_text: T.\n    description: [1]\n",
+			"p.yaml:6: clauses.a.description: must be a string"},
 		{"no name", "p.yaml", "clauses:\n  a:\n    title: A\n    standard_text: Text.\n", "p.yaml:1: name: required"},
 		{"no clauses", "p.yaml", "name: x\n", "p.yaml:1: clauses: required"},
 		{"empty clauses", "p.yaml", "name: x\nclauses: {}\n", "at least one clause"},
@@ -139,5 +143,70 @@ func TestLoadPlaybook(t *testing.T) {
 	_, err = LoadPlaybook(filepath.Join(dir, "missing.yaml"))
 	if docs.AsError(err).Code != docs.CodeInvalidArg {
 		t.Errorf("missing file: %v, want invalid_input", err)
+	}
+}
+
+// TestParseStrictErrors: with Strict, a field nobody documented is an
+// error naming file, line and field, as every unknown field was before
+// playbooks became tolerant.
+func TestParseStrictErrors(t *testing.T) {
+	tests := []struct{ name, data, want string }{
+		{"unknown clause field", "name: x\nclauses:\n  governing_law:\n    standard_text: Laws.\n    weight: 2\n",
+			"p.yaml:5: clauses.governing_law.weight: unknown field"},
+		{"unknown top field", "name: x\nauthor: me\nclauses:\n  a:\n    title: A\n    standard_text: Text.\n",
+			"p.yaml:2: author: unknown field"},
+		{"unknown key term field", "name: x\nclauses:\n  a:\n    title: A\n    standard_text: T (30) days.\n" +
+			"    key_terms:\n      net:\n        text: thirty (30) days\n        unit: days\n", "p.yaml:9: clauses.a.key_terms.net.unit: unknown field"},
+	}
+	for _, tt := range tests {
+		_, _, err := Parse("p.yaml", []byte(tt.data), ParseOptions{Strict: true})
+		if err == nil || !strings.Contains(err.Error(), tt.want) || docs.AsError(err).Code != docs.CodeInvalidArg {
+			t.Errorf("%s: error %v, want invalid_input %q", tt.name, err, tt.want)
+		}
+		pb, warnings, err := Parse("p.yaml", []byte(tt.data), ParseOptions{})
+		if err != nil || pb == nil || len(warnings) != 1 || !strings.Contains(warnings[0], strings.TrimSuffix(tt.want, "unknown field")) {
+			t.Errorf("%s, not strict: error %v, warnings %q, want one warning", tt.name, err, warnings)
+		}
+	}
+}
+
+// TestParseTolerates: playbooks exported from other systems carry fields
+// of their own. The documented descriptive fields are accepted silently;
+// any other unknown field is a warning naming file, line and field, and
+// ignored; only Strict makes it an error (TestParsePlaybookErrors).
+func TestParseTolerates(t *testing.T) {
+	data := "name: Exported\ndescription: From the contract system.\nnotes:\n  - Reviewed 2025.\n  - Owner legal.\n" +
+		"exported_by: CLM 4.2\nclauses:\n  payment_terms:\n    title: Payment\n" +
+		"    description: Net thirty.\n    notes: Finance owns this.\n    owner: finance\n" +
+		"    standard_text: Customer shall pay within thirty (30) days after receipt.\n" +
+		"    key_terms:\n      net:\n        text: thirty (30) days\n        worse_if: higher\n        notes: longer is worse\n" +
+		"        source: clm\n      late: one percent (1%)\n"
+	pb, warnings, err := Parse("exported.yaml", []byte(data), ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"exported.yaml:6: exported_by: unknown field, ignored",
+		"exported.yaml:12: clauses.payment_terms.owner: unknown field, ignored",
+		"exported.yaml:19: clauses.payment_terms.key_terms.net.source: unknown field, ignored"}
+	if strings.Join(warnings, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(warnings, "\n"), strings.Join(want, "\n"))
+	}
+	if pb.Description != "From the contract system." || pb.Notes != "Reviewed 2025.\nOwner legal." {
+		t.Errorf("playbook description %q notes %q", pb.Description, pb.Notes)
+	}
+	c := pb.Clauses[0]
+	if c.Description != "Net thirty." || c.Notes != "Finance owns this." {
+		t.Errorf("clause description %q notes %q", c.Description, c.Notes)
+	}
+	if len(c.KeyTerms) != 2 || c.KeyTerms[0] != (KeyTerm{Name: "net", Text: "thirty (30) days", WorseIf: WorseHigher}) ||
+		c.KeyTerms[1] != (KeyTerm{Name: "late", Text: "one percent (1%)"}) {
+		t.Errorf("key terms %+v", c.KeyTerms)
+	}
+	if _, err := ParsePlaybook("exported.yaml", []byte(data)); err != nil {
+		t.Errorf("ParsePlaybook: %v", err)
+	}
+	if _, _, err := Parse("exported.yaml", []byte(data), ParseOptions{Strict: true}); err == nil ||
+		!strings.Contains(err.Error(), "exported.yaml:6: exported_by: unknown field") {
+		t.Errorf("strict: %v, want the first unknown field named", err)
 	}
 }

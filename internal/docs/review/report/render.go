@@ -74,19 +74,25 @@ func worstSeverity(r *result.Result) string {
 	return order[worst]
 }
 
-type termRow struct{ Name, Expected, Found string }
+// termRow is one key term of a finding; Change says how it changed and,
+// when the playbook says which way is worse (worse_if), whether that is
+// worse or better for us ("" when it did not change).
+type termRow struct{ Name, Expected, Found, Change string }
 
 type findingView struct {
 	result.Finding
-	Label string
-	Terms []termRow
-	Pages string
+	Label  string
+	Terms  []termRow
+	Pages  string
+	Anchor string // the id of the finding's card, linked from the summary
+	Where  string // where the clause was found, for a person to check
 }
 
 func reportData(r *result.Result, document string, risks []string) any {
 	views := make([]findingView, 0, len(r.Findings))
-	for _, f := range r.Findings {
-		views = append(views, findingView{Finding: f, Label: statusLabel(&f), Terms: termRows(&f), Pages: pageList(f.Pages)})
+	for i, f := range r.Findings {
+		views = append(views, findingView{Finding: f, Label: statusLabel(&f), Terms: termRows(&f), Pages: pageList(f.Pages),
+			Anchor: anchor(i, f.Clause), Where: where(f.Location)})
 	}
 	return struct {
 		Document string
@@ -94,7 +100,8 @@ func reportData(r *result.Result, document string, risks []string) any {
 		Summary  result.Summary
 		Findings []findingView
 		Risks    []string
-	}{document, r.Playbook, result.Summarize(r.Findings), views, riskTexts(risks)}
+		Facts    *result.Result
+	}{document, r.Playbook, result.Summarize(r.Findings), views, riskTexts(risks), r}
 }
 
 // riskTexts are the document's risks as sentences.
@@ -113,8 +120,49 @@ func statusLabel(f *result.Finding) string {
 	return f.Status
 }
 
-// termRows lines up expected and found values by name, sorted.
+// anchor is a card's id: the clause key reduced to [a-z0-9_-] (it comes
+// from the guest), numbered so two findings never share one.
+func anchor(i int, clause string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(clause) {
+		if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-') && b.Len() < 64 {
+			b.WriteRune(r)
+		}
+	}
+	return fmt.Sprintf("clause-%d-%s", i+1, b.String())
+}
+
+// where says where a located clause is: "in section “X”, sentences 2-3
+// of 4" or, under no heading, "sentences 12-13 of the document".
+func where(l *result.Location) string {
+	if l == nil || l.FirstSentence == 0 {
+		return ""
+	}
+	span := fmt.Sprintf("sentence %d", l.FirstSentence)
+	if l.LastSentence > l.FirstSentence {
+		span = fmt.Sprintf("sentences %d-%d", l.FirstSentence, l.LastSentence)
+	}
+	if l.Section == "" {
+		return span + " of the document (under no heading)"
+	}
+	return fmt.Sprintf("in section “%s”, %s of %d", l.Section, span, l.SectionSentences)
+}
+
+// changeText is a term change in words: "higher, worse for us".
+func changeText(c result.TermChange) string {
+	if c.Verdict != "" {
+		return c.Change + ", " + c.Verdict + " for us"
+	}
+	return c.Change
+}
+
+// termRows lines up expected and found values by name, sorted, with how
+// each changed.
 func termRows(f *result.Finding) []termRow {
+	changes := map[string]string{}
+	for _, c := range f.TermChanges {
+		changes[c.Name] = changeText(c)
+	}
 	names := map[string]bool{}
 	for n := range f.ExpectedValues {
 		names[n] = true
@@ -122,9 +170,12 @@ func termRows(f *result.Finding) []termRow {
 	for n := range f.FoundValues {
 		names[n] = true
 	}
+	for n := range changes {
+		names[n] = true
+	}
 	var rows []termRow
 	for _, n := range slices.Sorted(maps.Keys(names)) {
-		rows = append(rows, termRow{Name: n, Expected: f.ExpectedValues[n], Found: f.FoundValues[n]})
+		rows = append(rows, termRow{Name: n, Expected: f.ExpectedValues[n], Found: f.FoundValues[n], Change: changes[n]})
 	}
 	return rows
 }
@@ -184,15 +235,16 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCT
 {{.Summary.Match}} match, {{.Summary.Deviation}} deviation ({{.Summary.NumericChanges}} with a changed key term), {{.Summary.Missing}} missing.</p>
 {{if .Risks}}<div class="guidance"><strong>Before you open the original:</strong><ul>{{range .Risks}}<li>{{.}}</li>{{end}}</ul>
 airlock never ran or unpacked any of it.</div>{{end}}
+{{template "facts" .Facts}}
 <table><tr><th>Clause</th><th>Status</th><th>Severity</th><th>Similarity</th><th>Pages</th></tr>
-{{range .Findings}}<tr><td>{{.Title}}</td><td><span class="badge {{statusClass .}}">{{.Label}}</span></td><td>{{.Severity}}</td><td>{{if ne .Status "MISSING"}}{{pct .Similarity}}{{end}}</td><td>{{.Pages}}</td></tr>
+{{range .Findings}}<tr><td><a href="#{{.Anchor}}">{{.Title}}</a></td><td><span class="badge {{statusClass .}}">{{.Label}}</span></td><td>{{.Severity}}</td><td>{{if ne .Status "MISSING"}}{{pct .Similarity}}{{end}}</td><td>{{.Pages}}</td></tr>
 {{end}}</table>
-{{range .Findings}}<section class="finding">
+{{range .Findings}}<section class="finding" id="{{.Anchor}}">
 <h2>{{.Title}} <span class="badge {{statusClass .}}">{{.Label}}</span><span class="sev">{{.Severity}}</span></h2>
-{{if ne .Status "MISSING"}}<p class="meta">Found {{if eq .LocatedBy "content"}}by its text{{else}}by its heading{{end}}{{if .Heading}} under “{{.Heading}}”{{end}}{{if .Pages}}, page {{.Pages}}{{end}}; similarity {{pct .Similarity}}.</p>
+{{if ne .Status "MISSING"}}<p class="meta">Found {{if eq .LocatedBy "content"}}by its text{{else}}by its heading{{end}}{{if .Heading}} under “{{.Heading}}”{{end}}{{if .Pages}}, page {{.Pages}}{{end}}; similarity {{pct .Similarity}}.{{if .Where}} Located {{.Where}}.{{end}}</p>
 {{else}}<p class="meta">Not found in the document.</p>{{end}}
-{{if .Terms}}<table><tr><th>Key term</th><th>Playbook</th><th>Document</th></tr>
-{{range .Terms}}<tr><td>{{.Name}}</td><td>{{.Expected}}</td><td>{{.Found}}</td></tr>{{end}}</table>{{end}}
+{{if .Terms}}<table><tr><th>Key term</th><th>Playbook</th><th>Document</th><th>Change</th></tr>
+{{range .Terms}}<tr><td>{{.Name}}</td><td>{{.Expected}}</td><td>{{.Found}}</td><td>{{.Change}}</td></tr>{{end}}</table>{{end}}
 {{if .Redline}}<div class="redline">{{range .Redline}}{{if eq .Op "delete"}}<del>{{.Text}}</del> {{else if eq .Op "insert"}}<ins>{{.Text}}</ins> {{else}}{{.Text}} {{end}}{{end}}</div>{{end}}
 {{if .Text}}<details><summary>Text as found{{if .Truncated}} (shortened){{end}}</summary><div class="text">{{.Text}}</div></details>{{end}}
 {{if .Guidance}}<p class="guidance">{{.Guidance}}</p>{{end}}
@@ -225,6 +277,7 @@ func RenderMarkdown(w io.Writer, r *result.Result, document string, risks []stri
 	for _, t := range riskTexts(risks) {
 		fmt.Fprintf(&b, "\n> **Risk:** %s\n", t)
 	}
+	writeFactsMarkdown(&b, r)
 	for _, f := range r.Findings {
 		fmt.Fprintf(&b, "\n## %s: %s (%s)\n\n", mdEscape(f.Title), statusLabel(&f), mdEscape(f.Severity))
 		if f.Status == result.StatusMissing {
@@ -237,12 +290,16 @@ func RenderMarkdown(w io.Writer, r *result.Result, document string, risks []stri
 			if len(f.Pages) > 0 {
 				fmt.Fprintf(&b, ", page %s", pageList(f.Pages))
 			}
-			fmt.Fprintf(&b, "; similarity %.1f%%.\n", 100*f.Similarity)
+			fmt.Fprintf(&b, "; similarity %.1f%%.", 100*f.Similarity)
+			if w := where(f.Location); w != "" {
+				fmt.Fprintf(&b, " Located %s.", mdEscape(w))
+			}
+			b.WriteString("\n")
 		}
 		if rows := termRows(&f); len(rows) > 0 {
-			b.WriteString("\n| key term | playbook | document |\n|---|---|---|\n")
+			b.WriteString("\n| key term | playbook | document | change |\n|---|---|---|---|\n")
 			for _, t := range rows {
-				fmt.Fprintf(&b, "| %s | %s | %s |\n", mdEscape(t.Name), mdEscape(t.Expected), mdEscape(t.Found))
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdEscape(t.Name), mdEscape(t.Expected), mdEscape(t.Found), mdEscape(t.Change))
 			}
 		}
 		if f.Status != result.StatusMissing && f.Status != result.StatusMatch && len(f.Redline) > 0 {

@@ -24,7 +24,11 @@ func hostileResult(t *testing.T) *result.Result {
 		Redline: []result.Segment{{Op: result.OpEqual, Text: "notify each employee within"},
 			{Op: result.OpDelete, Text: "thirty (30)"}, {Op: result.OpInsert, Text: "forty-five (45)"},
 			{Op: result.OpEqual, Text: "days " + hostile}},
-		Pages: []int{1}, Severity: result.SeverityHigh, Guidance: "Escalate. " + hostile,
+		TermChanges: []result.TermChange{{Name: "duration_1", Expected: "thirty (30) days", Found: "forty-five (45) days " + hostile,
+			Change: result.ChangeHigher, Verdict: result.VerdictWorse}},
+		Pages:    []int{1},
+		Location: &result.Location{Section: "4. NOTICE AND FEE " + hostile, Page: 1, FirstSentence: 2, LastSentence: 3, SectionSentences: 4},
+		Severity: result.SeverityHigh, Guidance: "Escalate. " + hostile,
 	}}
 	r := &result.Result{Playbook: result.PlaybookRef{Name: "test " + hostile, Version: "1"}, Findings: fs, Summary: result.Summarize(fs)}
 	if err := r.Validate(); err != nil {
@@ -124,5 +128,48 @@ func TestWorstSeverity(t *testing.T) {
 	}
 	if got := worstSeverity(&result.Result{Findings: []result.Finding{{Status: result.StatusMatch, Severity: "high"}}}); got != "" {
 		t.Errorf("worst %q, want none", got)
+	}
+}
+
+// A person reading the report goes from the summary row to the clause's
+// card, sees where the clause is and which way a changed term goes.
+func TestRenderHTMLLinksLocationAndDirection(t *testing.T) {
+	r := hostileResult(t)
+	r.Findings[0].Clause = `notice "fee"<x>`
+	var b bytes.Buffer
+	if err := RenderHTML(&b, r, "contract.pdf", nil); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{`<a href="#clause-1-noticefeex">`, `id="clause-1-noticefeex"`,
+		"sentences 2-3 of 4", "higher, worse for us"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	var md bytes.Buffer
+	if err := RenderMarkdown(&md, r, "contract.pdf", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| higher, worse for us |", "sentences 2-3 of 4"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+}
+
+func TestWhere(t *testing.T) {
+	tests := []struct {
+		l    *result.Location
+		want string
+	}{
+		{nil, ""},
+		{&result.Location{Section: "3. Term", Page: 1, FirstSentence: 2, LastSentence: 2, SectionSentences: 5}, "in section “3. Term”, sentence 2 of 5"},
+		{&result.Location{Page: 2, FirstSentence: 12, LastSentence: 13, SectionSentences: 40}, "sentences 12-13 of the document (under no heading)"},
+	}
+	for _, tt := range tests {
+		if got := where(tt.l); got != tt.want {
+			t.Errorf("where(%+v) = %q, want %q", tt.l, got, tt.want)
+		}
 	}
 }

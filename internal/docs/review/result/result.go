@@ -59,6 +59,23 @@ const (
 	MaxRedlineBytes    = 16000 // sum of segment texts
 	MaxPages           = 200
 	MaxPageNumber      = 100000
+	MaxSentences       = 1000000 // a sentence number in a location
+	MaxTermChanges     = MaxValues
+)
+
+// Changes of a key term, from the standard's value to the document's.
+const (
+	ChangeHigher    = "higher"    // the same kind of value, larger
+	ChangeLower     = "lower"     // the same kind of value, smaller
+	ChangeDifferent = "different" // another value that does not compare (a place, a currency, a unit)
+	ChangeGone      = "gone"      // in the standard, not in the clause
+	ChangeAdded     = "added"     // in the clause, not in the standard
+)
+
+// Verdicts on a change, from the playbook's worse_if for the key term.
+const (
+	VerdictWorse  = "worse"
+	VerdictBetter = "better"
 )
 
 // Result is what the review job produces for one document.
@@ -66,6 +83,12 @@ type Result struct {
 	Playbook PlaybookRef `json:"playbook"`
 	Findings []Finding   `json:"findings"`
 	Summary  Summary     `json:"summary"`
+
+	// The contract's facts (facts.go); absent from older guests' results.
+	Parties      []Party       `json:"parties,omitempty"`
+	KeyDates     KeyDates      `json:"key_dates"`
+	DefinedTerms []DefinedTerm `json:"defined_terms,omitempty"`
+	Obligations  []Obligation  `json:"obligations,omitempty"`
 }
 
 // PlaybookRef names the playbook the document was reviewed against.
@@ -102,11 +125,42 @@ type Finding struct {
 	ExpectedValues map[string]string `json:"expected_values"`
 	FoundValues    map[string]string `json:"found_values"`
 	Redline        []Segment         `json:"redline"`
+	// TermChanges lists, for a numeric_change, each key term that differs
+	// (empty otherwise).
+	TermChanges []TermChange `json:"term_changes"`
 	// Truncated says Text or Redline was cut to the size limits.
-	Truncated bool   `json:"truncated"`
-	Pages     []int  `json:"pages"`
-	Severity  string `json:"severity"`
-	Guidance  string `json:"guidance"`
+	Truncated bool  `json:"truncated"`
+	Pages     []int `json:"pages"`
+	// Location says where the located text is, so a person can check a
+	// finding fast; nil when MISSING.
+	Location *Location `json:"location"`
+	Severity string    `json:"severity"`
+	Guidance string    `json:"guidance"`
+}
+
+// Location is where a clause was found: the section it is in (its
+// heading as written: "" when it is under none), the page it starts on,
+// and which of the section's sentences it is (1-based; counted over the
+// whole document when it is under no heading).
+type Location struct {
+	Section          string `json:"section"`
+	Page             int    `json:"page"`
+	FirstSentence    int    `json:"first_sentence"`
+	LastSentence     int    `json:"last_sentence"`
+	SectionSentences int    `json:"section_sentences"`
+}
+
+// TermChange is one key term that differs between the standard text and
+// the clause. Name is a playbook key_terms name or kind_n; Expected and
+// Found are as written ("" for a term gone or added). Verdict is "worse"
+// or "better" when the playbook says which way the term is worse
+// (worse_if) and the change is higher or lower, else "".
+type TermChange struct {
+	Name     string `json:"name"`
+	Expected string `json:"expected"`
+	Found    string `json:"found"`
+	Change   string `json:"change"`
+	Verdict  string `json:"verdict"`
 }
 
 // Segment is one run of a word-level redline.
@@ -164,6 +218,9 @@ func (r *Result) Validate() error {
 	}
 	if sum != r.Summary {
 		return fmt.Errorf("review result: summary %+v does not match the findings %+v", r.Summary, sum)
+	}
+	if err := r.validateFacts(); err != nil {
+		return fmt.Errorf("review result: %w", err)
 	}
 	return nil
 }
@@ -229,7 +286,57 @@ func (f *Finding) Validate() error {
 	if err := checkPages(f.Pages); err != nil {
 		return err
 	}
+	if err := checkTermChanges(f.TermChanges); err != nil {
+		return err
+	}
+	if f.Location != nil {
+		if err := f.Location.validate(); err != nil {
+			return err
+		}
+	}
 	return f.checkStatus()
+}
+
+func (l *Location) validate() error {
+	if err := checkString("location.section", l.Section, MaxHeadingBytes); err != nil {
+		return err
+	}
+	if l.Page < 0 || l.Page > MaxPageNumber {
+		return fmt.Errorf("location.page: %d is not a page number", l.Page)
+	}
+	if l.FirstSentence < 1 || l.LastSentence < l.FirstSentence || l.SectionSentences < l.LastSentence ||
+		l.SectionSentences > MaxSentences {
+		return fmt.Errorf("location: sentences %d-%d of %d are not a range in the section",
+			l.FirstSentence, l.LastSentence, l.SectionSentences)
+	}
+	return nil
+}
+
+func checkTermChanges(cs []TermChange) error {
+	if len(cs) > MaxTermChanges {
+		return fmt.Errorf("term_changes: %d entries, limit %d", len(cs), MaxTermChanges)
+	}
+	for i, c := range cs {
+		if c.Name == "" || len(c.Name) > MaxValueNameBytes || !clauseKeyRE.MatchString(c.Name) {
+			return fmt.Errorf("term_changes[%d]: %q is not a term name", i, truncate(c.Name, 40))
+		}
+		for _, v := range []struct{ field, s string }{{"expected", c.Expected}, {"found", c.Found}} {
+			if err := checkString(fmt.Sprintf("term_changes[%d].%s", i, v.field), v.s, MaxValueBytes); err != nil {
+				return err
+			}
+		}
+		if !oneOf(c.Change, ChangeHigher, ChangeLower, ChangeDifferent, ChangeGone, ChangeAdded) {
+			return fmt.Errorf("term_changes[%d]: change %q is not higher, lower, different, gone or added", i, truncate(c.Change, 20))
+		}
+		if c.Verdict != "" && (!oneOf(c.Verdict, VerdictWorse, VerdictBetter) || !oneOf(c.Change, ChangeHigher, ChangeLower)) {
+			return fmt.Errorf("term_changes[%d]: verdict %q needs a higher or lower change", i, truncate(c.Verdict, 20))
+		}
+		if (c.Change == ChangeGone) != (c.Found == "") || (c.Change == ChangeAdded) != (c.Expected == "") {
+			return fmt.Errorf("term_changes[%d]: a %s change with expected %q and found %q", i, c.Change,
+				truncate(c.Expected, 40), truncate(c.Found, 40))
+		}
+	}
+	return nil
 }
 
 // checkStatus enforces what each status implies for the other fields.
@@ -237,8 +344,11 @@ func (f *Finding) checkStatus() error {
 	switch f.Status {
 	case StatusMissing:
 		if f.NumericChange || f.Similarity != 0 || f.LocatedBy != "" || f.Heading != "" || f.Text != "" ||
-			len(f.FoundValues) > 0 || len(f.Redline) > 0 || len(f.Pages) > 0 || f.Truncated {
+			len(f.FoundValues) > 0 || len(f.Redline) > 0 || len(f.Pages) > 0 || f.Truncated || f.Location != nil {
 			return errors.New("status MISSING with located fields set")
+		}
+		if len(f.TermChanges) > 0 {
+			return errors.New("term_changes are only allowed with numeric_change")
 		}
 		return nil
 	case StatusMatch:
@@ -254,6 +364,12 @@ func (f *Finding) checkStatus() error {
 	}
 	if strings.TrimSpace(f.Text) == "" {
 		return fmt.Errorf("status %s without located text", f.Status)
+	}
+	if f.Location == nil {
+		return fmt.Errorf("status %s without a location", f.Status)
+	}
+	if len(f.TermChanges) > 0 && !f.NumericChange {
+		return errors.New("term_changes are only allowed with numeric_change")
 	}
 	return nil
 }

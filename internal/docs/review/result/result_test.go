@@ -11,11 +11,16 @@ func validResult() *Result {
 		{Clause: "governing_law", Title: "Governing Law", Status: StatusMatch, Similarity: 1, LocatedBy: LocatedByHeading,
 			Heading: "9. Governing Law", Text: "This Agreement is governed by ...", ExpectedValues: map[string]string{"governing_law": "New York"},
 			FoundValues: map[string]string{"governing_law": "New York"}, Redline: []Segment{{Op: OpEqual, Text: "This Agreement"}},
-			Pages: []int{3}, Severity: SeverityMedium},
+			Pages: []int{3}, Location: &Location{Section: "9. Governing Law", Page: 3, FirstSentence: 1, LastSentence: 2, SectionSentences: 2},
+			Severity: SeverityMedium},
 		{Clause: "limitation_of_liability", Title: "Limitation of Liability", Status: StatusDeviation, Similarity: 0.97,
 			NumericChange: true, LocatedBy: LocatedByHeading, Heading: "7. LIMITATION", Text: "... eighteen (18) months ...",
 			Redline: []Segment{{Op: OpDelete, Text: "twelve (12)"}, {Op: OpInsert, Text: "eighteen (18)"}},
-			Pages:   []int{2, 3}, Severity: SeverityCritical},
+			TermChanges: []TermChange{{Name: "cap_period", Expected: "twelve (12) months", Found: "eighteen (18) months",
+				Change: ChangeHigher, Verdict: VerdictWorse}},
+			Pages:    []int{2, 3},
+			Location: &Location{Section: "7. LIMITATION", Page: 2, FirstSentence: 3, LastSentence: 4, SectionSentences: 6},
+			Severity: SeverityCritical},
 		{Clause: "insurance", Title: "Insurance", Status: StatusMissing, Severity: SeverityLow,
 			ExpectedValues: map[string]string{"money_1": "$1,000,000"}},
 	}
@@ -67,6 +72,31 @@ func TestDecodeRejects(t *testing.T) {
 		{name: "text over the limit", mutate: func(r *Result) { r.Findings[0].Text = strings.Repeat("a", MaxTextBytes+1) }, want: "text"},
 		{name: "value name not a key", mutate: func(r *Result) { r.Findings[0].FoundValues["Bad Name"] = "x" }, want: "term name"},
 		{name: "summary inconsistent", mutate: func(r *Result) { r.Summary.Match = 2 }, want: "summary"},
+		{name: "located without a location", mutate: func(r *Result) { r.Findings[0].Location = nil }, want: "without a location"},
+		{name: "MISSING with a location", mutate: func(r *Result) {
+			r.Findings[2].Location = &Location{FirstSentence: 1, LastSentence: 1, SectionSentences: 1}
+		},
+			want: "MISSING with located fields"},
+		{name: "sentences out of the section", mutate: func(r *Result) { r.Findings[1].Location.LastSentence = 7 }, want: "sentences"},
+		{name: "sentence zero", mutate: func(r *Result) { r.Findings[1].Location.FirstSentence = 0 }, want: "sentences"},
+		{name: "negative page", mutate: func(r *Result) { r.Findings[1].Location.Page = -1 }, want: "location.page"},
+		{name: "section over the limit", mutate: func(r *Result) { r.Findings[1].Location.Section = strings.Repeat("x", MaxHeadingBytes+1) },
+			want: "location.section"},
+		{name: "term change outside the set", mutate: func(r *Result) { r.Findings[1].TermChanges[0].Change = "bigger" }, want: "change"},
+		{name: "verdict without a direction", mutate: func(r *Result) { r.Findings[1].TermChanges[0].Change = ChangeDifferent },
+			want: "verdict"},
+		{name: "verdict outside the set", mutate: func(r *Result) { r.Findings[1].TermChanges[0].Verdict = "awful" }, want: "verdict"},
+		{name: "gone with a found value", mutate: func(r *Result) {
+			r.Findings[1].TermChanges[0].Change, r.Findings[1].TermChanges[0].Verdict = ChangeGone, ""
+		}, want: "gone change"},
+		{name: "term changes without numeric_change", mutate: func(r *Result) { r.Findings[0].TermChanges = r.Findings[1].TermChanges },
+			want: "term_changes are only allowed"},
+		{name: "too many term changes", mutate: func(r *Result) {
+			for range MaxTermChanges {
+				r.Findings[1].TermChanges = append(r.Findings[1].TermChanges, r.Findings[1].TermChanges[0])
+			}
+		}, want: "term_changes"},
+		{name: "term change name not a key", mutate: func(r *Result) { r.Findings[1].TermChanges[0].Name = "Cap Period" }, want: "term name"},
 		{name: "too many findings", mutate: func(r *Result) {
 			for range MaxFindings {
 				r.Findings = append(r.Findings, r.Findings[2])

@@ -87,7 +87,7 @@ func run(maxUpload int64, verbose bool) error {
 	}
 	m := metrics.New()
 	mgr, err := sandbox.New(context.Background(), sandbox.Config{Machines: layer, TemplateSource: layer,
-		Store: st, Metrics: m, Logger: log, WarmPool: -1, MaxTTL: time.Hour})
+		Store: st, Metrics: m, Logger: log, WarmPool: -1, MaxTTL: time.Hour, PauseDir: filepath.Join(dir, "paused")})
 	if err != nil {
 		return fmt.Errorf("start manager: %w", err)
 	}

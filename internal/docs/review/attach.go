@@ -1,0 +1,266 @@
+package review
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
+)
+
+// A located clause is the run of sentences that matches its standard
+// text best; what stands next to it decides how far it reaches. Inside a
+// section headed for the clause alone, the clause runs to the end of the
+// section: whatever the drafter put under that heading is part of it. In
+// a combined section, a general section or a paragraph that runs several
+// provisions together, a neighbour joins the clause only when it reads as
+// part of it:
+//
+//   - a sentence after the clause in its paragraph, unless it opens like
+//     a provision of its own ("Either party may terminate ...", "This
+//     Agreement is written in English") and has no link to the clause;
+//   - the paragraph after it, only when linked: a reference back ("such
+//     notice", "this section", "the foregoing", "also"), two or more of
+//     the clause's own words (words of its standard text and title that
+//     no other clause of the playbook uses), or one when it does not open
+//     like a provision of its own ("The arbitration shall be conducted in
+//     English.").
+//
+// A sentence before the clause never joins it: what precedes a clause in
+// its section is another provision (the term before termination for
+// convenience) or a lead-in.
+
+// stem reduces a plain word to a crude stem, so "insured", "insurance"
+// and "insurers" share one, as do "terminate" and "termination".
+func stem(p string) string {
+	for _, suf := range []string{"ations", "ation", "ances", "ance", "ences", "ence", "ings", "ing", "ions", "ion",
+		"ers", "er", "ed", "es", "s", "e"} {
+		if len(p)-len(suf) >= 4 && strings.HasSuffix(p, suf) {
+			return p[:len(p)-len(suf)]
+		}
+	}
+	return p
+}
+
+// vocabWords are the stems of a text's content words (four letters or
+// more, not common words).
+func vocabWords(t *tables, s string) map[string]bool {
+	out := map[string]bool{}
+	for _, tok := range tokenize(cleanText(s), 0) {
+		if len(tok.Plain) < 4 || t.common[tok.Key] || t.protected[tok.Key] || hasDigit(tok.Plain) {
+			continue
+		}
+		out[stem(tok.Plain)] = true
+	}
+	return out
+}
+
+// setOwnWords gives each clause its own words: the stems of its standard
+// text and title that no other clause has, and its topic words, the
+// stems of its title and heading synonyms no other clause's title or
+// synonyms have (the words a drafter names the clause's subject by:
+// "hire", "employees" and "solicitation" for non-solicitation, which
+// another drafter's wording of the clause is likely to use even when it
+// shares little else with the standard text). The other clauses are the
+// playbook's and the default playbook's, so a playbook of one or two
+// clauses still tells a clause's words from a contract's common ones.
+func setOwnWords(t *tables, specs []*clauseSpec) {
+	others := []*playbook.Clause{}
+	keys := map[string]bool{}
+	for _, cs := range specs {
+		keys[cs.clause.Key] = true
+	}
+	if def, err := defaultPlaybook(); err == nil {
+		for i := range def.Clauses {
+			if !keys[def.Clauses[i].Key] {
+				others = append(others, &def.Clauses[i])
+			}
+		}
+	}
+	text := func(c *playbook.Clause) string { return c.StandardText + " " + c.Title }
+	names := func(c *playbook.Clause) string {
+		return c.Title + " " + strings.ReplaceAll(c.Key, "_", " ") + " " + strings.Join(c.Headings, " ")
+	}
+	own, topic := uniqueWords(t, specs, others, text), uniqueWords(t, specs, others, names)
+	for i, cs := range specs {
+		cs.own, cs.topic = own[i], topic[i]
+	}
+}
+
+// defaultPlaybook is the default playbook, parsed once and only read.
+var defaultPlaybook = sync.OnceValues(playbook.DefaultPlaybook)
+
+// uniqueWords returns, for each spec, the stems of words(clause) that no
+// other spec's nor any of others' words have.
+func uniqueWords(t *tables, specs []*clauseSpec, others []*playbook.Clause, words func(*playbook.Clause) string) []map[string]bool {
+	all := make([]map[string]bool, len(specs))
+	count := map[string]int{}
+	for i, cs := range specs {
+		all[i] = vocabWords(t, words(cs.clause))
+		for w := range all[i] {
+			count[w]++
+		}
+	}
+	for _, c := range others {
+		for w := range vocabWords(t, words(c)) {
+			count[w]++
+		}
+	}
+	out := make([]map[string]bool, len(specs))
+	for i := range specs {
+		out[i] = map[string]bool{}
+		for w := range all[i] {
+			if count[w] == 1 && !genericWords[w] {
+				out[i][w] = true
+			}
+		}
+	}
+	return out
+}
+
+// topicShared counts the clause's topic words among the tokens.
+func (cs *clauseSpec) topicShared(toks []token) int {
+	seen := map[string]bool{}
+	for _, tok := range toks {
+		if w := stem(tok.Plain); cs.topic[w] {
+			seen[w] = true
+		}
+	}
+	return len(seen)
+}
+
+// genericWords are contract words too general to tie a sentence to one
+// clause even when only one standard text uses them.
+var genericWords = setOf("agreement", "party", "parti", "provider", "customer", "servic", "service", "section", "claus",
+	"clause", "shall", "other", "under", "this", "that", "such", "with", "without", "written", "writing", "notic",
+	"notice", "period", "term", "terms", "date", "days", "within", "after", "before", "upon", "applicable", "law",
+	"laws", "right", "rights", "obligation", "obligations", "perform", "performanc", "relat", "relating", "aris",
+	"arising", "connection", "respect", "provid", "provided", "request", "reason", "reasonabl", "reasonable")
+
+// ownShared counts the clause's own words among the sentence's.
+func (an *analyzer) ownShared(cs *clauseSpec, s sentence) int {
+	n := 0
+	seen := map[string]bool{}
+	for _, tok := range an.gtoks[s.a:s.b] {
+		w := stem(tok.Plain)
+		if cs.own[w] && !seen[w] {
+			seen[w] = true
+			n++
+		}
+	}
+	return n
+}
+
+// backReferences are words by which a sentence refers to the provision
+// before it.
+var backReferenceAfterThis = setOf("section", "clause", "paragraph", "right", "rights", "obligation", "obligations",
+	"warranty", "limitation", "limit", "limits", "indemnity", "restriction", "provision", "undertaking", "cap",
+	"exclusion", "period", "notice", "event")
+
+// refersBack reports "such", "also", "the foregoing", "in addition" or
+// "this section" (this + a word naming a provision, not "this
+// Agreement").
+func (an *analyzer) refersBack(s sentence) bool {
+	toks := an.gtoks[s.a:s.b]
+	for i, tok := range toks {
+		switch tok.Plain {
+		case "such", "also", "foregoing", "thereof", "thereunder", "same":
+			return true
+		case "addition":
+			if i > 0 && toks[i-1].Plain == "in" {
+				return true
+			}
+		case "this", "these":
+			if i+1 < len(toks) && backReferenceAfterThis[toks[i+1].Plain] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// provisionSubjects open a sentence that stands on its own: a party or
+// the agreement as its subject.
+var provisionSubjects = [][]string{
+	{"either", "party"}, {"each", "party"}, {"neither", "party"}, {"the", "parties"}, {"a", "party"}, {"no", "party"},
+	{"both", "parties"}, {"the", "provider"}, {"the", "customer"}, {"this", "agreement"}, {"the", "agreement"},
+	{"provider"}, {"customer"}, {"supplier"}, {"client"}, {"the", "supplier"}, {"the", "client"},
+}
+
+// opensProvision reports a sentence whose subject is a party or the
+// agreement.
+func (an *analyzer) opensProvision(s sentence) bool {
+	toks := an.gtoks[s.a:s.b]
+	for _, subj := range provisionSubjects {
+		if len(toks) < len(subj) {
+			continue
+		}
+		ok := true
+		for i, w := range subj {
+			if toks[i].Plain != w {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// joinsInParagraph reports whether sentence i, right after the clause
+// in its paragraph, is part of it.
+func (an *analyzer) joinsInParagraph(cs *clauseSpec, i int) bool {
+	s := an.sents[i]
+	if an.otherClause(cs, i) {
+		return false
+	}
+	return !an.opensProvision(s) || an.refersBack(s) || an.ownShared(cs, s) >= 1
+}
+
+// joinsAsParagraph reports whether sentence i, opening the paragraph
+// after the clause, is part of it.
+func (an *analyzer) joinsAsParagraph(cs *clauseSpec, i int) bool {
+	s := an.sents[i]
+	if an.otherClause(cs, i) {
+		return false
+	}
+	own := an.ownShared(cs, s)
+	return an.refersBack(s) || own >= 2 || own == 1 && !an.opensProvision(s)
+}
+
+// otherClauseFloor is the similarity to a sentence of another clause's
+// standard text above which a sentence is that clause's, not an
+// addition to this one.
+const otherClauseFloor = 0.6
+
+// otherClause reports whether sentence i is a sentence of another
+// clause's standard text, or close to one.
+func (an *analyzer) otherClause(cs *clauseSpec, i int) bool {
+	if an.sentClause == nil {
+		an.sentClause = map[int][]float64{}
+	}
+	sims, ok := an.sentClause[i]
+	if !ok {
+		sims = make([]float64, len(an.specs))
+		s := an.sents[i]
+		m := difflib.NewMatcherWithJunk(keys(an.gtoks[s.a:s.b]), nil, false, nil)
+		for c, other := range an.specs {
+			for _, ss := range other.stdSents {
+				m.SetSeq2(other.stdKeys[ss.a:ss.b])
+				if m.RealQuickRatio() > sims[c] && m.QuickRatio() > sims[c] {
+					sims[c] = max(sims[c], m.Ratio())
+				}
+			}
+		}
+		an.sentClause[i] = sims
+	}
+	for c, sim := range sims {
+		if c != cs.index && sim >= otherClauseFloor && sim > sims[cs.index] {
+			return true
+		}
+	}
+	return false
+}
