@@ -24,6 +24,7 @@ type invoiceFlags struct {
 	history      string
 	modelHost    string
 	modelName    string
+	strict       bool // refuse a vendor master with fields invoicecheck does not know
 }
 
 func newInvoiceCmd(g *globalFlags) *cobra.Command {
@@ -58,6 +59,7 @@ review), 1 when any could not be, 2 on usage errors.`,
 	jf.register(cmd, g)
 	fl := cmd.Flags()
 	fl.StringVar(&f.vendors, "vendors", "", "the tenant's vendor master data (JSON): {\"tenant_id\", \"vendors\": [...]} (required)")
+	fl.BoolVar(&f.strict, "strict", false, "refuse a vendor master with fields airlock does not know (default: warn and ignore them)")
 	fl.StringSliceVar(&f.approveLimit, "approve-limit", []string{"10000"}, "largest total approved without review: AMOUNT for every currency, or CUR=AMOUNT (repeatable)")
 	fl.StringVar(&f.asOf, "as-of", "", "judge due dates as of this day, YYYY-MM-DD (default today, UTC)")
 	fl.BoolVar(&f.dayFirst, "day-first", false, "read ambiguous numeric dates (03/04/2026) as day/month")
@@ -80,10 +82,13 @@ func (f *invoiceFlags) job(jf *jobFlags) (*jobs.Invoice, func(), error) {
 	if err != nil {
 		return nil, nil, usageErr("--vendors: %v", err)
 	}
-	master, err := invoicecheck.ParseMaster(vf)
+	master, err := invoicecheck.ParseMasterWith(vf, invoicecheck.MasterOptions{Strict: f.strict})
 	vf.Close()
 	if err != nil {
 		return nil, nil, usageErr("--vendors %s: %v", f.vendors, err)
+	}
+	for _, w := range master.Warnings {
+		fmt.Fprintf(os.Stderr, "warning: --vendors %s: %s\n", f.vendors, w)
 	}
 	if master.TenantID != jf.tenant {
 		return nil, nil, usageErr("--vendors %s is tenant %q's, not %q's", f.vendors, master.TenantID, jf.tenant)

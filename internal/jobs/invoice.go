@@ -48,6 +48,9 @@ type InvoiceLine struct {
 	FieldSources map[string]result.FieldSource `json:"field_sources"`
 	HiddenText   []result.HiddenText           `json:"hidden_text,omitempty"`
 	Injection    []result.Injection            `json:"injection,omitempty"`
+	// Notes need no review: a resubmitted file, the vendor read from
+	// another place on the invoice (invoicecheck.Note*).
+	Notes []invoicecheck.Note `json:"notes,omitempty"`
 }
 
 // pendingInvoice is what Process leaves for Finalize, which judges in
@@ -100,7 +103,7 @@ func (j *Invoice) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome 
 }
 
 // Finalize implements Job: the host's judgement, in input order.
-func (j *Invoice) Finalize(ctx context.Context, _ Doc, o *Outcome) {
+func (j *Invoice) Finalize(ctx context.Context, doc Doc, o *Outcome) {
 	line := InvoiceLine{Decision: invoicecheck.DecisionReview, FieldSources: map[string]result.FieldSource{}}
 	defer func() {
 		o.Fields = line
@@ -112,23 +115,28 @@ func (j *Invoice) Finalize(ctx context.Context, _ Doc, o *Outcome) {
 	p, ok := o.Fields.(pendingInvoice)
 	if o.Err != nil || !ok {
 		// Never approve what could not be read.
-		line.Flags = []invoicecheck.Flag{{Code: invoicecheck.FlagUnreadable, Detail: "no result from the guest"}}
+		d := "no result from the guest"
 		if o.Err != nil {
-			line.Flags[0].Detail = "the extraction failed: " + o.Err.Code
+			d = "the extraction failed: " + o.Err.Code
 		}
+		line.Flags = []invoicecheck.Flag{unreadable(d)}
 		return
 	}
-	rep, err := j.Checker.CheckResult(ctx, p.result)
+	rep, err := j.Checker.CheckDocument(ctx, p.result, doc.ID)
 	if err != nil {
 		o.Err = lineErr(CodeSandbox, "judge the invoice: %v", err)
-		line.Flags = []invoicecheck.Flag{{Code: invoicecheck.FlagUnreadable, Detail: "the history could not be checked"}}
+		line.Flags = []invoicecheck.Flag{unreadable("the history could not be checked")}
 		return
 	}
 	rep.FlagRisks(o.Risks)
-	line.Decision, line.Flags, line.VendorID, line.Fields = rep.Decision, rep.Flags, rep.VendorID, &rep.Fields
+	line.Decision, line.Flags, line.VendorID, line.Fields, line.Notes = rep.Decision, rep.Flags, rep.VendorID, &rep.Fields, rep.Notes
 	if res, err := invoicecheck.DecodeResult(p.result); err == nil {
 		line.FieldSources, line.HiddenText, line.Injection = res.FieldSources, res.HiddenText, res.Injection
 	}
+}
+
+func unreadable(detail string) invoicecheck.Flag {
+	return invoicecheck.Flag{Code: invoicecheck.FlagUnreadable, Detail: detail, Reasons: []invoicecheck.Reason{{Detail: detail}}}
 }
 
 func distinctFlags(fs []invoicecheck.Flag) []string {
@@ -163,6 +171,11 @@ func (j *Invoice) Human(doc Doc, o Outcome) string {
 	s := fmt.Sprintf("%s  %s  %s  total %s", doc.Path, strings.ToUpper(l.Decision), vendor, total)
 	if fl := distinctFlags(l.Flags); len(fl) > 0 {
 		s += "  flags: " + strings.Join(fl, ", ")
+	}
+	for _, n := range l.Notes {
+		if n.Code == invoicecheck.NoteResubmitted {
+			s += "  (resubmitted: the same file was judged before)"
+		}
 	}
 	return s
 }

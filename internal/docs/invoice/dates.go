@@ -40,7 +40,7 @@ func newDateParser(lx *lexicon) *dateParser {
 	return &dateParser{
 		ymd:      regexp.MustCompile(`\b(\d{4})[-./](\d{1,2})[-./](\d{1,2})\b`),
 		numeric:  regexp.MustCompile(`\b(\d{1,2})([./-])(\d{1,2})([./-])(\d{4}|\d{2})\b`),
-		dayMonth: regexp.MustCompile(`\b(\d{1,2})(?:st|nd|rd|th|er|e)?\.?\s*(?:de\s+)?` + m + `\.?,?\s*(\d{4})\b`),
+		dayMonth: regexp.MustCompile(`\b(\d{1,2})(?:st|nd|rd|th|er|e)?\.?[\s-]*(?:de\s+)?` + m + `\.?,?[\s-]*(?:de\s+)?(\d{4})\b`),
 		monthDay: regexp.MustCompile(`\b` + m + `\.?\s*(\d{1,2})(?:st|nd|rd|th)?,?\s*(\d{4})\b`),
 		months:   lx.months,
 	}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/airlock-dev/airlock/internal/docs"
 	"github.com/airlock-dev/airlock/internal/docs/extract"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/hidden"
@@ -132,11 +134,13 @@ func (e *Extractor) Extract(doc *extract.Document, opts Options) (*Result, error
 		x.applyTemplate(tpl)
 	}
 	x.inferVendor()
+	x.inferTaxIDs()
 	res := &Result{FieldSources: map[string]result.FieldSource{}, HiddenText: s.hidden, Injection: s.injections, Pages: s.info}
 	if tpl != nil {
 		res.Template = tpl.Name
 	}
 	x.fill(res, lines)
+	res.Candidates = x.candidates(res)
 	ensureSlices(res)
 	return res, nil
 }
@@ -162,6 +166,7 @@ func (x *run) fill(res *Result, lines []line) {
 		picked[f] = x.pick(f)
 	}
 	x.reverseChargeTax(picked)
+	dropUnbalancingShipping(picked)
 	x.reconcile(picked, lines)
 	for i := range lines {
 		checkLine(&lines[i])
@@ -254,6 +259,15 @@ func linesFaint(lines []line) bool {
 // close the invoice), everything else the first, preferring the main page
 // over a cover sheet.
 func (x *run) pick(field string) *candidate {
+	r := x.ranked(field)
+	if len(r) == 0 {
+		return nil
+	}
+	return &r[0]
+}
+
+// ranked is a field's candidates in pick's order, best first.
+func (x *run) ranked(field string) []candidate {
 	cs := x.cands[field]
 	if len(cs) == 0 {
 		return nil
@@ -284,11 +298,58 @@ func (x *run) pick(field string) *candidate {
 		}
 		return a.pos < b.pos
 	})
-	c := sorted[0]
-	return &c
+	return sorted
+}
+
+// candidates lists, for each candidate field, the readings besides the
+// one picked, best first: other letterhead cells, a footer or sender
+// line, other labels' values, ids found by their shape.
+func (x *run) candidates(res *Result) map[string][]result.Candidate {
+	out := map[string][]result.Candidate{}
+	for _, f := range result.CandidateFields() {
+		seen := map[string]bool{}
+		if v := *res.Fields.Ptr(f); v != nil {
+			seen[textnorm.Compact(*v)] = true
+		}
+		list := []result.Candidate{}
+		for _, c := range x.ranked(f) {
+			k := textnorm.Compact(c.value)
+			if seen[k] || k == "" || len(list) >= result.MaxCandidates {
+				continue
+			}
+			seen[k] = true
+			src := source(c.method, c.base, c.words, c.issues, x.main.number)
+			list = append(list, result.Candidate{Value: c.value, Method: c.method, Confidence: src.Confidence, Page: src.Page})
+		}
+		out[f] = list
+	}
+	return out
 }
 
 func (x *run) onMain(c candidate) bool { return len(c.words) > 0 && c.words[0].page == x.main.number }
+
+// dropUnbalancingShipping drops shipping read under a weak label
+// ("Transport", also a running total's label) when subtotal + tax is the
+// total without it and not with it.
+func dropUnbalancingShipping(picked map[string]*candidate) {
+	ship := picked[result.FieldShipping]
+	if ship == nil || !ship.weak || ship.amt == nil {
+		return
+	}
+	val := func(f string) (decimal.Decimal, bool) {
+		c := picked[f]
+		if c == nil || c.amt == nil || suspect(c.amt) {
+			return decimal.Zero, false
+		}
+		return c.amt.value, true
+	}
+	sub, ok1 := val(result.FieldSubtotal)
+	tax, ok2 := val(result.FieldTax)
+	total, ok3 := val(result.FieldTotal)
+	if ok1 && ok2 && ok3 && sub.Add(tax).Equal(total) && !sub.Add(tax).Add(ship.amt.value).Equal(total) {
+		picked[result.FieldShipping] = nil
+	}
+}
 
 // reverseChargeTax: an invoice that says "reverse charge" and prints no
 // tax amount has a tax of zero.

@@ -25,8 +25,16 @@ const minResidualSlope = 0.0017
 // uprightOCRWords returns the page's words with upright boxes: the
 // skew extract corrected undone, then any slope left in tesseract's lines.
 func uprightOCRWords(p *extract.Page) []extract.Word {
-	cx, cy := p.Width/2, p.Height/2
 	var out []extract.Word
+	for _, l := range uprightOCRLines(p) {
+		out = append(out, l...)
+	}
+	return out
+}
+
+// uprightOCRLines is uprightOCRWords by tesseract's lines.
+func uprightOCRLines(p *extract.Page) [][]extract.Word {
+	cx, cy := p.Width/2, p.Height/2
 	var lines [][]extract.Word
 	for _, l := range p.Lines {
 		var ws []extract.Word
@@ -36,16 +44,17 @@ func uprightOCRWords(p *extract.Page) []extract.Word {
 			}
 			ws = append(ws, w)
 		}
-		out = append(out, ws...)
 		lines = append(lines, ws)
 	}
 	if slope := lineSlope(lines); math.Abs(slope) >= minResidualSlope {
 		th := math.Atan(slope)
-		for i := range out {
-			out[i].Box = turnCentre(out[i].Box, -th, cx, cy)
+		for _, l := range lines {
+			for i := range l {
+				l[i].Box = turnCentre(l[i].Box, -th, cx, cy)
+			}
 		}
 	}
-	return out
+	return lines
 }
 
 // unturnBox inverts extract's turnBox: b is the upright box around a box

@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
+	"github.com/airlock-dev/airlock/internal/textnorm"
 )
 
 // hit is one label found on a row.
@@ -30,7 +31,14 @@ func (lx *lexicon) findHits(r *row) []hit {
 				continue // "Date      Due": two labels, not "date due"
 			}
 			if h, ok := lx.accept(r, l, m[0], m[1]); ok {
-				h.customer = lx.customerBefore(r.folded[cs:m[0]])
+				after := ""
+				if h.value < ce {
+					after = r.folded[h.value:ce]
+				}
+				h.customer = lx.customerBefore(r.folded[cs:m[0]]) || lx.customerAfter(after)
+				if h.customer && l.field != "" && h.value < ce {
+					h.value = lx.skipCustomerWord(r.folded, h.value, ce)
+				}
 				all = append(all, h)
 			}
 		}
@@ -131,6 +139,49 @@ func (lx *lexicon) customerBefore(before string) bool {
 	return false
 }
 
+// customerAfter reports whether the text after a label in its cell
+// starts with a customer word ("N° TVA client", "NIF cliente").
+func (lx *lexicon) customerAfter(after string) bool {
+	after = strings.TrimLeft(after, " :.-")
+	for _, w := range lx.customerSuffixes {
+		if strings.HasPrefix(after, w) {
+			rest := after[len(w):]
+			if r, _ := utf8.DecodeRuneInString(rest); rest == "" || !unicode.IsLetter(r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// skipCustomerWord moves a customer label's value past the customer word
+// that follows it.
+func (lx *lexicon) skipCustomerWord(f string, v, end int) int {
+	for _, w := range lx.customerSuffixes {
+		if strings.HasPrefix(f[v:end], w) {
+			v += len(w)
+			for v < end && strings.ContainsRune(" :.", rune(f[v])) {
+				v++
+			}
+			return v
+		}
+	}
+	return v
+}
+
+// isCarryRow: a row whose first cell carries a running total between
+// pages ("Carried forward", "Übertrag", "Transport"): not an item, and no
+// label's value.
+func (x *run) isCarryRow(r *row) bool {
+	f := strings.Trim(textnorm.Fold(joinWords(cells(r.words, 1.0)[0])), " :.-")
+	for _, c := range x.lx.carryForward {
+		if f == c || strings.HasPrefix(f, c+" ") && strings.IndexFunc(f[len(c):], unicode.IsLetter) < 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // candidate is one reading of a field.
 type candidate struct {
 	value  string
@@ -150,7 +201,7 @@ type candidate struct {
 // after the label, else in the rows just below it (labels above values).
 func (x *run) labelCandidates(pg *page, pos *int) {
 	for ri, r := range pg.rows {
-		if r.inTable {
+		if r.inTable || x.isCarryRow(r) {
 			continue
 		}
 		hits := x.hits[r]
@@ -166,10 +217,28 @@ func (x *run) labelCandidates(pg *page, pos *int) {
 			region := r.slice(r.fmap[h.value], r.fmap[end])
 			var p parsed
 			var ok bool
-			if len(region) > 0 {
+			switch {
+			case len(region) > 0 && h.lab.kind == kindTaxID && !h.lab.weak && x.farCell(r, h, region):
+				// A tax id's label at the top of a footer column, beside
+				// other columns: its value is the one under it, not the
+				// next column's text.
+				if p, ok = x.below(pg, ri, hits, hi); ok && alignedUnder(r, h, p.words) {
+					break
+				}
 				p, ok = x.parseValue(h.lab.kind, region)
-			} else if !h.lab.weak {
+			case len(region) > 0:
+				p, ok = x.parseValue(h.lab.kind, region)
+			case !h.lab.weak:
 				p, ok = x.below(pg, ri, hits, hi)
+			}
+			if ok && h.lab.weak && h.lab.kind == kindAmount && !moneyShaped(p.amt) {
+				ok = false // "Net 30" is payment terms, not a net amount
+			}
+			if h.lab.field == result.FieldTax && len(region) > 0 {
+				if id, isID := x.taxIDShaped(region); isID {
+					x.add(result.FieldVendorTaxID, candidate{value: id.value, method: result.MethodLabel, words: id.words, issues: id.issues, pos: *pos})
+					continue // "MWST CHE-114.927.538": a tax id, not a tax amount
+				}
 			}
 			switch {
 			case ok:
@@ -186,6 +255,48 @@ func (x *run) labelCandidates(pg *page, pos *int) {
 			}
 		}
 	}
+}
+
+// farCell: the region after a label starts in another cell, more than
+// four text heights away.
+func (x *run) farCell(r *row, h hit, region []word) bool {
+	lw := r.slice(r.fmap[h.start], r.fmap[h.end])
+	if len(lw) == 0 {
+		return false
+	}
+	last := lw[len(lw)-1]
+	return region[0].box.XMin-last.box.XMax > 4*max(last.height(), region[0].height())
+}
+
+// alignedUnder: the value's first word starts under the label's start.
+func alignedUnder(r *row, h hit, ws []word) bool {
+	lw := r.slice(r.fmap[h.start], r.fmap[h.end])
+	if len(lw) == 0 || len(ws) == 0 {
+		return false
+	}
+	d := ws[0].box.XMin - lw[0].box.XMin
+	return d > -5 && d < 30
+}
+
+// moneyShaped: an amount printed as money, with two decimals, grouping or
+// a currency marker.
+func moneyShaped(a *amount) bool {
+	return a != nil && (a.hasSep && a.frac == 2 || a.currency != "")
+}
+
+// taxIDShaped reads a region that starts with a VAT number rather than an
+// amount: a known tax id format, or a country code glued to a run of
+// digits ("CHE-114.927.538", "ATU58229147").
+func (x *run) taxIDShaped(ws []word) (parsed, bool) {
+	t := strings.Trim(ws[0].text, ":,;()")
+	if len(t) < 8 || !isUpperAlnum(strings.ToUpper(t[:2])) || t[0] < 'A' || t[0] > 'Z' || t[1] < 'A' || t[1] > 'Z' {
+		return parsed{}, false
+	}
+	p, ok := x.parseTaxID(ws[:1])
+	if !ok || countDigits(p.value) < 8 {
+		return parsed{}, false
+	}
+	return p, true
 }
 
 // below looks for a label's value in the next rows, within the label's

@@ -51,6 +51,8 @@ type lexiconFile struct {
 	} `yaml:"fields"`
 	Ignore           []string            `yaml:"ignore"`
 	CustomerPrefixes []string            `yaml:"customer_prefixes"`
+	CustomerSuffixes []string            `yaml:"customer_suffixes"`
+	CarryForward     []string            `yaml:"carry_forward"`
 	Table            map[string][]string `yaml:"table"`
 	Titles           []string            `yaml:"titles"`
 	CoverTitles      []string            `yaml:"cover_titles"`
@@ -90,6 +92,8 @@ type header struct {
 type lexicon struct {
 	labels           []*label
 	customerPrefixes []string
+	customerSuffixes []string
+	carryForward     []string
 	headers          []header // longest first
 	titles           []string
 	coverTitles      []string
@@ -127,6 +131,8 @@ func parseLexicon(name string, b []byte) (*lexicon, error) {
 		return nil, err
 	}
 	lx.customerPrefixes = foldAll(f.CustomerPrefixes)
+	lx.customerSuffixes = foldAll(f.CustomerSuffixes)
+	lx.carryForward = foldAll(f.CarryForward)
 	lx.titles = foldAll(f.Titles)
 	lx.coverTitles = foldAll(f.CoverTitles)
 	lx.legalSuffixes = foldAll(f.LegalSuffixes)
@@ -271,7 +277,7 @@ func compileLabel(field, kind, text string, weak bool) (*label, error) {
 }
 
 func (lx *lexicon) compileTable(name string, root *yaml.Node, t map[string][]string) error {
-	valid := []string{colDescription, colQuantity, colUnit, colUnitPrice, colAmount}
+	valid := []string{colDescription, colQuantity, colUnit, colUnitPrice, colAmount, colOther}
 	for col, phrases := range t {
 		if !slices.Contains(valid, col) {
 			return datafile.Errorf(name, datafile.Lookup(root, "table", col), "unknown table column %q", col)

@@ -17,15 +17,19 @@ type word struct {
 	// faint: extract measured the word's ink as much lighter than the
 	// page's text (printed faintly, whatever tesseract read).
 	faint bool
+	// line numbers the extractor's line the word came from (1, 2, ...;
+	// 0 = none): the words of one line share a baseline, so they stay in
+	// one row.
+	line int
 }
 
 func (w word) height() float64  { return w.box.YMax - w.box.YMin }
-func (w word) yCenter() float64 { return (w.box.YMin + w.box.YMax) / 2 }
 func (w word) xCenter() float64 { return (w.box.XMin + w.box.XMax) / 2 }
 
 // row is the words on one visual line of a page, left to right. Rows are
-// rebuilt from boxes, not taken from the extractor's lines: pdftotext puts
-// a label and a far-right value in different blocks.
+// built from boxes, not taken whole from the extractor's lines (pdftotext
+// puts a label and a far-right value in different blocks); a text-layer
+// line's words stay together in one row.
 type row struct {
 	page   int
 	words  []word
@@ -50,35 +54,109 @@ type page struct {
 	rows          []*row
 }
 
-// buildRows groups words into rows by vertical overlap.
+// buildRows groups words into rows: the words of one extractor line
+// together, placed in the row whose band holds them and whose words they
+// do not overlap horizontally. Two words at the same x are on two lines
+// however close their bands: a small address set just under a large name
+// is its own row, never interleaved with the name's words ("Acme 12 Main
+// Street Widgets Inc.").
 func buildRows(pageNum int, ws []word) []*row {
-	sorted := append([]word(nil), ws...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].yCenter() < sorted[j].yCenter() })
+	units := lineUnits(ws)
+	sort.SliceStable(units, func(i, j int) bool { return unitCentre(units[i]) < unitCentre(units[j]) })
 	var rows []*row
-	for _, w := range sorted {
-		if n := len(rows); n > 0 && sameRow(rows[n-1], w) {
-			r := rows[n-1]
-			r.words = append(r.words, w)
-			r.box = union(r.box, w.box)
-			continue
+	for _, u := range units {
+		ub := boxOf(u)
+		var best *row
+		bestD := 0.0
+		for k := len(rows) - 1; k >= 0; k-- {
+			r := rows[k]
+			if r.box.YMax < ub.YMin-2*(ub.YMax-ub.YMin) {
+				break
+			}
+			if !sameRow(r, ub) || xConflict(r.words, u) {
+				continue
+			}
+			if d := abs((r.box.YMin+r.box.YMax)/2 - (ub.YMin+ub.YMax)/2); best == nil || d < bestD {
+				best, bestD = r, d
+			}
 		}
-		rows = append(rows, &row{page: pageNum, words: []word{w}, box: w.box})
+		if best == nil {
+			best = &row{page: pageNum, box: ub}
+			rows = append(rows, best)
+		}
+		best.words = append(best.words, u...)
+		best.box = union(best.box, ub)
 	}
 	for _, r := range rows {
 		r.finish()
 	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		return rows[i].box.YMin+rows[i].box.YMax < rows[j].box.YMin+rows[j].box.YMax
+	})
 	return rows
 }
 
-// sameRow: the word's vertical centre lies inside the row's band and the
+// lineUnits groups words by their extractor line; words without one are
+// units of their own.
+func lineUnits(ws []word) [][]word {
+	var out [][]word
+	at := map[int]int{}
+	for _, w := range ws {
+		if w.line == 0 {
+			out = append(out, []word{w})
+			continue
+		}
+		k, ok := at[w.line]
+		if !ok {
+			k = len(out)
+			at[w.line] = k
+			out = append(out, nil)
+		}
+		out[k] = append(out[k], w)
+	}
+	return out
+}
+
+func unitCentre(u []word) float64 {
+	b := boxOf(u)
+	return (b.YMin + b.YMax) / 2
+}
+
+// xConflict: some word of u overlaps some word of the row horizontally
+// by more than a third of the narrower one. Only text-layer words are
+// compared: OCR splits a token into words whose boxes overlap ("02100002"
+// and "1"), and its ink-tight boxes do not reach into the next line.
+func xConflict(row, u []word) bool {
+	for _, a := range u {
+		for _, b := range row {
+			if a.conf < 1 || b.conf < 1 {
+				continue
+			}
+			ov := min(a.box.XMax, b.box.XMax) - max(a.box.XMin, b.box.XMin)
+			if ov > 0 && ov > min(a.box.XMax-a.box.XMin, b.box.XMax-b.box.XMin)/3 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// sameRow: the box's vertical centre lies inside the row's band and the
 // two overlap by at least half the smaller height.
-func sameRow(r *row, w word) bool {
-	c := w.yCenter()
+func sameRow(r *row, b extract.Box) bool {
+	c := (b.YMin + b.YMax) / 2
 	if c < r.box.YMin || c > r.box.YMax {
 		return false
 	}
-	ov := min(r.box.YMax, w.box.YMax) - max(r.box.YMin, w.box.YMin)
-	return ov >= 0.5*min(r.box.YMax-r.box.YMin, w.height())
+	ov := min(r.box.YMax, b.YMax) - max(r.box.YMin, b.YMin)
+	return ov >= 0.5*min(r.box.YMax-r.box.YMin, b.YMax-b.YMin)
 }
 
 func union(a, b extract.Box) extract.Box {
@@ -104,8 +182,7 @@ func (r *row) finish() {
 	r.height = hs[len(hs)/2]
 	r.cellStarts = []int{0}
 	for i := 1; i < len(r.words); i++ {
-		prev, w := r.words[i-1], r.words[i]
-		if w.box.XMin-prev.box.XMax > cellGap*max(prev.height(), w.height()) {
+		if newCell(r.words[i-1], r.words[i], cellGap) {
 			r.cellStarts = append(r.cellStarts, r.foldedOffset(r.starts[i]))
 		}
 	}
@@ -113,6 +190,24 @@ func (r *row) finish() {
 
 // cellGap is the gap, in text heights, that separates cells.
 const cellGap = 1.0
+
+// newCell: w, right of prev on a row, starts another cell: the gap is
+// wider than gapFactor x the taller word, or, in a text layer, the print
+// changes size (a name in 15 pt with its address in 8 pt beside it).
+func newCell(prev, w word, gapFactor float64) bool {
+	if w.box.XMin-prev.box.XMax > gapFactor*max(prev.height(), w.height()) {
+		return true
+	}
+	if prev.conf < 1 || w.conf < 1 {
+		return false // OCR boxes hug the ink: "en" is shorter than "Dijk" in one size
+	}
+	lo, hi := min(prev.height(), w.height()), max(prev.height(), w.height())
+	return lo > 0 && hi > sizeBreak*lo && w.box.XMin-prev.box.XMax > 0.15*lo
+}
+
+// sizeBreak is the ratio of text heights at which adjacent words belong
+// to different blocks.
+const sizeBreak = 1.6
 
 // foldedOffset maps a text byte offset to the first folded byte at or
 // after it.
@@ -159,9 +254,7 @@ func cells(ws []word, gapFactor float64) [][]word {
 	}
 	out := [][]word{{ws[0]}}
 	for i := 1; i < len(ws); i++ {
-		prev := ws[i-1]
-		h := max(prev.height(), ws[i].height())
-		if ws[i].box.XMin-prev.box.XMax > gapFactor*h {
+		if newCell(ws[i-1], ws[i], gapFactor) {
 			out = append(out, nil)
 		}
 		out[len(out)-1] = append(out[len(out)-1], ws[i])

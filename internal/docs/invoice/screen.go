@@ -91,6 +91,9 @@ func classifyPage(cfg hidden.Config, p *extract.Page, num int, ocr bool, r *hidd
 	if ocr {
 		// OCR pages are read from pixels: what OCR sees is visible, bar
 		// the specks it reads as punctuation.
+		// Each OCR word is placed on its own: tesseract's boxes are its
+		// ink, tight enough to find their row, and its lines sometimes
+		// hold a speck of the next one.
 		for _, w := range uprightOCRWords(p) {
 			if t := cleanText(w.Text); t != "" && !ocrNoise(t) {
 				out = append(out, sword{word: word{text: t, box: w.Box, conf: wordConf(w), page: num, faint: w.Faint}})
@@ -98,14 +101,14 @@ func classifyPage(cfg hidden.Config, p *extract.Page, num int, ocr bool, r *hidd
 		}
 		return out
 	}
-	for _, l := range p.Lines {
+	for li, l := range p.Lines {
 		for _, w := range l.Words {
 			t := cleanText(w.Text)
 			if t == "" {
 				continue
 			}
-			sw := sword{word: word{text: t, box: w.Box, conf: wordConf(w), page: num, faint: w.Faint}}
-			if v := hidden.Classify(cfg, p.Width, p.Height, w.Box, r); !v.Visible {
+			sw := sword{word: word{text: t, box: w.Box, conf: wordConf(w), page: num, faint: w.Faint, line: li + 1}}
+			if v := hidden.Classify(cfg, p.Width, p.Height, w.Box, r); !v.Visible && meaningful(t) {
 				sw.kind = v.Kind
 			}
 			out = append(out, sw)
@@ -128,12 +131,19 @@ func markOverlaps(ws []sword) []sword {
 		if dup[i] {
 			continue
 		}
-		if over[i] && w.kind == "" {
+		if over[i] && w.kind == "" && meaningful(w.text) {
 			w.kind = result.HiddenOverlapping
 		}
 		out = append(out, w)
 	}
 	return out
+}
+
+// meaningful: a word with a letter or a digit. A separator ("·", "|")
+// that draws almost no ink at 6 pt is no hidden text: it can carry
+// neither a value nor an instruction.
+func meaningful(t string) bool {
+	return strings.IndexFunc(t, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
 }
 
 // invisibleLayer: at least 80% of a page's words (and more than a

@@ -60,8 +60,13 @@ func (x *run) headerColumns(r *row) ([]column, bool) {
 func (x *run) headerAt(ws []word, i int) (int, string) {
 	for n := min(3, len(ws)-i); n >= 1; n-- {
 		var b strings.Builder
-		for _, w := range ws[i : i+n] {
+		split := false
+		for k, w := range ws[i : i+n] {
 			b.WriteString(textnorm.Compact(w.text))
+			split = split || k > 0 && newCell(ws[i+k-1], w, cellGap) // "Unit | Price" are two columns
+		}
+		if split {
+			continue
 		}
 		got := b.String()
 		for _, h := range x.lx.headers {
@@ -122,9 +127,13 @@ func (x *run) tableRows(pg *page, start int, cols []column) ([]line, bool) {
 		if prevBottom >= 0 && r.box.YMin-prevBottom > 4*r.height && len(out) > 0 {
 			return out, true
 		}
+		if x.isCarryRow(r) {
+			r.inTable = true // a running total between pages, not an item
+			continue
+		}
 		ln, hasAmount := x.readLine(r, cols)
 		switch {
-		case x.isTotalsRow(r) && ln.qty == "" && ln.price == nil:
+		case x.isTotalsRow(r) && ln.qty == "" && ln.price == nil && (hasAmount || len(ln.desc) == 0):
 			return out, true
 		case hasAmount && (len(ln.desc) > 0 || ln.qty != ""):
 			out = append(out, ln)
@@ -164,6 +173,13 @@ func (x *run) readLine(r *row, cols []column) (line, bool) {
 			ln.desc = []string{d}
 		}
 	}
+	if len(byCol[colQuantity]) == 0 && len(byCol[colUnit]) > 1 {
+		// "5 Satz" set closer than a cell gap: the quantity ran into the
+		// unit column.
+		if _, err := parseAmount(byCol[colUnit][0].text, x.decHint, x.lx, false); err == nil && isQtyText(byCol[colUnit][0].text) {
+			byCol[colQuantity], byCol[colUnit] = byCol[colUnit][:1], byCol[colUnit][1:]
+		}
+	}
 	ln.moneyWords = append(append(ln.moneyWords, byCol[colUnitPrice]...), byCol[colAmount]...)
 	ln.numWords = append(append(ln.numWords, byCol[colQuantity]...), ln.moneyWords...)
 	if ws := byCol[colQuantity]; len(ws) > 0 {
@@ -189,6 +205,21 @@ func (x *run) readLine(r *row, cols []column) (line, bool) {
 	ln.amt = &a
 	ln.issues = append(ln.issues, amountIssues(a)...)
 	return ln, true
+}
+
+// isQtyText: digits with at most one decimal separator.
+func isQtyText(s string) bool {
+	seps := 0
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+		case r == '.' || r == ',':
+			seps++
+		default:
+			return false
+		}
+	}
+	return seps <= 1 && s != ""
 }
 
 // assignColumn picks the column a cell overlaps most, else the nearest.

@@ -63,7 +63,7 @@ func (x *run) inferVendor() {
 		ws    []word
 		score float64
 	}
-	var cs []cand
+	cs := []cand{}
 	for _, r := range pg.rows {
 		if r.box.YMin > pg.height*0.33 || r.inTable {
 			continue
@@ -79,16 +79,74 @@ func (x *run) inferVendor() {
 			cs = append(cs, cand{c, score})
 		}
 	}
-	if len(cs) == 0 {
-		return
-	}
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].score > cs[j].score })
-	best := cs[0].ws
-	name := strings.TrimSpace(joinWords(best))
+	// The best cell is the reading; the next ones, then the names a legal
+	// footer or a sender line prints, are candidates the host may match
+	// against its vendor master.
+	for k, c := range cs[:min(3, len(cs))] {
+		base := 0.7
+		if k > 0 {
+			base = 0.5
+		}
+		x.add(result.FieldVendorName, candidate{value: x.nameText(pg, c.ws), method: result.MethodInferred, words: c.ws, base: base})
+	}
+	x.footerNames(excluded)
+}
+
+func (x *run) nameText(pg *page, ws []word) string {
+	name := strings.TrimSpace(joinWords(ws))
 	if pg.ocr {
 		name = strings.TrimRight(trimOCRJunk(name, true)+keepDot(name), " ")
 	}
-	x.add(result.FieldVendorName, candidate{value: name, method: result.MethodInferred, words: best})
+	return name
+}
+
+// footerNames adds the company names printed elsewhere than the
+// letterhead, each the part of a cell that ends in a legal form: the
+// first line of a legal footer, the first part of a sender line ("Müller
+// GmbH · Hauptstr. 5 · 10115 Berlin").
+func (x *run) footerNames(excluded map[extract.Box]bool) {
+	seen := map[string]bool{}
+	for _, pg := range x.pages {
+		for _, r := range pg.rows {
+			if r.inTable || r.box.YMin < pg.height*0.33 && pg == x.letterhead() && r.height > 7 {
+				continue
+			}
+			for _, c := range cells(r.words, 1.0) {
+				if excluded[c[0].box] {
+					continue
+				}
+				for _, seg := range splitSeparators(c) {
+					t := strings.TrimSpace(joinWords(seg))
+					if !x.hasLegalSuffix(t) || !x.vendorLike(r, seg) || seen[t] {
+						continue
+					}
+					seen[t] = true
+					x.add(result.FieldVendorName, candidate{value: x.nameText(pg, seg), method: result.MethodInferred, words: seg, base: 0.5, pos: 1 << 20})
+				}
+			}
+		}
+	}
+}
+
+// splitSeparators splits a cell at the separators a sender line or a
+// footer sets between its parts ("·", "|", "•").
+func splitSeparators(c []word) [][]word {
+	var out [][]word
+	var cur []word
+	for _, w := range c {
+		if w.text == "·" || w.text == "|" || w.text == "•" || w.text == "-" {
+			if len(cur) > 0 {
+				out, cur = append(out, cur), nil
+			}
+			continue
+		}
+		cur = append(cur, w)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
 }
 
 // letterhead is the page whose top carries the vendor's name: the first
@@ -161,7 +219,12 @@ func (x *run) customerCells(pg *page) map[extract.Box]bool {
 			}
 			out[c[0].box] = true
 			b := boxOf(c)
+			bottom := r.box.YMax
 			for k := ri; k < len(pg.rows) && k <= ri+5; k++ {
+				if pg.rows[k].box.YMin-bottom > 3*r.height {
+					break // the block ended: a gap of three lines
+				}
+				bottom = max(bottom, pg.rows[k].box.YMax)
 				for _, c2 := range cells(pg.rows[k].words, 1.0) {
 					if bb := boxOf(c2); bb.XMin >= b.XMin-10 && bb.XMin <= b.XMin+250 && (k > ri || bb.XMin >= b.XMin) {
 						out[c2[0].box] = true

@@ -40,6 +40,9 @@ type Report struct {
 	// Fields are the guest's values after clamping: every non-null value
 	// here passed its schema.
 	Fields result.Fields `json:"fields"`
+	// Notes are findings that need no review (a resubmitted file, the
+	// vendor read from another place on the invoice).
+	Notes []Note `json:"notes,omitempty"`
 }
 
 // Codes returns the report's distinct flag codes in order.
@@ -108,17 +111,26 @@ func (r *Report) FlagRisks(risks []string) {
 	if len(risks) == 0 {
 		return
 	}
-	r.Flags = append(r.Flags, Flag{Code: FlagActiveContent, Detail: strings.Join(risks, ", ")})
+	addReason(&r.Flags, FlagActiveContent, Reason{Detail: strings.Join(risks, ", ")})
 	r.Decision = DecisionReview
 }
 
 // CheckResult judges the invoice result alone (the envelope's "result").
 func (c *Checker) CheckResult(ctx context.Context, raw []byte) (*Report, error) {
+	return c.CheckDocument(ctx, raw, "")
+}
+
+// CheckDocument is CheckResult for a document the caller identifies by
+// its content (jobs.Doc.ID, a digest of its bytes): the same document
+// judged again is noted as resubmitted, never flagged as a duplicate of
+// itself, while another document with the same vendor and number still
+// is a duplicate.
+func (c *Checker) CheckDocument(ctx context.Context, raw []byte, docID string) (*Report, error) {
 	res, err := DecodeResult(raw)
 	if err != nil {
 		return c.refused(err), nil
 	}
-	return c.check(ctx, res)
+	return c.checkDoc(ctx, res, docID)
 }
 
 // CheckBatch judges envelopes in the order given, so the second copy of
@@ -141,27 +153,32 @@ func (c *Checker) refused(err error) *Report {
 		d = truncate(err.Error(), 150)
 	}
 	return &Report{TenantID: c.master.TenantID, Decision: DecisionReview,
-		Flags: []Flag{{Code: FlagUnreadable, Detail: d}}}
+		Flags: []Flag{{Code: FlagUnreadable, Detail: d, Reasons: []Reason{{Detail: d}}}}}
 }
 
 // check runs every check on a decoded result.
 func (c *Checker) check(ctx context.Context, res *result.Result) (*Report, error) {
+	return c.checkDoc(ctx, res, "")
+}
+
+func (c *Checker) checkDoc(ctx context.Context, res *result.Result, docID string) (*Report, error) {
 	var fl flagger
+	var notes []Note
 	f := res.Fields
 	c.clamp(&f, &fl)
 	c.checkRequired(&f, &fl)
 	c.checkScreens(res, &fl)
-	m := c.matchVendor(f.VendorName, f.VendorTaxID)
+	m := c.resolveVendor(res.Candidates, &f, &notes)
 	c.checkVendor(m, &f, &fl)
 	c.checkBank(m, &f, &fl)
 	c.checkArithmetic(&f, &fl)
 	c.checkLimit(&f, &fl)
 	c.checkDates(m, &f, &fl)
 	c.checkConfidence(res, &f, asOnFile(m, &f), &fl)
-	if err := c.checkDuplicate(ctx, m, &f, &fl); err != nil {
+	if err := c.checkDuplicate(ctx, m, &f, docID, &fl, &notes); err != nil {
 		return nil, err
 	}
-	r := &Report{TenantID: c.master.TenantID, Flags: fl.flags, Fields: f, Decision: DecisionApprove}
+	r := &Report{TenantID: c.master.TenantID, Flags: fl.flags, Fields: f, Decision: DecisionApprove, Notes: notes}
 	if m.vendor != nil {
 		r.VendorID, r.MatchedBy = m.vendor.VendorID, m.by
 	}

@@ -162,6 +162,9 @@ func validateStructure(r *result.Result) error {
 	if err := validateInjections(r.Injection, maxPage); err != nil {
 		return err
 	}
+	if err := validateCandidates(r.Candidates, maxPage); err != nil {
+		return err
+	}
 	if len(r.Template) > result.MaxTemplateRunes || !templatePattern.MatchString(r.Template) {
 		return reject("template name is not a template name")
 	}
@@ -244,6 +247,26 @@ func validateInjections(is []result.Injection, maxPage int) error {
 		}
 		if in.Visible != (in.HiddenKind == "") || in.HiddenKind != "" && !slices.Contains(result.HiddenKinds(), in.HiddenKind) {
 			return reject("injection[%d]: visible and hidden_kind disagree", i)
+		}
+	}
+	return nil
+}
+
+// validateCandidates checks the further readings' bookkeeping; their
+// values are judged like the fields' own where the host uses them.
+func validateCandidates(cs map[string][]result.Candidate, maxPage int) error {
+	for k, list := range cs {
+		if !slices.Contains(result.CandidateFields(), k) {
+			return reject("candidates: %q is not a candidate field", truncate(k, 40))
+		}
+		if len(list) > result.MaxCandidates {
+			return reject("candidates.%s: %d, over %d", k, len(list), result.MaxCandidates)
+		}
+		for i, c := range list {
+			if !slices.Contains(result.Methods(), c.Method) || badFloat(c.Confidence) || c.Confidence < 0 || c.Confidence > 1 ||
+				c.Page < 1 || c.Page > maxPage {
+				return reject("candidates.%s[%d]: bad method, confidence or page", k, i)
+			}
 		}
 	}
 	return nil

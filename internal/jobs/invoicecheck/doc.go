@@ -13,6 +13,11 @@
 // duplicates (History) and the guest's confidences, and reports every
 // finding as a Flag. The decision is approve only when there is no flag.
 //
+// The vendor master is the operator's data, not the guest's, and is read
+// for what it means (masterread.go): the common shapes of the same data
+// are accepted, unknown fields are warnings (MasterOptions.Strict makes
+// them errors), and the values the decision rests on are validated.
+//
 // It imports only the result types (internal/docs/invoice/result), never
 // extraction code, and never parses a document (internal/hostimports
 // enforces this for every host package). Flag details never carry a

@@ -2,6 +2,7 @@ package invoicecheck
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -31,32 +32,72 @@ func FlagCodes() []string {
 		FlagHighValue, FlagPastDue, FlagDuplicate, FlagLowConfidence, FlagUnreadable, FlagActiveContent}
 }
 
-// Flag is one reason an invoice needs a human.
+// Flag is why an invoice needs a human, one per code: Reasons holds every
+// reason found for the code (at most maxFlagsPerCode), Field and Detail
+// the first one's field and all the details joined by "; ".
 type Flag struct {
-	Code   string `json:"code"`
+	Code    string   `json:"code"`
+	Field   string   `json:"field,omitempty"`
+	Detail  string   `json:"detail"`
+	Reasons []Reason `json:"reasons"`
+}
+
+// Reason is one finding behind a flag.
+type Reason struct {
 	Field  string `json:"field,omitempty"`
 	Detail string `json:"detail"`
 }
 
-// flagger collects flags, bounding how many of one code are kept.
+// flagger collects flags, one per code, bounding the reasons kept.
 type flagger struct {
 	flags []Flag
-	count map[string]int
 }
 
 func (f *flagger) add(code, field, format string, args ...any) {
-	if f.count == nil {
-		f.count = map[string]int{}
-	}
-	if f.count[code] >= maxFlagsPerCode {
-		return
-	}
-	f.count[code]++
 	d := fmt.Sprintf(format, args...)
 	if r := []rune(d); len(r) > maxDetailRunes {
 		d = string(r[:maxDetailRunes])
 	}
-	f.flags = append(f.flags, Flag{Code: code, Field: field, Detail: d})
+	addReason(&f.flags, code, Reason{Field: field, Detail: d})
+}
+
+// addReason adds a reason to the flag of its code, making the flag if
+// the invoice has none of that code yet.
+func addReason(flags *[]Flag, code string, r Reason) {
+	for i := range *flags {
+		fl := &(*flags)[i]
+		if fl.Code != code {
+			continue
+		}
+		if len(fl.Reasons) >= maxFlagsPerCode || slices.Contains(fl.Reasons, r) {
+			return
+		}
+		fl.Reasons = append(fl.Reasons, r)
+		fl.Detail += "; " + r.Detail
+		if fl.Field == "" {
+			fl.Field = r.Field
+		}
+		return
+	}
+	*flags = append(*flags, Flag{Code: code, Field: r.Field, Detail: r.Detail, Reasons: []Reason{r}})
+}
+
+// Note codes: what the host wants a reader to know that does not stop an
+// approval.
+const (
+	// NoteResubmitted: this same document (the same bytes) was judged
+	// before; it is not a second invoice with the first one's number.
+	NoteResubmitted = "resubmitted"
+	// NoteVendorEvidence: the vendor's name or tax id was taken from
+	// another place the invoice prints it, because the vendor master
+	// knows that reading and not the first one.
+	NoteVendorEvidence = "vendor_master_evidence"
+)
+
+// Note is something the host found that needs no review.
+type Note struct {
+	Code   string `json:"code"`
+	Detail string `json:"detail"`
 }
 
 // mask hides all but the last four letters and digits of a bank number,

@@ -14,6 +14,9 @@ import (
 type Master struct {
 	TenantID string   `json:"tenant_id"`
 	Vendors  []Vendor `json:"vendors"`
+	// Warnings are what the master carried that was ignored (fields
+	// this package does not know), one line each.
+	Warnings []string `json:"-"`
 }
 
 // Vendor is one known vendor.
@@ -50,12 +53,17 @@ var (
 	vendorIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
 )
 
-// ParseMaster reads a vendor master strictly: unknown or duplicate keys,
-// trailing data, and invalid values (a bad IBAN checksum, a routing number
-// failing the ABA check, a duplicate vendor id or tax id) are errors that
-// name the place ("vendors[2].bank.iban: fails the mod-97 check", or
-// line:column for JSON syntax). Bank numbers are stored normalised.
-func ParseMaster(r io.Reader) (*Master, error) {
+// ParseMaster reads a vendor master (see masterread.go for the shapes it
+// accepts): unknown fields are ignored and listed in Master.Warnings;
+// duplicate keys, trailing data, wrong types and invalid values (a bad
+// IBAN checksum, a routing number failing the ABA check, a duplicate
+// vendor id or tax id) are errors that name the place
+// ("vendors[2].bank.iban: fails the mod-97 check", or line:column for
+// JSON syntax). Bank numbers are stored normalised.
+func ParseMaster(r io.Reader) (*Master, error) { return ParseMasterWith(r, MasterOptions{}) }
+
+// ParseMasterWith is ParseMaster with options.
+func ParseMasterWith(r io.Reader, o MasterOptions) (*Master, error) {
 	raw, err := io.ReadAll(io.LimitReader(r, MaxMasterBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read vendor master: %w", err)
@@ -67,13 +75,21 @@ func ParseMaster(r io.Reader) (*Master, error) {
 		return nil, fmt.Errorf("vendor master: %s", withPosition(raw, err))
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var m Master
-	if err := dec.Decode(&m); err != nil {
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
 		return nil, fmt.Errorf("vendor master: %s", withPosition(raw, err))
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("vendor master: trailing data")
+	mr := &masterReader{unknown: map[string][]string{}}
+	m := mr.master(tree)
+	if len(mr.errs) > 0 {
+		return nil, fmt.Errorf("vendor master: %s", strings.Join(mr.errs, "; "))
+	}
+	m.Warnings = mr.warnings()
+	if o.Strict && len(m.Warnings) > 0 {
+		// Under --strict nothing is ignored: the field is the error.
+		msg := strings.ReplaceAll(strings.Join(m.Warnings, "; "), "unknown field, ignored", "unknown field")
+		return nil, fmt.Errorf("vendor master (strict): %s", msg)
 	}
 	ref, err := loadRefData()
 	if err != nil {
@@ -82,7 +98,7 @@ func ParseMaster(r io.Reader) (*Master, error) {
 	if err := m.validate(ref); err != nil {
 		return nil, fmt.Errorf("vendor master %s: %w", m.TenantID, err)
 	}
-	return &m, nil
+	return m, nil
 }
 
 // withPosition adds line:column to JSON errors that carry an offset.

@@ -14,10 +14,14 @@ func TestParseMaster(t *testing.T) {
 		t.Fatalf("IBAN not normalised: %q", got)
 	}
 	tests := []struct{ name, in, want string }{
-		{"unknown key", `{"tenant_id":"t","vendors":[{"vendor_id":"a","name":"A","iban":"x"}]}`, `unknown field "iban"`},
+		{"bank detail beside the name is still checked", `{"tenant_id":"t","vendors":[{"vendor_id":"a","name":"A","iban":"x"}]}`, "vendors[0].bank.iban: not shaped like an IBAN"},
+		{"bank detail given twice, differently", `{"tenant_id":"t","vendors":[{"vendor_id":"a","name":"A","routing_number":"021000021","bank":{"routing_number":"011000015"}}]}`, "vendors[0].routing_number: differs"},
+		{"bank number as a JSON number", `{"tenant_id":"t","vendors":[{"vendor_id":"a","name":"A","bank":{"routing_number":21000021}}]}`, "leading zeros"},
 		{"duplicate key", `{"tenant_id":"t","tenant_id":"u","vendors":[]}`, "duplicate key"},
 		{"syntax error has position", "{\"tenant_id\":\"t\",\n\"vendors\":[,]}", "line 2 col"},
-		{"wrong type has position", "{\"tenant_id\":\"t\",\n\"vendors\":[{\"vendor_id\":\"a\",\"name\":\"A\",\"payment_terms_days\":\"30\"}]}", "line 2 col"},
+		{"wrong type names the field", "{\"tenant_id\":\"t\",\n\"vendors\":[{\"vendor_id\":\"a\",\"name\":\"A\",\"payment_terms_days\":true}]}", "vendors[0].payment_terms_days: want a whole number of days"},
+		{"terms that are not whole days", `{"tenant_id":"t","vendors":[{"vendor_id":"a","name":"A","payment_terms_days":"30 days"}]}`, "vendors[0].payment_terms_days"},
+		{"name of the wrong type", `{"tenant_id":"t","vendors":[{"vendor_id":"a","name":["A"]}]}`, "vendors[0].name: want a string, got a list"},
 		{"bad tenant", `{"tenant_id":"../x","vendors":[]}`, "tenant_id"},
 		{"duplicate vendor id", `{"tenant_id":"t","vendors":[{"vendor_id":"a","name":"A"},{"vendor_id":"a","name":"B"}]}`, `vendors[1].vendor_id: "a" already used`},
 		{"duplicate tax id", `{"tenant_id":"t","vendors":[{"vendor_id":"a","name":"A","tax_id":"DE 123"},{"vendor_id":"b","name":"B","tax_id":"de123"}]}`, "vendors[1].tax_id: same as vendors[0]"},
@@ -35,6 +39,57 @@ func TestParseMaster(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestParseMasterShapes: an ERP's export of the same data is read (a
+// tenant_name, an address as lines or parts, aliases as one string,
+// numeric ids and terms, bank details beside the name), and fields this
+// package does not know are warnings, or errors with Strict.
+func TestParseMasterShapes(t *testing.T) {
+	const erp = `{"tenant_id": "t", "tenant_name": "T Holdings LLP", "exported_at": "2026-03-01",
+	  "vendors": [
+	    {"vendor_id": 10042, "erp_ref": "K1", "name": "Acme Corporation", "aliases": "ACME Corp",
+	     "address": ["1 Main St", "Springfield, IL"], "phone": "+1 555 0100", "payment_terms_days": "30",
+	     "country": "us", "currency": "usd", "iban": "", "routing_number": "021000021", "account_number": "123456789",
+	     "bank": {"bank_name": "First Bank", "swift_note": "n/a"}},
+	    {"vendor_id": "v2", "erp_ref": "K2", "name": "Globex GmbH",
+	     "address": {"country": "DE", "street": "Hauptstr. 5", "city": "Berlin", "postcode": "10115"}}]}`
+	m, err := ParseMaster(strings.NewReader(erp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.Vendors[0]
+	if v.VendorID != "10042" || v.Aliases[0] != "ACME Corp" || v.Address != "1 Main St, Springfield, IL" || v.PaymentTermsDays != 30 ||
+		v.Country != "US" || v.Currency != "USD" || v.Bank.RoutingNumber != "021000021" || v.Bank.BankName != "First Bank" {
+		t.Fatalf("vendor 0 read as %+v", v)
+	}
+	if got := m.Vendors[1].Address; got != "Hauptstr. 5, Berlin, 10115, DE" {
+		t.Errorf("address object read as %q", got)
+	}
+	want := []string{
+		"exported_at: unknown field, ignored",
+		"vendors[0].bank.swift_note: unknown field, ignored",
+		"vendors[].erp_ref: unknown field, ignored (2 times, first at vendors[0].erp_ref)",
+	}
+	if strings.Join(m.Warnings, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(m.Warnings, "\n"), strings.Join(want, "\n"))
+	}
+	_, err = ParseMasterWith(strings.NewReader(erp), MasterOptions{Strict: true})
+	if err == nil || !strings.Contains(err.Error(), "(strict)") || !strings.Contains(err.Error(), "exported_at: unknown field") {
+		t.Fatalf("strict: err = %v", err)
+	}
+	if m, err := ParseMasterWith(strings.NewReader(testMaster), MasterOptions{Strict: true}); err != nil || len(m.Warnings) != 0 {
+		t.Fatalf("a master of documented fields only: %v, warnings %v", err, m.Warnings)
+	}
+}
+
+func TestSwissUIDSuffix(t *testing.T) {
+	if !sameTaxID("CHE-114.927.538 MWST", "CH", "CHE-114.927.538") || !sameTaxID("CHE114927538TVA", "CH", "che 114 927 538") {
+		t.Error("a Swiss UID with and without its VAT suffix are one number")
+	}
+	if sameTaxID("CHE-114.927.538 MWST", "CH", "CHE-114.927.539") {
+		t.Error("another Swiss UID matched")
 	}
 }
 

@@ -1,13 +1,18 @@
 package invoicecheck
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 )
 
-// normTaxID keeps upper-case letters and digits.
+// normTaxID keeps upper-case letters and digits. A Swiss UID's VAT
+// suffix ("CHE-114.927.538 MWST", or TVA, IVA) is part of how it is
+// written, not of the number.
 func normTaxID(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToUpper(s) {
@@ -15,7 +20,13 @@ func normTaxID(s string) string {
 			b.WriteRune(r)
 		}
 	}
-	return b.String()
+	t := b.String()
+	if len(t) > 12 && strings.HasPrefix(t, "CHE") {
+		for _, suf := range []string{"MWST", "TVA", "IVA"} {
+			t = strings.TrimSuffix(t, suf)
+		}
+	}
+	return t
 }
 
 // sameTaxID compares a vendor's tax id on file with one read from an
@@ -114,4 +125,82 @@ func (c *Checker) matchVendor(name, taxID *string) vendorMatch {
 		}
 	}
 	return vendorMatch{}
+}
+
+// resolveVendor matches the vendor from the fields and, where they match
+// no vendor (or the name matches one whose tax id the field does not
+// carry), from the guest's further readings (result.Candidates): the
+// vendor's known tax id and names are evidence of which printed reading
+// is the vendor's. A reading taken this way replaces the field (it is
+// printed text and passes the same clamp) and leaves a note. A tax id
+// that conflicts with the vendor the name found stays a conflict unless
+// the invoice also prints the vendor's own.
+func (c *Checker) resolveVendor(cands map[string][]result.Candidate, f *result.Fields, notes *[]Note) vendorMatch {
+	m := c.matchVendor(f.VendorName, f.VendorTaxID)
+	use := func(field string, cand result.Candidate) {
+		v := cand.Value
+		*f.Ptr(field) = &v
+		*notes = append(*notes, Note{Code: NoteVendorEvidence, Detail: fmt.Sprintf(
+			"%s read from another place on page %d (%s): the vendor master knows it", field, cand.Page, cand.Method)})
+	}
+	if m.vendor == nil {
+		for _, cand := range c.usable(cands, result.FieldVendorTaxID) {
+			if mm := c.matchVendor(nil, &cand.Value); mm.vendor != nil && f.VendorTaxID == nil {
+				use(result.FieldVendorTaxID, cand)
+				m = mm
+				break
+			}
+		}
+	}
+	if m.vendor == nil || m.by == "tax_id" && !c.nameIsVendors(f.VendorName, m.vendor) {
+		for _, cand := range c.usable(cands, result.FieldVendorName) {
+			if m.vendor != nil {
+				if c.nameIsVendors(&cand.Value, m.vendor) {
+					use(result.FieldVendorName, cand)
+					break
+				}
+				continue
+			}
+			if mm := c.matchVendor(&cand.Value, f.VendorTaxID); mm.vendor != nil {
+				use(result.FieldVendorName, cand)
+				m = mm
+				break
+			}
+		}
+	}
+	if m.vendor != nil && (m.taxConflict || f.VendorTaxID == nil) {
+		for _, cand := range c.usable(cands, result.FieldVendorTaxID) {
+			if sameTaxID(m.vendor.TaxID, m.vendor.Country, cand.Value) {
+				use(result.FieldVendorTaxID, cand)
+				m.taxConflict = false
+				break
+			}
+		}
+	}
+	return m
+}
+
+// usable are a field's candidates whose values pass the field's clamp.
+func (c *Checker) usable(cands map[string][]result.Candidate, field string) []result.Candidate {
+	var out []result.Candidate
+	for _, cand := range cands[field] {
+		if c.fieldProblem(field, cand.Value) == "" {
+			out = append(out, cand)
+		}
+	}
+	return out
+}
+
+// nameIsVendors: the name is one of the vendor's (name or alias).
+func (c *Checker) nameIsVendors(name *string, v *Vendor) bool {
+	if name == nil {
+		return false
+	}
+	n := c.ref.normName(*name)
+	for _, cand := range append([]string{v.Name}, v.Aliases...) {
+		if n != "" && c.ref.normName(cand) == n {
+			return true
+		}
+	}
+	return false
 }

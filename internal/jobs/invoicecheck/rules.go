@@ -163,8 +163,10 @@ func hasIssue(s result.FieldSource, issue string) bool {
 }
 
 // checkDuplicate asks the history about (tenant, vendor, number) and then
-// records it, so a later copy in the same batch is caught.
-func (c *Checker) checkDuplicate(ctx context.Context, m vendorMatch, f *result.Fields, fl *flagger) error {
+// records it, so a later copy in the same batch is caught. With the
+// document's content id it also records (tenant, vendor, number, id): the
+// same document seen again is resubmitted, not a duplicate of itself.
+func (c *Checker) checkDuplicate(ctx context.Context, m vendorMatch, f *result.Fields, docID string, fl *flagger, notes *[]Note) error {
 	if f.InvoiceNumber == nil {
 		return nil
 	}
@@ -183,11 +185,29 @@ func (c *Checker) checkDuplicate(ctx context.Context, m vendorMatch, f *result.F
 	if err != nil {
 		return fmt.Errorf("duplicate check: %w", err)
 	}
-	if seen {
+	var kd DupKey
+	sameDoc := false
+	if docID != "" {
+		kd = k
+		kd.Vendor += "\x00document:" + docID
+		if sameDoc, err = c.history.Seen(ctx, kd); err != nil {
+			return fmt.Errorf("duplicate check: %w", err)
+		}
+	}
+	switch {
+	case seen && sameDoc:
+		*notes = append(*notes, Note{Code: NoteResubmitted,
+			Detail: fmt.Sprintf("this document (%s) with invoice %s was judged before; it is the same file, not a second invoice", docID, *f.InvoiceNumber)})
+	case seen:
 		fl.add(FlagDuplicate, result.FieldInvoiceNumber, "invoice %s from this vendor was seen before", *f.InvoiceNumber)
 	}
 	if err := c.history.Record(ctx, k); err != nil {
 		return fmt.Errorf("record invoice: %w", err)
+	}
+	if docID != "" {
+		if err := c.history.Record(ctx, kd); err != nil {
+			return fmt.Errorf("record invoice: %w", err)
+		}
 	}
 	return nil
 }

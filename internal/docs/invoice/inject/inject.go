@@ -18,9 +18,14 @@ var defaultPhrases []byte
 
 type phraseFile struct {
 	Phrases []struct {
-		Code string   `yaml:"code"`
-		Text []string `yaml:"text"`
+		Code     string   `yaml:"code"`
+		Text     []string `yaml:"text"`
+		Patterns []string `yaml:"patterns"`
 	} `yaml:"phrases"`
+	// Addressees are the ways a text addresses a model or an automated
+	// reader ("AI assistant", "invoice bot"); "@" in a pattern stands
+	// for any of them.
+	Addressees []string `yaml:"addressees"`
 }
 
 type phrase struct {
@@ -30,7 +35,8 @@ type phrase struct {
 
 // Matcher finds phrases in sequences of words. It is immutable once built.
 type Matcher struct {
-	phrases []phrase // longest first, so overlaps resolve to the most specific
+	phrases  []phrase // longest first, so overlaps resolve to the most specific
+	patterns []pattern
 }
 
 // Default returns the matcher for the shipped phrases.yaml.
@@ -46,12 +52,23 @@ func Parse(name string, b []byte) (*Matcher, error) {
 	}
 	valid := result.PhraseCodes()
 	m := &Matcher{}
+	var addressees []string
+	for _, a := range f.Addressees {
+		addressees = append(addressees, strings.ReplaceAll(a, " ", "+"))
+	}
 	for i, p := range f.Phrases {
 		if !slices.Contains(valid, p.Code) {
 			return nil, datafile.Errorf(name, datafile.Lookup(root, "phrases", i, "code"), "unknown phrase code %q", p.Code)
 		}
-		if len(p.Text) == 0 {
+		if len(p.Text) == 0 && len(p.Patterns) == 0 {
 			return nil, datafile.Errorf(name, datafile.Lookup(root, "phrases", i), "code %s has no phrases", p.Code)
+		}
+		for j, src := range p.Patterns {
+			pt, err := compilePattern(p.Code, src, addressees)
+			if err != nil {
+				return nil, datafile.Errorf(name, datafile.Lookup(root, "phrases", i, "patterns", j), "%v", err)
+			}
+			m.patterns = append(m.patterns, pt)
 		}
 		for j, t := range p.Text {
 			c := textnorm.Compact(t)
@@ -61,7 +78,7 @@ func Parse(name string, b []byte) (*Matcher, error) {
 			m.phrases = append(m.phrases, phrase{code: p.Code, compact: c})
 		}
 	}
-	if len(m.phrases) == 0 {
+	if len(m.phrases)+len(m.patterns) == 0 {
 		return nil, fmt.Errorf("%s: no phrases", name)
 	}
 	sort.SliceStable(m.phrases, func(i, j int) bool { return len(m.phrases[i].compact) > len(m.phrases[j].compact) })
@@ -148,6 +165,7 @@ func (m *Matcher) Find(words []string) []Match {
 			out = append(out, Match{Code: p.code, First: s.wordAt(at), Last: s.wordAt(end - 1)})
 		}
 	}
+	out = append(out, m.findPatterns(s, taken)...)
 	sort.Slice(out, func(i, j int) bool { return out[i].First < out[j].First })
 	return out
 }

@@ -131,7 +131,12 @@ const (
 	MaxTemplateRunes  = 64
 	MaxResultBytes    = 1 << 20
 	MaxIssuesPerField = 8
+	MaxCandidates     = 5 // per candidate field
 )
+
+// CandidateFields are the fields the result may offer further readings
+// of: the ones the host can check against the tenant's vendor master.
+func CandidateFields() []string { return []string{FieldVendorName, FieldVendorTaxID} }
 
 // Result is the invoice job's result (the envelope's "result").
 type Result struct {
@@ -150,6 +155,21 @@ type Result struct {
 	// Template names the vendor template that matched, "" for the generic
 	// extractor.
 	Template string `json:"template"`
+	// Candidates are further readings of the CandidateFields: what else
+	// the document prints where a vendor's name or tax id is found (the
+	// letterhead's other cells, a legal footer, a sender line, values of
+	// other labels, ids found by their shape), best first, never the
+	// field's own value. The host may prefer one that its vendor master
+	// knows; a candidate is printed text, never a guess.
+	Candidates map[string][]Candidate `json:"candidates"`
+}
+
+// Candidate is one further reading of a field.
+type Candidate struct {
+	Value      string  `json:"value"`
+	Method     string  `json:"method"`
+	Confidence float64 `json:"confidence"`
+	Page       int     `json:"page"`
 }
 
 // Fields are the extracted values; null when not found. Amounts are
