@@ -19,7 +19,7 @@ func newReviewCmd(g *globalFlags) *cobra.Command {
 	var partiesFile, obligationsCSV, obligationsICS, asOf string
 	var dueWithin int
 	cmd := &cobra.Command{
-		Use:   "review [--playbook FILE] [--out DIR] [--parties FILE] [--as-of DATE] [--obligations-csv FILE] [--obligations-ics FILE] [--json] [--concurrency N] PATH...",
+		Use:   "review [--playbook FILE [--strict]] [--out DIR] [--parties FILE] [--as-of DATE] [--obligations-csv FILE] [--obligations-ics FILE] [--json] [--concurrency N] PATH...",
 		Short: "Review contract PDFs against a playbook, each in its own sandbox",
 		Long: `Review contracts (PDF files, or directories of them) against a playbook.
 Each document goes into a fresh legal-doc-review sandbox with egress denied
@@ -38,19 +38,8 @@ the batch at all (a daemon holds the state directory, a VM cannot start);
 then no report index is written.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			job := &jobs.Review{Timeout: jf.timeout, OCR: jf.ocr(), MaxPages: jf.maxPages, ReportDir: outDir, Markdown: markdown}
-			if playbook != "" {
-				data, err := os.ReadFile(playbook)
-				if err != nil {
-					return usageErr("--playbook: %v", err)
-				}
-				warnings, err := jobs.CheckPlaybook(playbook, data, strict)
-				if err != nil {
-					return usageErr("%v", err)
-				}
-				for _, w := range warnings {
-					fmt.Fprintf(cmd.ErrOrStderr(), "airlock: warning: %s\n", w)
-				}
-				job.Playbook, job.PlaybookName = data, filepath.Base(playbook)
+			if err := setPlaybook(cmd, job, playbook, strict); err != nil {
+				return err
 			}
 			if outDir != "" {
 				if err := os.MkdirAll(outDir, 0o700); err != nil {
@@ -66,17 +55,8 @@ then no report index is written.`,
 			}
 			job.Metadata = md
 			runErr := jf.runBatch(cmd, job, args)
-			if job.Track {
-				rows, events, err := job.WriteTracker(obligationsCSV, obligationsICS, time.Now())
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(os.Stderr, "obligations: %d rows, %d calendar events\n", rows, events)
-			}
-			if idx, err := job.WriteIndex("Contract review"); err != nil {
-				return fmt.Errorf("write the report index: %w", err)
-			} else if idx != "" {
-				fmt.Fprintf(os.Stderr, "reports: %s\n", idx)
+			if err := writeReviewOutputs(job, obligationsCSV, obligationsICS); err != nil {
+				return err
 			}
 			return runErr
 		},
@@ -92,6 +72,49 @@ then no report index is written.`,
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse a playbook with fields airlock does not know (default: warn and ignore them)")
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print each document's full report (findings and redlines) as Markdown instead of a summary line")
 	return cmd
+}
+
+// setPlaybook reads the --playbook file into job, checked as the guest
+// will read it: unknown fields are warnings on stderr, or errors with
+// --strict.
+func setPlaybook(cmd *cobra.Command, job *jobs.Review, path string, strict bool) error {
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return usageErr("--playbook: %v", err)
+	}
+	warnings, err := jobs.CheckPlaybook(path, data, strict)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "airlock: warning: %s\n", w)
+	}
+	job.Playbook, job.PlaybookName = data, filepath.Base(path)
+	return nil
+}
+
+// writeReviewOutputs writes what a batch leaves besides its lines: the
+// obligations tracker files and the report index (none when no document
+// was tried).
+func writeReviewOutputs(job *jobs.Review, csvPath, icsPath string) error {
+	if job.Track {
+		rows, events, err := job.WriteTracker(csvPath, icsPath, time.Now())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "obligations: %d rows, %d calendar events\n", rows, events)
+	}
+	idx, err := job.WriteIndex("Contract review")
+	if err != nil {
+		return fmt.Errorf("write the report index: %w", err)
+	}
+	if idx != "" {
+		fmt.Fprintf(os.Stderr, "reports: %s\n", idx)
+	}
+	return nil
 }
 
 // setFactsFlags checks and applies the flags over the extracted facts:
