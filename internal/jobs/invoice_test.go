@@ -25,12 +25,16 @@ func TestInvoiceBatchRunTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	lim := decimal.NewFromInt(10000)
-	chk, err := invoicecheck.NewChecker(m, invoicecheck.Policy{AsOf: time.Date(2026, 3, 20, 0, 0, 0, 0, time.UTC), DefaultLimit: &lim},
-		invoicecheck.NewMemoryHistory())
-	if err != nil {
-		t.Fatal(err)
+	h := invoicecheck.NewMemoryHistory()
+	newRun := func() *Invoice {
+		t.Helper()
+		chk, err := invoicecheck.NewChecker(m, invoicecheck.Policy{AsOf: time.Date(2026, 3, 20, 0, 0, 0, 0, time.UTC), DefaultLimit: &lim}, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Invoice{Checker: chk}
 	}
-	job := &Invoice{Checker: chk}
+	var job *Invoice
 	judge := func(id, number string) InvoiceLine {
 		t.Helper()
 		o := Outcome{Fields: pendingInvoice{result: invoiceResult(t, number)}}
@@ -45,6 +49,7 @@ func TestInvoiceBatchRunTwice(t *testing.T) {
 		return l
 	}
 	for run := 0; run < 2; run++ {
+		job = newRun()
 		for _, d := range [][2]string{{"00aa11bb22cc33dd", "INV-1"}, {"44ee55ff66aa77bb", "INV-2"}} {
 			l := judge(d[0], d[1])
 			if l.Decision != invoicecheck.DecisionApprove || len(l.Notes) != run {

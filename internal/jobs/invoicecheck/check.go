@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -63,6 +64,13 @@ type Checker struct {
 	policy  Policy
 	history History
 	ref     *refData
+
+	// judged holds the content ids this checker has judged: the same
+	// bytes twice in one batch are two submissions of one invoice (a
+	// vendor that sent it twice), a duplicate; the same bytes judged by
+	// an earlier run are that run's document again, resubmitted.
+	mu     sync.Mutex
+	judged map[string]bool
 }
 
 // NewChecker returns a checker for master's tenant.
@@ -80,7 +88,7 @@ func NewChecker(master *Master, policy Policy, history History) (*Checker, error
 	if policy.AsOf.IsZero() {
 		policy.AsOf = time.Now().UTC()
 	}
-	return &Checker{master: master, policy: policy, history: history, ref: ref}, nil
+	return &Checker{master: master, policy: policy, history: history, ref: ref, judged: map[string]bool{}}, nil
 }
 
 // CheckEnvelope judges the guest's whole result file. A failed job or a
@@ -122,9 +130,9 @@ func (c *Checker) CheckResult(ctx context.Context, raw []byte) (*Report, error) 
 
 // CheckDocument is CheckResult for a document the caller identifies by
 // its content (jobs.Doc.ID, a digest of its bytes): the same document
-// judged again is noted as resubmitted, never flagged as a duplicate of
-// itself, while another document with the same vendor and number still
-// is a duplicate.
+// judged again by a later run is noted as resubmitted, never flagged as a
+// duplicate of itself, while another document with the same vendor and
+// number, or the same bytes twice in one batch, is a duplicate.
 func (c *Checker) CheckDocument(ctx context.Context, raw []byte, docID string) (*Report, error) {
 	res, err := DecodeResult(raw)
 	if err != nil {

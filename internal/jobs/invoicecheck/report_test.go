@@ -45,14 +45,17 @@ func joinDetails(rs []Reason) string {
 	return strings.Join(ds, "; ")
 }
 
-// TestResubmittedDocumentIsNoDuplicate: the same document judged again
-// (the same content id) is noted as resubmitted and judged on its own
-// merits; another document with the vendor's number is still a duplicate.
+// TestResubmittedDocumentIsNoDuplicate: the same document judged again by
+// a later run (the same content id, the same history) is noted as
+// resubmitted and judged on its own merits; another document with the
+// vendor's number is still a duplicate, and so are the same bytes twice in
+// one batch (a vendor that sent the file twice must not be paid twice).
 func TestResubmittedDocumentIsNoDuplicate(t *testing.T) {
-	c := testChecker(t, NewMemoryHistory())
+	h := NewMemoryHistory()
+	c := testChecker(t, h)
 	ctx := context.Background()
 	raw := marshal(t, cleanResult())
-	check := func(id string) *Report {
+	check := func(c *Checker, id string) *Report {
 		t.Helper()
 		rep, err := c.CheckDocument(ctx, raw, id)
 		if err != nil {
@@ -60,14 +63,18 @@ func TestResubmittedDocumentIsNoDuplicate(t *testing.T) {
 		}
 		return rep
 	}
-	if rep := check("a1b2c3d4e5f60718"); rep.Decision != DecisionApprove || len(rep.Notes) != 0 {
+	if rep := check(c, "a1b2c3d4e5f60718"); rep.Decision != DecisionApprove || len(rep.Notes) != 0 {
 		t.Fatalf("first: %s %+v %+v", rep.Decision, rep.Flags, rep.Notes)
 	}
-	rep := check("a1b2c3d4e5f60718")
-	if rep.Decision != DecisionApprove || len(rep.Notes) != 1 || rep.Notes[0].Code != NoteResubmitted {
-		t.Fatalf("same file again: %s flags %+v notes %+v", rep.Decision, rep.Flags, rep.Notes)
+	if rep := check(c, "a1b2c3d4e5f60718"); !slices.Equal(rep.Codes(), []string{FlagDuplicate}) || len(rep.Notes) != 0 {
+		t.Fatalf("same file twice in one batch: flags %v notes %+v", rep.Codes(), rep.Notes)
 	}
-	if rep := check("ffff0000ffff0000"); !slices.Equal(rep.Codes(), []string{FlagDuplicate}) || len(rep.Notes) != 0 {
+	c = testChecker(t, h) // the next run
+	rep := check(c, "a1b2c3d4e5f60718")
+	if rep.Decision != DecisionApprove || len(rep.Notes) != 1 || rep.Notes[0].Code != NoteResubmitted {
+		t.Fatalf("same file in the next run: %s flags %+v notes %+v", rep.Decision, rep.Flags, rep.Notes)
+	}
+	if rep := check(c, "ffff0000ffff0000"); !slices.Equal(rep.Codes(), []string{FlagDuplicate}) || len(rep.Notes) != 0 {
 		t.Fatalf("another file with the number: flags %v notes %+v", rep.Codes(), rep.Notes)
 	}
 	// Without a content id (CheckResult) a second copy is a duplicate,

@@ -162,6 +162,18 @@ func hasIssue(s result.FieldSource, issue string) bool {
 	return false
 }
 
+// markJudged records that this checker judged docID and reports whether
+// it had already.
+func (c *Checker) markJudged(docID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.judged[docID] {
+		return true
+	}
+	c.judged[docID] = true
+	return false
+}
+
 // checkDuplicate asks the history about (tenant, vendor, number) and then
 // records it, so a later copy in the same batch is caught. With the
 // document's content id it also records (tenant, vendor, number, id): the
@@ -194,7 +206,10 @@ func (c *Checker) checkDuplicate(ctx context.Context, m vendorMatch, f *result.F
 			return fmt.Errorf("duplicate check: %w", err)
 		}
 	}
+	twiceInBatch := docID != "" && c.markJudged(docID)
 	switch {
+	case seen && sameDoc && twiceInBatch:
+		fl.add(FlagDuplicate, result.FieldInvoiceNumber, "invoice %s: the same file (%s) twice in this batch", *f.InvoiceNumber, docID)
 	case seen && sameDoc:
 		*notes = append(*notes, Note{Code: NoteResubmitted,
 			Detail: fmt.Sprintf("this document (%s) with invoice %s was judged before; it is the same file, not a second invoice", docID, *f.InvoiceNumber)})
