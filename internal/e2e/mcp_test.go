@@ -58,7 +58,9 @@ func TestMCPAgentLoop(t *testing.T) {
 	}
 	docsTemplate(t, e, "invoice-ocr")
 	docsTemplate(t, e, "pii-redact")
-	d := startDaemon(t, e, "--mcp-docs-root", docs)
+	// A store of its own (templates shared): "the other tenant sees none
+	// of them" must not count what other tests made as that tenant.
+	d := startDaemon(t, e.withOwnState(t), "--mcp-docs-root", docs)
 	t.Run("go-sdk-http", func(t *testing.T) { mcpGoAgent(t, d, contract) })
 	t.Run("invoice-and-redaction", func(t *testing.T) { mcpDocumentTools(t, d) })
 	t.Run("ts-sdk-stdio", func(t *testing.T) { mcpTSAgent(t, d, filepath.Join(docs, tenantA)) })

@@ -39,9 +39,19 @@ func (m *Manager) end(ctx context.Context, l *live, state, event, reason string)
 	destroyErr := m.destroyVM(dctx, l)
 	cancel()
 	m.failpoint(FailKillDestroyed)
+	outcome := "ok"
+	if destroyErr != nil {
+		outcome = errdefs.Code(destroyErr)
+		m.log.Error("destroy sandbox", "sandbox", info.ID, "err", destroyErr)
+		m.cfg.Metrics.Error(destroyErr)
+	}
+	rec := auditRecord(event, info)
+	rec.ParentID, rec.DurationMS, rec.Outcome = info.ParentID, time.Since(began).Milliseconds(), outcome
+	rec.Detail = map[string]string{"lifetime_ms": strconv.FormatInt(now.Sub(info.CreatedAt).Milliseconds(), 10), "reason": reason}
+	m.audit(ctx, rec)
 	// Only now does the sandbox show as ended: whoever sees that state can
 	// rely on its VM, state directory (or saved state) and network being
-	// gone.
+	// gone, and on its end being in the audit log.
 	l.mu.Lock()
 	slot, wasPaused := l.slot, l.pausedDir != ""
 	l.slot = nil
@@ -60,16 +70,6 @@ func (m *Manager) end(ctx context.Context, l *live, state, event, reason string)
 	if err := m.cfg.Store.UpdateSandboxState(context.WithoutCancel(ctx), info.ID, state, now); err != nil {
 		m.log.Error("persist sandbox end", "sandbox", info.ID, "err", err)
 	}
-	outcome := "ok"
-	if destroyErr != nil {
-		outcome = errdefs.Code(destroyErr)
-		m.log.Error("destroy sandbox", "sandbox", info.ID, "err", destroyErr)
-		m.cfg.Metrics.Error(destroyErr)
-	}
-	rec := auditRecord(event, info)
-	rec.ParentID, rec.DurationMS, rec.Outcome = info.ParentID, time.Since(began).Milliseconds(), outcome
-	rec.Detail = map[string]string{"lifetime_ms": strconv.FormatInt(now.Sub(info.CreatedAt).Milliseconds(), 10), "reason": reason}
-	m.audit(ctx, rec)
 	if reason != reasonShutdown {
 		m.cfg.Metrics.Killed(metricReason(reason))
 	}
