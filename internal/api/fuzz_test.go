@@ -24,16 +24,17 @@ func FuzzRequestBodies(f *testing.F) {
 	json.Unmarshal(created.Body.Bytes(), &sb)
 	routes := []struct{ method, path string }{
 		{"POST", "/v1/sandboxes"},
-		{"POST", "/v1/sandboxes/" + sb.ID + "/exec"},
+		// Not exec: local machines run commands on the host, and a fuzzer
+		// must not run the commands it makes up. Exec bodies are decoded by
+		// the same strict decoder as these.
 		{"POST", "/v1/sandboxes/" + sb.ID + "/fork"},
 		{"PUT", "/v1/sandboxes/" + sb.ID + "/egress"},
 		{"POST", "/v1/sandboxes/" + sb.ID + "/files/mkdir"},
 	}
 	f.Add(uint8(0), []byte(`{"template":"base","ttl_seconds":30,"metadata":{"matter":"m"}}`))
-	f.Add(uint8(1), []byte(`{"cmd":"true","timeout_seconds":1e-10}`))
-	f.Add(uint8(2), []byte(`{"count":1e9}`))
-	f.Add(uint8(3), []byte(`{"default":"deny","allow":[{"name":"x","cidr":"10.0.0.0/8","ports":[70000]}]}`))
-	f.Add(uint8(4), []byte(`{"path":"/../../etc","parents":true}`))
+	f.Add(uint8(1), []byte(`{"count":1e9}`))
+	f.Add(uint8(2), []byte(`{"default":"deny","allow":[{"name":"x","cidr":"10.0.0.0/8","ports":[70000]}]}`))
+	f.Add(uint8(3), []byte(`{"path":"/../../etc","parents":true}`))
 	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
 		r := routes[int(route)%len(routes)]
 		w := httptest.NewRecorder()

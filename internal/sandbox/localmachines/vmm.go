@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -24,6 +25,7 @@ type vmm struct {
 // startVMM starts a stand-in VMM for the machine of stateDir and records
 // its pid there.
 func (l *Layer) startVMM(stateDir string) (*vmm, error) {
+	inheritedOnce.Do(closeInheritedOnExec)
 	cmd := exec.Command("sleep", "2147483647")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -46,6 +48,25 @@ func (l *Layer) startVMM(stateDir string) (*vmm, error) {
 }
 
 func (v *vmm) pid() int { return v.pidN }
+
+var inheritedOnce sync.Once
+
+// closeInheritedOnExec marks every descriptor this process inherited
+// (3 and up; Go opens its own close-on-exec) close-on-exec, so a stand-in
+// VMM, which outlives this process on purpose, holds none of them. A Go
+// fuzz worker inherits its coordinator's pipes: a `sleep` holding them
+// kept the coordinator waiting for their end forever.
+func closeInheritedOnExec() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}
 
 // foreignVMM takes over the stand-in VMM pid that another process (the
 // previous daemon, killed) started for stateDir: nil unless pid is a
