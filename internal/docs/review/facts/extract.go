@@ -19,6 +19,13 @@ type Facts struct {
 // Extract reads a contract's facts from its paragraphs. It never fails:
 // what it cannot settle stays empty.
 func Extract(paras []Paragraph) Facts {
+	// The host refuses strings that are not UTF-8; a document's bytes
+	// need not be.
+	clean := make([]Paragraph, len(paras))
+	for i, p := range paras {
+		clean[i] = Paragraph{Text: strings.ToValidUTF8(p.Text, "\uFFFD"), Pages: p.Pages}
+	}
+	paras = clean
 	sents := splitSentences(paras)
 	headings := map[string]bool{}
 	for _, p := range paras {
