@@ -2,10 +2,8 @@ package draftcorpus
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/airlock-dev/airlock/internal/docseval/reviewcorpus"
 	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
@@ -35,7 +33,7 @@ func WritePDFs(dir string, cs []Contract, o PDFOptions) ([]string, error) {
 		if err := testdocs.WriteFixedPDF(&text, c.Pages, testdocs.PDFOptions{}); err != nil {
 			return nil, fmt.Errorf("draft corpus: %s: %w", c.Name, err)
 		}
-		p, err := writeDoc(dir, c.Name, text.Bytes(), c.Truth)
+		p, err := reviewcorpus.WriteDoc(dir, c.Name, text.Bytes(), c.Truth)
 		if err != nil {
 			return nil, err
 		}
@@ -51,25 +49,10 @@ func WritePDFs(dir string, cs []Contract, o PDFOptions) ([]string, error) {
 		}
 		t := c.Truth
 		t.Contract = c.Name + "-scan"
-		if p, err = writeDoc(dir, t.Contract, scan.Bytes(), t); err != nil {
+		if p, err = reviewcorpus.WriteDoc(dir, t.Contract, scan.Bytes(), t); err != nil {
 			return nil, err
 		}
 		out = append(out, p)
 	}
 	return out, nil
-}
-
-func writeDoc(dir, stem string, pdf []byte, truth reviewcorpus.Truth) (string, error) {
-	p := filepath.Join(dir, stem+".pdf")
-	if err := os.WriteFile(p, pdf, 0o644); err != nil {
-		return "", fmt.Errorf("draft corpus: %w", err)
-	}
-	b, err := json.MarshalIndent(truth, "", "  ")
-	if err != nil {
-		return "", fmt.Errorf("draft corpus: %s truth: %w", stem, err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, stem+".truth.json"), append(b, '\n'), 0o644); err != nil {
-		return "", fmt.Errorf("draft corpus: %w", err)
-	}
-	return p, nil
 }

@@ -32,7 +32,7 @@ func WritePDFs(dir string, cs []Contract, o PDFOptions) ([]string, error) {
 		if err := testdocs.WriteFlowPDF(&text, c.Flow, testdocs.PDFOptions{}); err != nil {
 			return nil, fmt.Errorf("corpus: %s: %w", c.Name, err)
 		}
-		p, err := writeDoc(dir, c.Name, text.Bytes(), c.Truth)
+		p, err := WriteDoc(dir, c.Name, text.Bytes(), c.Truth)
 		if err != nil {
 			return nil, err
 		}
@@ -52,7 +52,7 @@ func WritePDFs(dir string, cs []Contract, o PDFOptions) ([]string, error) {
 		}
 		t := c.Truth
 		t.Contract = c.Name + "-scan"
-		if p, err = writeDoc(dir, c.Name+"-scan", scan.Bytes(), t); err != nil {
+		if p, err = WriteDoc(dir, c.Name+"-scan", scan.Bytes(), t); err != nil {
 			return nil, err
 		}
 		out = append(out, p)
@@ -60,7 +60,9 @@ func WritePDFs(dir string, cs []Contract, o PDFOptions) ([]string, error) {
 	return out, nil
 }
 
-func writeDoc(dir, stem string, pdf []byte, truth Truth) (string, error) {
+// WriteDoc writes pdf as DIR/STEM.pdf with its truth beside it as
+// STEM.truth.json (what ReadTruth reads), and returns the PDF's path.
+func WriteDoc(dir, stem string, pdf []byte, truth Truth) (string, error) {
 	p := filepath.Join(dir, stem+".pdf")
 	if err := os.WriteFile(p, pdf, 0o644); err != nil {
 		return "", fmt.Errorf("corpus: %w", err)
