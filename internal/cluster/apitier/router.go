@@ -141,7 +141,7 @@ func (r *Router) nodeErr(ctx context.Context, n nodeInfo, id string, err error) 
 		// A transport failure: no answer. The message would name the
 		// node's internal address; the tenant gets the sandbox's id.
 		r.t.placer.MarkUnreachable(n.id)
-		return errdefs.Unavailable("sandbox %s: its node does not answer", id)
+		return fmt.Errorf("%w: %w", errdefs.Unavailable("sandbox %s: its node does not answer", id), placement.ErrNoAnswer)
 	}
 	return err
 }

@@ -10,8 +10,9 @@
 //  1. Filter, counting every rejection by reason (Reason): the node is not
 //     ready, or its lease ends within one heartbeat (LeaseMargin); it
 //     refused or failed this request already; this replica failed to reach
-//     it in the last UnreachableFor (30 s, a circuit breaker that never
-//     leaves this replica); its host class differs or it does not have the
+//     it (no answer, ErrNoAnswer) in the last UnreachableFor (30 s, a
+//     circuit breaker that never leaves this replica; a node that answers
+//     "unavailable" is reachable and is not benched); its host class differs or it does not have the
 //     build ready; it lacks a capability (net, proxy) or a label; it has no
 //     headroom in slots, memory or vCPUs.
 //  2. Sample uniformly without replacement until K (3) nodes pass the

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/airlock-dev/airlock/internal/errdefs"
@@ -124,9 +125,17 @@ func (p *Placer) reserve(req *Request, excluded []string) (token, bool) {
 	return token{node: nd.view.ID, pos: pos, call: p.nextCall}, true
 }
 
+// ErrNoAnswer marks a Dispatch error as the node's silence (no connection,
+// no answer in time) rather than its answer. Only such failures, while the
+// request's own context is alive, keep the node out of this replica's
+// choices for Config.UnreachableFor: a node that answers "unavailable"
+// (its lease unconfirmed during a database outage, say) is reachable, and
+// benching it for 30 s would outlast the outage that made it answer so.
+var ErrNoAnswer = errors.New("node did not answer")
+
 // finish settles the in-flight create t: kept, as done now, on success;
-// dropped otherwise. A failure to reach the node (when the request's own
-// context did not end) marks it unreachable.
+// dropped otherwise. A failure to reach the node (ErrNoAnswer, when the
+// request's own context did not end) marks it unreachable.
 func (p *Placer) finish(t token, err error, ctxAlive bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -151,7 +160,7 @@ func (p *Placer) finish(t token, err error, ctxAlive bool) {
 		}
 		break
 	}
-	if class := errdefs.Class(err); ctxAlive && (class == errdefs.ErrUnavailable || class == errdefs.ErrDeadlineExceeded) {
+	if ctxAlive && errors.Is(err, ErrNoAnswer) {
 		nd.downTill = now + int64(p.cfg.UnreachableFor)
 	}
 }

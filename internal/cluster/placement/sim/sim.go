@@ -254,8 +254,8 @@ func (l *level) arrive() {
 // The errors a simulated node answers with, made once.
 var (
 	errFull        = errdefs.ResourceExhausted("node full")
-	errDown        = errdefs.Unavailable("connection refused")
-	errHung        = errdefs.DeadlineExceeded("node call timed out")
+	errDown        = fmt.Errorf("%w: %w", errdefs.Unavailable("connection refused"), placement.ErrNoAnswer)
+	errHung        = fmt.Errorf("%w: %w", errdefs.DeadlineExceeded("node call timed out"), placement.ErrNoAnswer)
 	errUnconfirmed = errdefs.Unavailable("node lease not confirmed")
 )
 
