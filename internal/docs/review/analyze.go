@@ -36,6 +36,9 @@ type analyzer struct {
 	// similarity to each clause's standard sentences (see otherClause).
 	specs      []*clauseSpec
 	sentClause map[int][]float64
+	// stemSents counts, for each word stem, the sentences it occurs in
+	// (built on first use by rareTopic).
+	stemSents map[string]int
 }
 
 // clauseSpec is a playbook clause prepared for matching.

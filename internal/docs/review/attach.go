@@ -130,6 +130,29 @@ func (cs *clauseSpec) topicShared(toks []token) int {
 	return len(seen)
 }
 
+// rareTopic reports whether the tokens have a topic word of the clause
+// that the document uses in at most rareTopicSents sentences.
+func (an *analyzer) rareTopic(cs *clauseSpec, toks []token) bool {
+	if an.stemSents == nil {
+		an.stemSents = map[string]int{}
+		for _, s := range an.sents {
+			seen := map[string]bool{}
+			for _, tok := range an.gtoks[s.a:s.b] {
+				if w := stem(tok.Plain); !seen[w] {
+					seen[w] = true
+					an.stemSents[w]++
+				}
+			}
+		}
+	}
+	for _, tok := range toks {
+		if w := stem(tok.Plain); cs.topic[w] && an.stemSents[w] <= rareTopicSents {
+			return true
+		}
+	}
+	return false
+}
+
 // genericWords are contract words too general to tie a sentence to one
 // clause even when only one standard text uses them.
 var genericWords = setOf("agreement", "party", "parti", "provider", "customer", "servic", "service", "section", "claus",
@@ -228,6 +251,11 @@ func (an *analyzer) joinsAsParagraph(cs *clauseSpec, i int) bool {
 		return false
 	}
 	own := an.ownShared(cs, s)
+	if own == 0 && cs.topicShared(an.gtoks[s.a:s.b]) > 0 {
+		// A word naming the clause's subject ("All other warranties ...
+		// are excluded") links like one of its own words.
+		own = 1
+	}
 	return an.refersBack(s) || own >= 2 || own == 1 && !an.opensProvision(s)
 }
 

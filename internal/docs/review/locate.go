@@ -1,6 +1,7 @@
 package review
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,6 +48,13 @@ const (
 	// employee during ... two (2) years after it" for non-solicitation.
 	topicFloor = 0.2
 	topicWords = 2
+	// rareTopicSents: one topic word is enough when the document uses it
+	// in at most this many sentences: "Neither party may assign this
+	// Agreement without ... consent" is the assignment clause in a
+	// contract that says "assign" once more at most, while "terminate"
+	// runs through a whole term-and-termination section and ties no one
+	// sentence to termination for convenience.
+	rareTopicSents = 2
 )
 
 var titleStopWords = setOf("of", "the", "a", "an", "and", "or", "on", "to", "for", "in", "by", "with",
@@ -370,7 +378,8 @@ func (an *analyzer) locateByContent(cs *clauseSpec, used []bool) (location, bool
 		// standard than a neighbouring provision may be, but naming its
 		// subject in the words the playbook's headings use.
 		w = an.bestWindowWhere(cs, 0, len(an.sents), used, false, func(w window) bool {
-			return cs.topicShared(an.gtoks[an.sents[w.a].a:an.sents[w.b-1].b]) >= topicWords
+			toks := an.gtoks[an.sents[w.a].a:an.sents[w.b-1].b]
+			return cs.topicShared(toks) >= topicWords || an.rareTopic(cs, toks) && !an.nearSubject(cs, w.a)
 		})
 		if w.b == w.a || w.sim < topicFloor {
 			return location{}, false
@@ -380,13 +389,71 @@ func (an *analyzer) locateByContent(cs *clauseSpec, used []bool) (location, bool
 	sb := len(an.sents)
 	if s != nil {
 		_, sb = an.sectionSentences(s)
+		// Untitled paragraphs after a titled one ("20.4 Events Outside a
+		// Party's Control. ..." then "20.5 Provider shall ... limit the
+		// effect of such events.") may go on with it: extend stops at
+		// the next titled heading and joins only what reads as part.
+		if p := s.parent; p != nil && p.h != nil {
+			_, sb = an.sectionSentences(p)
+		}
 	}
 	loc := location{by: result.LocatedByContent, strength: w.sim}
-	loc.ta, loc.tb = an.sents[w.a].a, an.sents[an.extend(cs, nil, w, sb, used, false)-1].b
+	end := an.extend(cs, nil, w, sb, used, false)
+	if s != nil && an.topicalHeading(cs, s) && an.opensSection(s, w.a, used) && an.soleHeading(cs, s) {
+		// Under a heading that names the clause's subject in words the
+		// playbook's headings do not ("Resolving Disputes", "Caps and
+		// Exclusions"), the clause opens the section and the untitled
+		// paragraphs after it are part of it: a sentence a drafter added
+		// there ("17.2 Either party may seek interim relief ...") is
+		// compared, not left out to make the clause look standard.
+		own := an.ownEnd(s, w.a)
+		for end < own && !used[end] {
+			end++
+		}
+	}
+	loc.ta, loc.tb = an.sents[w.a].a, an.sents[end-1].b
 	if s != nil {
 		loc.heading = s.h.text
 	}
 	return loc, true
+}
+
+// topicalHeading reports whether section s's title has a topic word of
+// the clause and none of another clause's: "Resolving Disputes" for
+// dispute resolution, not "Indemnities and Liability" for limitation of
+// liability.
+func (an *analyzer) topicalHeading(cs *clauseSpec, s *section) bool {
+	if s.h == nil || s.h.title == "" {
+		return false
+	}
+	toks := tokenize(cleanText(s.h.title), 0)
+	if cs.topicShared(toks) == 0 {
+		return false
+	}
+	for _, o := range an.specs {
+		if o != cs && o.topicShared(toks) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// nearSubject reports whether sentence a stands under a titled heading
+// that shares a word with the clause's title yet did not locate the
+// clause: a variant of its subject ("Termination for Cause" beside
+// termination for convenience), whose text one topic word must not claim.
+func (an *analyzer) nearSubject(cs *clauseSpec, a int) bool {
+	s := an.doc.innermostTitled(an.gtoks[an.sents[a].a].Para)
+	if s == nil || s.h == nil {
+		return false
+	}
+	title := titleWords(cs.clause.Title)
+	for _, w := range titleWords(s.h.title) {
+		if slices.Contains(title, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // about is the share of the clause's own words a run of sentences has.

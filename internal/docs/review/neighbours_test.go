@@ -1,0 +1,104 @@
+package review
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/airlock-dev/airlock/internal/docs/review/playbook"
+)
+
+// standardText is the default playbook's standard text of a clause.
+func standardText(t *testing.T, pb *playbook.Playbook, key string) string {
+	t.Helper()
+	for _, c := range pb.Clauses {
+		if c.Key == key {
+			return c.StandardText
+		}
+	}
+	t.Fatalf("no clause %s in the default playbook", key)
+	return ""
+}
+
+func defaultPB(t *testing.T) *playbook.Playbook {
+	t.Helper()
+	pb, err := playbook.DefaultPlaybook()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pb
+}
+
+// contract is a short agreement with the given sections ("N. Title" then
+// paragraphs).
+func contract(sections ...[]string) []Paragraph {
+	ps := []Paragraph{{Text: "SERVICES AGREEMENT", Pages: []int{1}},
+		{Text: "1. Services", Pages: []int{1}},
+		{Text: "Provider shall perform the services described in each statement of work.", Pages: []int{1}}}
+	for _, s := range sections {
+		for _, t := range s {
+			ps = append(ps, Paragraph{Text: t, Pages: []int{1}})
+		}
+	}
+	return ps
+}
+
+// A sentence a drafter added after the clause, in a section whose
+// heading names the clause's subject in words no playbook heading uses,
+// is part of the clause: the clause is a DEVIATION, never a MATCH that
+// leaves the addition out.
+func TestAdditionUnderTopicalHeadingIsCompared(t *testing.T) {
+	pb := defaultPB(t)
+	std := standardText(t, pb, "dispute_resolution")
+	ps := contract([]string{"17. Resolving Disputes", "17.1 " + std,
+		"17.2 Either party may seek interim relief from any competent court at any time."},
+		[]string{"18. Relationship", "The parties are independent contractors."})
+	f := finding(t, pb, ps, "dispute_resolution")
+	if f.Status == StatusMatch || !strings.Contains(f.Text, "interim relief") {
+		t.Fatalf("%s, text %q: want a DEVIATION that includes the added sentence", f.Status, f.Text)
+	}
+	// Without the addition the same layout matches.
+	ps = contract([]string{"17. Resolving Disputes", "17.1 " + std},
+		[]string{"18. Relationship", "The parties are independent contractors."})
+	if f := finding(t, pb, ps, "dispute_resolution"); f.Status != StatusMatch {
+		t.Fatalf("the standard text alone: %s, want MATCH", f.Status)
+	}
+}
+
+// An untitled numbered paragraph after a titled one that refers back to
+// it ("such events") goes on with the clause.
+func TestUntitledParagraphReferringBackJoins(t *testing.T) {
+	pb := defaultPB(t)
+	std := standardText(t, pb, "force_majeure")
+	ps := contract([]string{"20. General", "20.1 Entire Agreement. This Agreement is the entire agreement between the parties.",
+		"20.2 Events Outside a Party's Control. " + std,
+		"20.3 Provider shall maintain a business continuity plan designed to limit the effect of such events.",
+		"20.4 Waiver. A failure to enforce a right is not a waiver of it."})
+	f := finding(t, pb, ps, "force_majeure")
+	if f.Status == StatusMatch || !strings.Contains(f.Text, "continuity plan") {
+		t.Fatalf("%s, text %q: want a DEVIATION that includes the business continuity sentence", f.Status, f.Text)
+	}
+	if strings.Contains(f.Text, "waiver") {
+		t.Fatalf("the next titled provision joined: %q", f.Text)
+	}
+}
+
+// A drafter's one-sentence assignment clause in a general section is
+// found by its one topic word when the contract uses that word nowhere
+// else; "Termination for Cause" is not termination for convenience
+// though "terminate" is just as rare there.
+func TestRareTopicWordLocatesShortClause(t *testing.T) {
+	pb := defaultPB(t)
+	short := "15.4 Neither party may assign this Agreement without the other party's consent, except that Provider may assign it to an affiliate on ten (10) days' notice."
+	ps := contract([]string{"15. General", "15.1 Entire Agreement. This Agreement is the entire agreement between the parties.",
+		short, "15.5 Waiver. A failure to enforce a right is not a waiver of it."})
+	f := finding(t, pb, ps, "assignment")
+	if f.Status == StatusMissing || !strings.Contains(f.Text, "affiliate") {
+		t.Fatalf("%s, text %q: want the short assignment clause found", f.Status, f.Text)
+	}
+	cause := contract([]string{"3. Termination for Cause", "Either party may terminate this Agreement with immediate effect by written notice " +
+		"if the other party commits a material breach and fails to remedy it within thirty (30) days after being notified of it."},
+		[]string{"4. Relationship", "The parties are independent contractors."})
+	if f := finding(t, pb, cause, "termination_for_convenience"); f.Status != StatusMissing {
+		t.Fatalf("termination for cause taken as termination for convenience: %s, text %q", f.Status, f.Text)
+	}
+}
