@@ -13,6 +13,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs/review/result"
 	invcorpus "github.com/airlock-dev/airlock/internal/docseval/invoicecorpus"
 	rdcorpus "github.com/airlock-dev/airlock/internal/docseval/redactcorpus"
+	"github.com/airlock-dev/airlock/internal/docseval/draftcorpus"
 	"github.com/airlock-dev/airlock/internal/docseval/reviewcorpus"
 	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 	"github.com/airlock-dev/airlock/internal/jobs"
@@ -35,22 +36,42 @@ func newCorpusCmd() *cobra.Command {
 func newCorpusReviewCmd() *cobra.Command {
 	var n, scans, dpi int
 	var seed int64
+	var drafter, split string
 	cmd := &cobra.Command{
 		Use:   "review DIR",
 		Short: "Write contracts (text PDFs, some also as degraded scans) with their known clause statuses",
-		Args:  cobra.ExactArgs(1),
+		Long: "Write contracts with their known clause statuses. --drafter project (the default) is the generator the\n" +
+			"analysis was first tuned on; --drafter other is the second corpus, written apart (other wordings, headings,\n" +
+			"combined sections, two columns, footnotes), from its tune or held-out half (--split).",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cs, err := reviewcorpus.Generate(reviewcorpus.Options{Seed: seed, Contracts: n})
-			if err != nil {
-				return err
-			}
 			scan := testdocs.Scan{DPI: dpi, Skew: 0.8, Noise: 0.04, Blur: 0.6, Seed: seed}
-			paths, err := reviewcorpus.WritePDFs(args[0], cs, reviewcorpus.PDFOptions{Scans: scans, Scan: scan})
-			if err != nil {
-				return err
+			var paths []string
+			var count int
+			switch drafter {
+			case "project":
+				cs, err := reviewcorpus.Generate(reviewcorpus.Options{Seed: seed, Contracts: n})
+				if err != nil {
+					return err
+				}
+				count = len(cs)
+				if paths, err = reviewcorpus.WritePDFs(args[0], cs, reviewcorpus.PDFOptions{Scans: scans, Scan: scan}); err != nil {
+					return err
+				}
+			case "other":
+				cs, err := draftcorpus.Generate(draftcorpus.Options{Seed: seed, Contracts: n, Split: split})
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				count = len(cs)
+				if paths, err = draftcorpus.WritePDFs(args[0], cs, draftcorpus.PDFOptions{Scans: scans, Scan: scan}); err != nil {
+					return err
+				}
+			default:
+				return usageErr("--drafter %q: want project or other", drafter)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %d contracts (%d also as %d dpi scans): %d PDFs in %s\n",
-				len(cs), min(scans, len(cs)), dpi, len(paths), args[0])
+				count, min(scans, count), dpi, len(paths), args[0])
 			return nil
 		},
 	}
@@ -58,6 +79,8 @@ func newCorpusReviewCmd() *cobra.Command {
 	cmd.Flags().IntVar(&scans, "scans", 10, "how many of them are also written as scans")
 	cmd.Flags().IntVar(&dpi, "dpi", 200, "scan resolution")
 	cmd.Flags().Int64Var(&seed, "seed", 1, "generator seed (same seed, same corpus)")
+	cmd.Flags().StringVar(&drafter, "drafter", "project", "project or other (the second corpus, written apart)")
+	cmd.Flags().StringVar(&split, "split", draftcorpus.SplitHeldout, "with --drafter other: tune or heldout")
 	return cmd
 }
 
