@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,9 +14,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/airlock-dev/airlock/internal/docs/review/result"
-	invcorpus "github.com/airlock-dev/airlock/internal/docseval/invoicecorpus"
-	rdcorpus "github.com/airlock-dev/airlock/internal/docseval/redactcorpus"
 	"github.com/airlock-dev/airlock/internal/docseval/draftcorpus"
+	invcorpus "github.com/airlock-dev/airlock/internal/docseval/invoicecorpus"
+	invcorpus2 "github.com/airlock-dev/airlock/internal/docseval/invoicecorpus2"
+	rdcorpus "github.com/airlock-dev/airlock/internal/docseval/redactcorpus"
+	"github.com/airlock-dev/airlock/internal/docseval/redactworld"
 	"github.com/airlock-dev/airlock/internal/docseval/reviewcorpus"
 	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 	"github.com/airlock-dev/airlock/internal/jobs"
@@ -190,11 +195,26 @@ func (devNull) Write(p []byte) (int, error) { return len(p), nil }
 func newCorpusInvoiceCmd() *cobra.Command {
 	var n int
 	var seed int64
+	var drafter, split string
 	cmd := &cobra.Command{
 		Use:   "invoice DIR",
 		Short: "Write invoices (text PDFs, scans, photos, faxes) with planted traps and their truth, plus the vendor master",
-		Args:  cobra.ExactArgs(1),
+		Long: "Write invoices with planted traps and their truth. --drafter other writes the second corpus, written apart\n" +
+			"(11 countries, 6 label languages, 9 layouts, an ERP-shaped vendor master), from its tune or held-out half\n" +
+			"(--split); its corpus.json carries the tenant, date and limits airlock eval invoice then uses.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch drafter {
+			case "project":
+			case "other":
+				var seeds []int64 // the split's own seeds unless --seed is given
+				if cmd.Flags().Changed("seed") {
+					seeds = []int64{seed}
+				}
+				return writeInvoiceCorpus2(cmd, args[0], split, seeds, n)
+			default:
+				return usageErr("--drafter %q: want project or other", drafter)
+			}
 			c, err := invcorpus.Generate(seed, n)
 			if err != nil {
 				return err
@@ -212,9 +232,64 @@ func newCorpusInvoiceCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().IntVar(&n, "n", 42, "invoices")
+	cmd.Flags().IntVar(&n, "n", 42, "invoices (with --drafter other: per seed)")
 	cmd.Flags().Int64Var(&seed, "seed", 1, "generator seed (same seed, same corpus)")
+	cmd.Flags().StringVar(&drafter, "drafter", "project", "project or other (the second corpus, written apart)")
+	cmd.Flags().StringVar(&split, "split", string(invcorpus2.SplitHeldOut), "with --drafter other: tune or heldout")
 	return cmd
+}
+
+// corpusSettings applies a corpus directory's corpus.json (the second
+// invoice corpus writes one: its tenant, date and limits differ from the
+// project corpus's defaults). No file: the defaults stand.
+func corpusSettings(dir string, f *invoiceFlags, jf *jobFlags) error {
+	b, err := os.ReadFile(filepath.Join(dir, "corpus.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var st invcorpus2.Settings
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&st); err != nil {
+		return usageErr("%s: %v", filepath.Join(dir, "corpus.json"), err)
+	}
+	jf.tenant, f.asOf, f.approveLimit = st.TenantID, st.AsOf, nil
+	for cur, amount := range st.Limits {
+		if cur == "" {
+			f.approveLimit = append(f.approveLimit, amount)
+		} else {
+			f.approveLimit = append(f.approveLimit, cur+"="+amount)
+		}
+	}
+	sort.Strings(f.approveLimit)
+	return nil
+}
+
+// writeInvoiceCorpus2 writes n invoices per seed of the second corpus's
+// split (its own seeds, 7001-7002 tune and 9001-9002 held out, when
+// seeds is nil).
+func writeInvoiceCorpus2(cmd *cobra.Command, dir, split string, seeds []int64, n int) error {
+	sp, err := invcorpus2.ParseSplit(split)
+	if err != nil {
+		return usageErr("--split: %v", err)
+	}
+	if seeds == nil {
+		seeds = invcorpus2.Seeds(sp)
+	}
+	cases, err := invcorpus2.GenerateSplit(sp, seeds, n)
+	if err != nil {
+		return err
+	}
+	paths, err := invcorpus2.WriteFiles(dir, invcorpus2.CorpusSettings(sp, seeds), cases)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %d invoices (second corpus, %s half) to %s with vendors.json and corpus.json for tenant %s\n",
+		len(paths), sp, dir, invcorpus2.TenantID)
+	return nil
 }
 
 func newEvalInvoiceCmd(g *globalFlags) *cobra.Command {
@@ -250,6 +325,9 @@ func evalInvoices(cmd *cobra.Command, jf *jobFlags, dir string) error {
 		approveLimit: []string{fmt.Sprint(invcorpus.AutoApproveLimit)}, history: filepath.Join(hist, "history.db")}
 	quiet := *jf
 	quiet.tenant, quiet.json = invcorpus.TenantID, true
+	if err := corpusSettings(dir, f, &quiet); err != nil {
+		return err
+	}
 	j, closeHistory, err := f.job(&quiet)
 	if err != nil {
 		return err
@@ -312,12 +390,28 @@ func evalInvoices(cmd *cobra.Command, jf *jobFlags, dir string) error {
 func newCorpusRedactCmd() *cobra.Command {
 	var n int
 	var seed int64
+	var drafter, split string
 	cmd := &cobra.Command{
 		Use:   "redact DIR",
 		Short: "Write text, JSON, CSV, PDF and scanned documents with span-level PII truth, and canaries.json",
-		Args:  cobra.ExactArgs(1),
+		Long: "Write documents with span-level PII truth. --drafter other writes the second corpus, written apart\n" +
+			"(names from many languages, international phones and addresses, other phrasings), from its dev or\n" +
+			"held-out test split (--split).",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			docs := rdcorpus.Generate(seed, n)
+			var docs []rdcorpus.Doc
+			switch drafter {
+			case "project":
+				docs = rdcorpus.Generate(seed, n)
+			case "other":
+				sp := redactworld.Split(split)
+				if sp != redactworld.Dev && sp != redactworld.Test {
+					return usageErr("--split %q: want dev or test", split)
+				}
+				docs = redactworld.Generate(seed, n, sp)
+			default:
+				return usageErr("--drafter %q: want project or other", drafter)
+			}
 			paths, err := rdcorpus.WriteFiles(args[0], docs)
 			if err != nil {
 				return err
@@ -328,6 +422,8 @@ func newCorpusRedactCmd() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&n, "n", 8, "documents per format")
 	cmd.Flags().Int64Var(&seed, "seed", 1, "generator seed (same seed, same corpus)")
+	cmd.Flags().StringVar(&drafter, "drafter", "project", "project or other (the second corpus, written apart)")
+	cmd.Flags().StringVar(&split, "split", string(redactworld.Test), "with --drafter other: dev or test")
 	return cmd
 }
 
