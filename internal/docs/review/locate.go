@@ -55,6 +55,11 @@ const (
 	// runs through a whole term-and-termination section and ties no one
 	// sentence to termination for convenience.
 	rareTopicSents = 2
+	// ownWords: a run of sentences with this many of the clause's own
+	// words (words of its standard text no other clause uses) is also the
+	// clause at topicFloor: "Notices must be in writing and are effective
+	// two (2) business days after sending by courier or ... by email."
+	ownWords = 2
 )
 
 var titleStopWords = setOf("of", "the", "a", "an", "and", "or", "on", "to", "for", "in", "by", "with",
@@ -379,7 +384,8 @@ func (an *analyzer) locateByContent(cs *clauseSpec, used []bool) (location, bool
 		// subject in the words the playbook's headings use.
 		w = an.bestWindowWhere(cs, 0, len(an.sents), used, false, func(w window) bool {
 			toks := an.gtoks[an.sents[w.a].a:an.sents[w.b-1].b]
-			return cs.topicShared(toks) >= topicWords || an.rareTopic(cs, toks) && !an.nearSubject(cs, w.a)
+			return cs.topicShared(toks) >= topicWords || an.rareTopic(cs, toks) && !an.nearSubject(cs, w.a) ||
+				an.ownInRun(cs, w) >= ownWords && !an.nearSubject(cs, w.a)
 		})
 		if w.b == w.a || w.sim < topicFloor {
 			return location{}, false
@@ -454,6 +460,11 @@ func (an *analyzer) nearSubject(cs *clauseSpec, a int) bool {
 		}
 	}
 	return false
+}
+
+// ownInRun counts the clause's own words in a run of sentences.
+func (an *analyzer) ownInRun(cs *clauseSpec, w window) int {
+	return an.ownShared(cs, sentence{an.sents[w.a].a, an.sents[w.b-1].b})
 }
 
 // about is the share of the clause's own words a run of sentences has.

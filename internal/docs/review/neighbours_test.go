@@ -102,3 +102,17 @@ func TestRareTopicWordLocatesShortClause(t *testing.T) {
 		t.Fatalf("termination for cause taken as termination for convenience: %s, text %q", f.Status, f.Text)
 	}
 }
+
+// A drafter's one-line notices clause, with two of the clause's own
+// words (courier, email) and little else of its standard text, is the
+// clause, changed: not MISSING.
+func TestShortClauseWithOwnWordsIsFound(t *testing.T) {
+	pb := defaultPB(t)
+	ps := contract([]string{"15. General", "15.5 This Agreement is the entire agreement between the parties.",
+		"15.6 Notices must be in writing and are effective two (2) business days after sending by courier or on the day of sending by email.",
+		"15.7 A failure to enforce a right is not a waiver of it."})
+	f := finding(t, pb, ps, "notices")
+	if f.Status == StatusMissing || !strings.Contains(f.Text, "courier") {
+		t.Fatalf("%s, text %q: want the short notices clause found", f.Status, f.Text)
+	}
+}
