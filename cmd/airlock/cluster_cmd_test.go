@@ -56,12 +56,12 @@ func TestClusterMigrate(t *testing.T) {
 	dsn := srv.Database(t)
 	for range 2 {
 		out, errOut, code := runCLI(t, nil, "cluster", "migrate", "--dsn", dsn)
-		if code != 0 || !strings.Contains(out, "cluster schema at version 2") {
+		if code != 0 || !strings.Contains(out, "cluster schema at version 3") {
 			t.Fatalf("exit %d: %s%s", code, out, errOut)
 		}
 	}
 	out, errOut, code := runCLI(t, map[string]string{clusterDSNEnv: dsn}, "cluster", "migrate")
-	if code != 0 || !strings.Contains(out, "version 2") {
+	if code != 0 || !strings.Contains(out, "version 3") {
 		t.Fatalf("from the environment: exit %d: %s%s", code, out, errOut)
 	}
 }
