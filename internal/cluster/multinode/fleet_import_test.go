@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,7 +216,45 @@ func TestFleetClusterImport(t *testing.T) {
 			t.Errorf("a refused import made chain %+v", ch)
 		}
 	}
+
+	// The host joins as the node it was imported as: it registers over
+	// its "left" row and ships its chain on from the imported head (Check
+	// compares every node's local chain with PostgreSQL's copy).
+	c.Nodes = append(c.Nodes, &multiproc.NodeProc{ID: "oldhost", StateDir: h.dir, Listen: loopbackAddr(t)})
+	c.StartNode(len(c.Nodes) - 1)
+	c.WaitView(func(v []nodewireView) bool { return readyIn(v, "oldhost") })
+	if _, epoch := nodeRow(t, c, "oldhost"); epoch != 2 {
+		t.Errorf("oldhost registered under epoch %d, want 2 (the import's 1, then its own)", epoch)
+	}
+	cl, err := client.New("http://"+c.APIs[0].Public, h.keys["imp-a"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		sb, err := cl.CreateSandbox(ctx, client.CreateOptions{Template: "base", TTLSeconds: 600})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sb.Kill(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.WaitFor("oldhost ships its chain on", func() bool {
+		head, err := c.Store.GetChainHead(ctx, first.Chain)
+		return err == nil && head.Seq > h.records
+	})
 	check(t, c, "import", 0)
+}
+
+// loopbackAddr is a loopback address whose port is free now.
+func loopbackAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
 
 // tamper edits audit record 2 of dir's store in place, as someone with
