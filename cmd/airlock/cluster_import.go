@@ -32,8 +32,9 @@ same chain on.
 
 The directory's daemon must be stopped: its lock is taken for the whole
 import (a running daemon is refused with failed_precondition). Sandboxes
-still running on the host and its templates are not imported; the report
-counts them. Importing again adds only what is new: nothing, for an
+still running on the host are not imported, nor are its templates (a node
+reports the templates it holds when it registers, so the host's come with
+it when it joins); the report counts both. Importing again adds only what is new: nothing, for an
 unchanged directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -79,6 +80,6 @@ func printImport(w io.Writer, dir string, r hostimport.Report) {
 	fmt.Fprintf(w, "  ended sandboxes:  %d (%d new)\n", r.Ended, r.EndedAdded)
 	fmt.Fprintf(w, "  audit records:    %d (%d new), verified on the host and in PostgreSQL; last hash %s\n",
 		r.AuditRecords, r.AuditAdded, r.LastHash)
-	fmt.Fprintf(w, "  not imported:     %d running sandboxes (they run on the host), %d templates (publish them to the cluster)\n",
+	fmt.Fprintf(w, "  not imported:     %d running sandboxes (they run on the host), %d templates (the host reports its own when it joins as a node)\n",
 		r.Running, r.Templates)
 }

@@ -3,8 +3,9 @@
 // keys (the hashes, as stored: every key goes on working against the API
 // tier), its ended sandbox records, and its audit chain, which becomes
 // that host's node chain in the cluster, verified on the host before and
-// in PostgreSQL after. Sandboxes still running on the host, and the
-// host's templates, are not imported.
+// in PostgreSQL after. Sandboxes still running on the host are not
+// imported, nor are its templates: a node reports the templates it holds
+// when it registers, so the host's come with it when it joins.
 //
 // The directory must not be in use: the daemon's lock on it is taken for
 // the whole import, so a running daemon is refused and none can start

@@ -40,7 +40,9 @@ type Report struct {
 	EndedAdded int `json:"ended_sandboxes_added"`
 	// Running sandboxes are not imported: they run on the host.
 	Running int `json:"running_sandboxes_not_imported"`
-	// Templates are not imported (publish them to the cluster).
+	// Templates are counted, not copied: the cluster has no template
+	// metadata of its own yet; a node reports the templates it holds
+	// when it registers, so the host reports its own once it joins.
 	Templates int `json:"templates_not_imported"`
 	// AuditRecords is the host chain's length; AuditAdded the records new
 	// in the cluster.
