@@ -204,7 +204,7 @@ func waitDrained(ctx context.Context, st *pgstore.Store, id string, timeout time
 			return err
 		}
 		if n.Live != last {
-			fmt.Fprintf(out, "node %s: %d live sandboxes\n", id, n.Live)
+			fmt.Fprintf(out, "node %s: %s\n", id, liveSandboxes(n.Live))
 			last = n.Live
 		}
 		if n.Live == 0 {
@@ -212,7 +212,7 @@ func waitDrained(ctx context.Context, st *pgstore.Store, id string, timeout time
 			return nil
 		}
 		if n.State != "draining" {
-			return errdefs.FailedPrecondition("node %s is %s now, no longer draining (%d live sandboxes)", id, n.State, n.Live)
+			return errdefs.FailedPrecondition("node %s is %s now, no longer draining (%s)", id, n.State, liveSandboxes(n.Live))
 		}
 		select {
 		case <-ctx.Done():
@@ -220,7 +220,7 @@ func waitDrained(ctx context.Context, st *pgstore.Store, id string, timeout time
 		}
 	}
 	if timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return errdefs.DeadlineExceeded("node %s still has %d live sandboxes after %s; it stays draining", id, last, timeout)
+		return errdefs.DeadlineExceeded("node %s still has %s after %s; it stays draining", id, liveSandboxes(last), timeout)
 	}
 	return ctx.Err()
 }
@@ -248,4 +248,11 @@ func newNodeUndrainCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&dsn, "dsn", "", "PostgreSQL connection string (default $"+clusterDSNEnv+")")
 	return cmd
+}
+
+func liveSandboxes(n int) string {
+	if n == 1 {
+		return "1 live sandbox"
+	}
+	return fmt.Sprintf("%d live sandboxes", n)
 }

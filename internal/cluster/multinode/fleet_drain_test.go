@@ -177,7 +177,7 @@ func TestFleetNodeDrain(t *testing.T) {
 		}
 		if i == len(mine)-1 {
 			// The last one: the wait must still be on, at one.
-			c.WaitFor("drain at 1", func() bool { return drain.printed("node " + target + ": 1 live sandboxes") })
+			c.WaitFor("drain at 1", func() bool { return drain.printed("node " + target + ": 1 live sandbox") })
 			if isClosed(drain.done) {
 				t.Fatalf("drain --wait returned before the last sandbox ended: %s", drain.output())
 			}
@@ -213,7 +213,7 @@ func TestFleetNodeDrain(t *testing.T) {
 	if back == 0 {
 		t.Errorf("no create of 10 placed on %s after undrain", target)
 	}
-	t.Logf("UNDRAIN %d of 10 creates placed on %s (empty, the other node holds %d)", back, target, len(others))
+	t.Logf("UNDRAIN %d of 10 creates placed on %s (emptied; %s holds %d)", back, target, c.Nodes[1].ID, liveOn(t, c, c.Nodes[1].ID))
 	if _, stderr, code := airlockCLI(t, c, "node", "drain", "no-such-node"); code == 0 || !strings.Contains(stderr, "[failed_precondition]") {
 		t.Errorf("drain of an unknown node: exit %d, %q", code, stderr)
 	}
