@@ -304,7 +304,23 @@ func (r *Router) Get(ctx context.Context, tenant, id string) (sandbox.Info, erro
 	if err != nil {
 		return info, nil
 	}
-	return infoFromWire(got.SandboxInfo, n.id), nil
+	out := infoFromWire(got.SandboxInfo, n.id)
+	r.syncPaused(ctx, sb, out.State)
+	return out, nil
+}
+
+// syncPaused corrects the catalog where the node says otherwise of a
+// pause: a replica that died between the node's pause (or resume) and
+// recording it left the catalog behind.
+func (r *Router) syncPaused(ctx context.Context, sb pgstore.Sandbox, state string) {
+	paused := state == sandbox.StatePaused
+	if (state != sandbox.StatePaused && state != pgstore.StateRunning) || paused == (sb.PausedAt != nil) {
+		return
+	}
+	if err := r.t.st.SetSandboxPaused(context.WithoutCancel(ctx), sb.ID, paused); err != nil {
+		r.t.cfg.Log.Warn("correct a paused state", "sandbox", sb.ID, "err", err)
+	}
+	r.t.routes.drop(sb.ID)
 }
 
 // List answers from the catalog; creates not yet confirmed are not shown.

@@ -10,8 +10,8 @@ import (
 
 // A pause through the tier is recorded in the catalog: the list (which
 // the tier answers from PostgreSQL), a get, `node ls` and the catalog row
-// say paused; a resume says running again, and a kill while paused ends
-// it as killed.
+// say paused; a resume says running again; a pause the tier missed is
+// corrected by the next get; a kill while paused ends it as killed.
 func TestFleetPausedInCatalog(t *testing.T) {
 	skipShort(t)
 	c := multiproc.StartCluster(t, multiproc.ClusterOptions{APIs: 1, Nodes: 1})
@@ -64,8 +64,20 @@ func TestFleetPausedInCatalog(t *testing.T) {
 		t.Fatalf("exec after resume: %+v, %v", out, err)
 	}
 
-	if err := sb.Pause(ctx); err != nil {
-		t.Fatal(err)
+	// A pause the tier did not record (as if its replica died after the
+	// node paused): the next get through the tier, answered by the node,
+	// corrects the catalog.
+	if err := c.NodeClient(0).Sandbox(sb.ID).Pause(ctx); err != nil {
+		t.Fatalf("pause straight on the node: %v", err)
+	}
+	if st := listed(); st != "running" {
+		t.Fatalf("list before the catalog learnt of the pause: %s", st)
+	}
+	if got, err := cl.GetSandbox(ctx, sb.ID); err != nil || got.State != "paused" {
+		t.Fatalf("get after a pause on the node: %+v, %v", got, err)
+	}
+	if st := listed(); st != "paused" {
+		t.Fatalf("list after a get saw the pause: state %s, want paused", st)
 	}
 	if err := sb.Kill(ctx); err != nil {
 		t.Fatalf("kill while paused: %v", err)
