@@ -20,7 +20,7 @@ func newClusterCmd() *cobra.Command {
 		Use:   "cluster",
 		Short: "Tools for airlock across many hosts",
 	}
-	cmd.AddCommand(newClusterSimCmd(), newClusterMigrateCmd(), newClusterKeyCmd())
+	cmd.AddCommand(newClusterSimCmd(), newClusterMigrateCmd(), newClusterKeyCmd(), newClusterImportCmd())
 	return cmd
 }
 

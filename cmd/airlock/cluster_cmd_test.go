@@ -56,12 +56,41 @@ func TestClusterMigrate(t *testing.T) {
 	dsn := srv.Database(t)
 	for range 2 {
 		out, errOut, code := runCLI(t, nil, "cluster", "migrate", "--dsn", dsn)
-		if code != 0 || !strings.Contains(out, "cluster schema at version 2") {
+		if code != 0 || !strings.Contains(out, "cluster schema at version 3") {
 			t.Fatalf("exit %d: %s%s", code, out, errOut)
 		}
 	}
 	out, errOut, code := runCLI(t, map[string]string{clusterDSNEnv: dsn}, "cluster", "migrate")
-	if code != 0 || !strings.Contains(out, "version 2") {
+	if code != 0 || !strings.Contains(out, "version 3") {
 		t.Fatalf("from the environment: exit %d: %s%s", code, out, errOut)
+	}
+}
+
+// The operator commands say what is missing: a database, a state
+// directory, a store in it; each with its stable code.
+func TestFleetCommandRefusals(t *testing.T) {
+	noDB := map[string]string{clusterDSNEnv: ""}
+	for _, args := range [][]string{{"node", "ls"}, {"node", "drain", "n1"}, {"node", "undrain", "n1"},
+		{"cluster", "import", "--state-dir", t.TempDir()}} {
+		_, errOut, code := runCLI(t, noDB, args...)
+		if code != exitUsage || !strings.Contains(errOut, "--dsn") || !strings.Contains(errOut, "[invalid_argument]") {
+			t.Errorf("%v without a database: exit %d, %s", args, code, errOut)
+		}
+	}
+	if _, errOut, code := runCLI(t, noDB, "cluster", "import"); code != exitUsage || !strings.Contains(errOut, "--state-dir") {
+		t.Errorf("import without --state-dir: exit %d, %s", code, errOut)
+	}
+	dsn := clustertest.Private(t).Database(t)
+	_, errOut, code := runCLI(t, nil, "cluster", "import", "--dsn", dsn, "--state-dir", t.TempDir(), "--node-id", "h1")
+	if code != exitAirlock || !strings.Contains(errOut, "no airlock store") || !strings.Contains(errOut, "[not_found]") {
+		t.Errorf("import of an empty directory: exit %d, %s", code, errOut)
+	}
+	_, errOut, code = runCLI(t, nil, "cluster", "import", "--dsn", dsn, "--state-dir", t.TempDir(), "--node-id", "Not A Node")
+	if code != exitUsage || !strings.Contains(errOut, "[invalid_argument]") {
+		t.Errorf("import as a malformed node id: exit %d, %s", code, errOut)
+	}
+	out, errOut, code := runCLI(t, nil, "node", "ls", "--dsn", dsn, "--json")
+	if code != 0 || !strings.Contains(out, `"nodes": []`) {
+		t.Errorf("node ls of an empty cluster: exit %d, %s%s", code, out, errOut)
 	}
 }

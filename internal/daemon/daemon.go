@@ -190,6 +190,12 @@ func (d *Daemon) startManager(ctx context.Context, o Options) error {
 // lockExclusive holds an exclusive lock on dir itself until the returned
 // file is closed (or the process dies: the kernel drops it). Locking the
 // directory leaves nothing behind in it.
+// LockStateDir takes the lock a daemon holds on its state directory for
+// as long as it runs, without waiting: a directory a daemon (or a batch
+// running sandboxes in-process) uses is FailedPrecondition. Closing the
+// file releases it. Tools that must not run beside a daemon take it.
+func LockStateDir(dir string) (*os.File, error) { return lockExclusive(dir, "state directory") }
+
 func lockExclusive(dir, what string) (*os.File, error) {
 	f, err := os.Open(dir)
 	if err != nil {

@@ -208,3 +208,45 @@ func CheckKeyShape(plaintext string) error {
 	}
 	return nil
 }
+
+// StoredKey is a key's record with the hash it authenticates by: what
+// moving keys to another store (a cluster's, on import) carries. The
+// plaintext is never kept anywhere.
+type StoredKey struct {
+	Key
+	// Hash is HashKey of the key's plaintext.
+	Hash string
+}
+
+// StoredKeys returns every key with its hash, revoked ones included,
+// oldest first.
+func (s *Store) StoredKeys(ctx context.Context) ([]StoredKey, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+keyColumns+`, hash FROM api_keys ORDER BY created_ms, rowid`)
+	if err != nil {
+		return nil, fmt.Errorf("store: stored keys: %w", mapErr(err))
+	}
+	defer rows.Close()
+	var out []StoredKey
+	for rows.Next() {
+		var sk StoredKey
+		var hash string
+		k, err := scanKey(extraScanner{rows, &hash})
+		if err != nil {
+			return nil, fmt.Errorf("store: stored keys: %w", err)
+		}
+		sk.Key, sk.Hash = k, hash
+		out = append(out, sk)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: stored keys: %w", mapErr(err))
+	}
+	return out, nil
+}
+
+// extraScanner scans a row into what its caller asks, then extra.
+type extraScanner struct {
+	rowScanner
+	extra any
+}
+
+func (e extraScanner) Scan(dest ...any) error { return e.rowScanner.Scan(append(dest, e.extra)...) }

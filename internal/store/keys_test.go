@@ -158,3 +158,30 @@ func TestKeyLifecycle(t *testing.T) {
 		t.Errorf("revoke malformed id = %v, want InvalidArgument", err)
 	}
 }
+
+// StoredKeys gives every key, revoked ones too, with the hash its
+// plaintext authenticates by.
+func TestStoredKeys(t *testing.T) {
+	s, _ := newTestStore(t)
+	a, ka, err := s.CreateKey(ctx, "acme", "one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, kb, err := s.CreateKey(ctx, "beta", "two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeKey(ctx, kb.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.StoredKeys(ctx)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("StoredKeys: %+v, %v", got, err)
+	}
+	if got[0].ID != ka.ID || got[0].Hash != HashKey(a) || got[0].RevokedAt != nil {
+		t.Errorf("first: %+v", got[0])
+	}
+	if got[1].ID != kb.ID || got[1].Hash != HashKey(b) || got[1].RevokedAt == nil || got[1].Tenant != "beta" {
+		t.Errorf("second: %+v", got[1])
+	}
+}

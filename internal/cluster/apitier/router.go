@@ -150,6 +150,9 @@ func (r *Router) nodeErr(ctx context.Context, n nodeInfo, id string, err error) 
 func infoFromRow(sb pgstore.Sandbox) sandbox.Info {
 	in := sandbox.Info{ID: sb.ID, Tenant: sb.Tenant, Template: sb.Template, ParentID: sb.ParentID, Metadata: sb.Metadata,
 		State: sb.State, CreatedAt: sb.CreatedAt, Deadline: sb.Deadline, EndedAt: sb.EndedAt, Jailed: sb.Jailed, Node: sb.NodeID}
+	if sb.State == pgstore.StateRunning && sb.PausedAt != nil {
+		in.State = sandbox.StatePaused
+	}
 	if in.Metadata == nil {
 		in.Metadata = map[string]string{}
 	}
@@ -301,7 +304,23 @@ func (r *Router) Get(ctx context.Context, tenant, id string) (sandbox.Info, erro
 	if err != nil {
 		return info, nil
 	}
-	return infoFromWire(got.SandboxInfo, n.id), nil
+	out := infoFromWire(got.SandboxInfo, n.id)
+	r.syncPaused(ctx, sb, out.State)
+	return out, nil
+}
+
+// syncPaused corrects the catalog where the node says otherwise of a
+// pause: a replica that died between the node's pause (or resume) and
+// recording it left the catalog behind.
+func (r *Router) syncPaused(ctx context.Context, sb pgstore.Sandbox, state string) {
+	paused := state == sandbox.StatePaused
+	if (state != sandbox.StatePaused && state != pgstore.StateRunning) || paused == (sb.PausedAt != nil) {
+		return
+	}
+	if err := r.t.st.SetSandboxPaused(context.WithoutCancel(ctx), sb.ID, paused); err != nil {
+		r.t.cfg.Log.Warn("correct a paused state", "sandbox", sb.ID, "err", err)
+	}
+	r.t.routes.drop(sb.ID)
 }
 
 // List answers from the catalog; creates not yet confirmed are not shown.
@@ -519,6 +538,11 @@ func (r *Router) lifecycle(ctx context.Context, tenant, id string, f func(*clien
 	})
 	if err != nil {
 		return info, err
+	}
+	// The catalog says paused too, so a list, and a get the node does
+	// not answer, show it; a sandbox that ended meanwhile keeps its end.
+	if err := r.t.st.SetSandboxPaused(context.WithoutCancel(ctx), id, info.State == sandbox.StatePaused); err != nil {
+		r.t.cfg.Log.Warn("record a pause or resume", "sandbox", id, "err", err)
 	}
 	r.t.routes.drop(id)
 	return r.withNode(info, id), nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/store"
 )
 
@@ -53,6 +54,19 @@ func loadIdentity(dir, node string) (identity, error) {
 		return identity{}, fmt.Errorf("%s: malformed", identityFile)
 	}
 	return id, nil
+}
+
+// ChainOf returns the id of the audit chain the store in state
+// directory dir ships as node's, making the directory's identity (as a
+// node's first start would) when it has none. `airlock cluster import`
+// uses it, so a host whose chain was imported goes on shipping that same
+// chain when it joins the cluster as node.
+func ChainOf(dir, node string) (string, error) {
+	id, err := loadIdentity(dir, node)
+	if err != nil {
+		return "", errdefs.FailedPrecondition("%v", err)
+	}
+	return id.Chain, nil
 }
 
 // saveIdentity writes id atomically (rename over the old file).

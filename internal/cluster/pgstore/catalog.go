@@ -73,6 +73,9 @@ type Sandbox struct {
 	CreatedAt, Deadline time.Time
 	// EndedAt is when it ended; nil exactly while it is live.
 	EndedAt *time.Time
+	// PausedAt is when a running sandbox was paused (saved to its node's
+	// disk), nil while it runs; meaningless once it ended.
+	PausedAt *time.Time
 }
 
 // CreateSandbox records a placement before (creating) or after (running)
@@ -371,7 +374,7 @@ func (s *Store) LiveSandboxes(ctx context.Context, node string, epoch int64) ([]
 }
 
 const sandboxColumns = `id, tenant, template, build_id, node_id, node_epoch, state, coalesce(end_reason, ''), metadata,
-	egress::text, jailed, coalesce(parent_id, ''), coalesce(idem_key, ''), created_ms, deadline_ms, ended_ms`
+	egress::text, jailed, coalesce(parent_id, ''), coalesce(idem_key, ''), created_ms, deadline_ms, ended_ms, paused_ms`
 
 func scanSandbox(r pgx.Row) (Sandbox, error) {
 	var (
@@ -379,16 +382,16 @@ func scanSandbox(r pgx.Row) (Sandbox, error) {
 		md            string
 		egress        *string
 		created, dead int64
-		ended         *int64
+		ended, paused *int64
 	)
 	if err := r.Scan(&sb.ID, &sb.Tenant, &sb.Template, &sb.BuildID, &sb.NodeID, &sb.NodeEpoch, &sb.State, &sb.EndReason,
-		&md, &egress, &sb.Jailed, &sb.ParentID, &sb.IdemKey, &created, &dead, &ended); err != nil {
+		&md, &egress, &sb.Jailed, &sb.ParentID, &sb.IdemKey, &created, &dead, &ended, &paused); err != nil {
 		return Sandbox{}, err
 	}
 	if egress != nil {
 		sb.Egress = json.RawMessage(*egress)
 	}
-	sb.CreatedAt, sb.Deadline, sb.EndedAt = fromMS(created), fromMS(dead), fromNullMS(ended)
+	sb.CreatedAt, sb.Deadline, sb.EndedAt, sb.PausedAt = fromMS(created), fromMS(dead), fromNullMS(ended), fromNullMS(paused)
 	var err error
 	sb.Metadata, err = store.DecodeMap(md)
 	return sb, err

@@ -13,8 +13,9 @@ import (
 
 // TestOnlyClusterCodeReachesPostgres keeps PostgreSQL out of the
 // single-host daemon and out of cluster nodes: outside the cluster's
-// API-tier packages, only the `airlock cluster` and `airlock api`
-// commands import this package or the driver, so `airlock serve` (alone
+// API-tier packages and the operator's import (hostimport), only the
+// `airlock cluster`, `airlock node` and `airlock api` commands import
+// this package or the driver, so `airlock serve` (alone
 // or as a node) has no path that opens a connection. The node side
 // (nodeagent, nodewire) never does: nodes hold no database credentials.
 // Test helpers that start a server are imported by tests only.
@@ -33,10 +34,12 @@ func TestOnlyClusterCodeReachesPostgres(t *testing.T) {
 			return strings.HasSuffix(rel, "_test.go")
 		case strings.HasPrefix(rel, "internal/cluster/nodeagent/"), strings.HasPrefix(rel, "internal/cluster/nodewire/"):
 			return false
-		case strings.HasPrefix(rel, "internal/cluster/apitier/"), strings.HasPrefix(rel, "internal/cluster/multinode/"):
+		case strings.HasPrefix(rel, "internal/cluster/apitier/"), strings.HasPrefix(rel, "internal/cluster/multinode/"),
+			strings.HasPrefix(rel, "internal/cluster/hostimport/"):
 			return true
 		}
-		return rel == "cmd/airlock/cluster_cmd.go" || rel == "cmd/airlock/cluster_cmd_test.go" || rel == "cmd/airlock/api_cmd.go"
+		return rel == "cmd/airlock/cluster_cmd.go" || rel == "cmd/airlock/cluster_cmd_test.go" || rel == "cmd/airlock/api_cmd.go" ||
+			rel == "cmd/airlock/node_cmd.go"
 	}
 	fset := token.NewFileSet()
 	checked := 0

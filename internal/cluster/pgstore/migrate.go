@@ -24,6 +24,7 @@ type migration struct {
 var migrations = []migration{
 	{name: "tenants, keys, nodes, catalog, templates, audit, invoices", sql: schemaV1},
 	{name: "the API tier's secrets; creating rows by age", sql: schemaV2},
+	{name: "paused sandboxes in the catalog", sql: schemaV3},
 }
 
 // migrateLockKey names the advisory lock every migrating process takes,

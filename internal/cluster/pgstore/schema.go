@@ -270,3 +270,10 @@ CREATE TABLE cluster_secrets (
 );
 CREATE INDEX sandboxes_creating ON sandboxes (created_ms) WHERE state = 'creating';
 `
+
+// schemaV3 records that a running sandbox is paused (saved to its node's
+// disk, no VMM): the catalog's state stays running, as the single-host
+// store's does, and paused_ms says since when. NULL while it runs.
+const schemaV3 = `
+ALTER TABLE sandboxes ADD COLUMN paused_ms bigint;
+`

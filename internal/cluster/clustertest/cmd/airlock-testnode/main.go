@@ -85,7 +85,8 @@ func run(o opts) error {
 	}
 	m := metrics.New()
 	mgr, err := sandbox.New(ctx, sandbox.Config{Machines: layer, TemplateSource: layer, Store: st, Metrics: m, Logger: log,
-		WarmPool: o.warmPool, MaxSandboxes: o.maxSandboxes, MaxTTL: time.Hour})
+		WarmPool: o.warmPool, MaxSandboxes: o.maxSandboxes, MaxTTL: time.Hour,
+		PauseDir: filepath.Join(o.stateDir, "paused")})
 	if err != nil {
 		return err
 	}
