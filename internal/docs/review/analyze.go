@@ -39,6 +39,8 @@ type analyzer struct {
 	// stemSents counts, for each word stem, the sentences it occurs in
 	// (built on first use by rareTopic).
 	stemSents map[string]int
+	// foreignMemo caches foreign(clause, sentence).
+	foreignMemo map[[2]int]bool
 }
 
 // clauseSpec is a playbook clause prepared for matching.

@@ -43,6 +43,24 @@ func stem(p string) string {
 	return p
 }
 
+// kindredStems map a contract's word to the stem the playbook's texts
+// name the same thing by, for telling what a sentence is about (never for
+// comparing it): drafters "recruit" or "poach" "staff" where the standard
+// text "solicit"s and "hire"s "employees".
+var kindredStems = map[string]string{
+	"recruit": "solicit", "poach": "solicit", "staff": "employe", "employ": "hire",
+}
+
+// docStem is a contract word's stem for telling what its sentence is
+// about: stem, then its kindred stem.
+func docStem(p string) string {
+	w := stem(p)
+	if k, ok := kindredStems[w]; ok {
+		return k
+	}
+	return w
+}
+
 // vocabWords are the stems of a text's content words (four letters or
 // more, not common words).
 func vocabWords(t *tables, s string) map[string]bool {
@@ -123,7 +141,7 @@ func uniqueWords(t *tables, specs []*clauseSpec, others []*playbook.Clause, word
 func (cs *clauseSpec) topicShared(toks []token) int {
 	seen := map[string]bool{}
 	for _, tok := range toks {
-		if w := stem(tok.Plain); cs.topic[w] {
+		if w := docStem(tok.Plain); cs.topic[w] {
 			seen[w] = true
 		}
 	}
@@ -138,7 +156,7 @@ func (an *analyzer) rareTopic(cs *clauseSpec, toks []token) bool {
 		for _, s := range an.sents {
 			seen := map[string]bool{}
 			for _, tok := range an.gtoks[s.a:s.b] {
-				if w := stem(tok.Plain); !seen[w] {
+				if w := docStem(tok.Plain); !seen[w] {
 					seen[w] = true
 					an.stemSents[w]++
 				}
@@ -146,11 +164,40 @@ func (an *analyzer) rareTopic(cs *clauseSpec, toks []token) bool {
 		}
 	}
 	for _, tok := range toks {
-		if w := stem(tok.Plain); cs.topic[w] && an.stemSents[w] <= rareTopicSents {
+		if w := docStem(tok.Plain); cs.topic[w] && an.stemSents[w] <= rareTopicSents {
 			return true
 		}
 	}
 	return false
+}
+
+// foreign reports whether sentence i is plainly another clause's: none
+// of cs's own or topic words, and two or more of another clause's (its
+// own words, or its topic words). A run of sentences located for cs
+// neither starts nor ends with one: under "Law and Disputes" the
+// governing-law run stops before "Disputes shall be finally resolved by
+// arbitration ...".
+func (an *analyzer) foreign(cs *clauseSpec, i int) bool {
+	if an.foreignMemo == nil {
+		an.foreignMemo = map[[2]int]bool{}
+	}
+	key := [2]int{cs.index, i}
+	if v, ok := an.foreignMemo[key]; ok {
+		return v
+	}
+	s := an.sents[i]
+	toks := an.gtoks[s.a:s.b]
+	v := false
+	if an.ownShared(cs, s) == 0 && cs.topicShared(toks) == 0 {
+		for _, o := range an.specs {
+			if o != cs && (an.ownShared(o, s) >= 2 || o.topicShared(toks) >= 2) {
+				v = true
+				break
+			}
+		}
+	}
+	an.foreignMemo[key] = v
+	return v
 }
 
 // genericWords are contract words too general to tie a sentence to one
@@ -166,7 +213,7 @@ func (an *analyzer) ownShared(cs *clauseSpec, s sentence) int {
 	n := 0
 	seen := map[string]bool{}
 	for _, tok := range an.gtoks[s.a:s.b] {
-		w := stem(tok.Plain)
+		w := docStem(tok.Plain)
 		if cs.own[w] && !seen[w] {
 			seen[w] = true
 			n++

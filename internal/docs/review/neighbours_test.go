@@ -116,3 +116,23 @@ func TestShortClauseWithOwnWordsIsFound(t *testing.T) {
 		t.Fatalf("%s, text %q: want the short notices clause found", f.Status, f.Text)
 	}
 }
+
+// A one-sentence arbitration clause has five of dispute resolution's own
+// words though it is short beside the standard text; a non-solicitation
+// clause that "recruit"s "staff" is about what the standard text's
+// "solicit" and "employees" are. Both are found, changed.
+func TestShortClauseInOtherWordsIsFound(t *testing.T) {
+	pb := defaultPB(t)
+	ps := contract([]string{"18. Law and Disputes", "18.1 This Agreement is governed by the laws of France.",
+		"18.2 Disputes shall be finally resolved by arbitration under the Rules of Arbitration of the International " +
+			"Chamber of Commerce by three (3) arbitrators seated in Paris, France."},
+		[]string{"19. General", "19.1 A failure to enforce a right under this Agreement is not a waiver of that right.",
+			"19.2 Neither party will, while this Agreement is in force or during the twelve (12) months after it ends, recruit " +
+				"or employ any member of the other party's staff who was involved in the Services, unless the other party agrees in writing."})
+	if f := finding(t, pb, ps, "dispute_resolution"); f.Status == StatusMissing || !strings.Contains(f.Text, "Chamber of Commerce") {
+		t.Errorf("dispute resolution: %s, text %q: want the arbitration sentence", f.Status, f.Text)
+	}
+	if f := finding(t, pb, ps, "non_solicitation"); f.Status == StatusMissing || !strings.Contains(f.Text, "recruit") {
+		t.Errorf("non-solicitation: %s, text %q: want the recruiting sentence", f.Status, f.Text)
+	}
+}
