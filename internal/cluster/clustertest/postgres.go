@@ -168,7 +168,7 @@ func Start() (_ *Server, err error) {
 		return nil, err
 	}
 	conf := fmt.Sprintf("listen_addresses = ''\nfsync = off\n"+
-		"synchronous_commit = off\nfull_page_writes = off\nmax_connections = 200\nshared_buffers = 64MB\n%s", s.ownConf())
+		"synchronous_commit = off\nfull_page_writes = off\nmax_connections = 200\nshared_buffers = 64MB\nwal_keep_size = 256MB\n%s", s.ownConf())
 	if err := s.appendConf(conf); err != nil {
 		return nil, err
 	}

@@ -54,8 +54,11 @@ func (s *Server) Rebuild(primary *Server) error {
 	for _, f := range socks {
 		_ = os.Remove(f)
 	}
+	// -X fetch: the WAL the backup needs comes at its end, over the same
+	// connection; faster here than a second one streaming it, and
+	// wal_keep_size (Start) keeps it on the primary meanwhile.
 	if err := s.run("pg_basebackup", "-D", s.dataDir(), "-h", primary.dir, "-p", strconv.Itoa(primary.port),
-		"-U", "postgres", "-R", "-X", "stream", "-c", "fast"); err != nil {
+		"-U", "postgres", "-R", "-X", "fetch", "-c", "fast", "--no-sync"); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
 	// The copied configuration is the primary's: this server's socket,
