@@ -2,9 +2,14 @@ package clustertest
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sys/unix"
 )
 
 func TestMain(m *testing.M) { Main(m) }
@@ -98,8 +103,16 @@ func TestFailover(t *testing.T) {
 			t.Fatalf("round %d: write through the multi-host DSN: %v", round, err)
 		}
 		c.Close(ctx)
+		pidFile, err := os.ReadFile(filepath.Join(primary.dataDir(), "postmaster.pid"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := primary.Kill(); err != nil {
 			t.Fatal(err)
+		}
+		shm, _ := strconv.Atoi(strings.Fields(strings.Split(string(pidFile), "\n")[6])[1])
+		if _, err := unix.SysvShmCtl(shm, unix.IPC_STAT, &unix.SysvShmDesc{}); err == nil {
+			t.Fatalf("round %d: the killed primary's shared memory segment %d is left", round, shm)
 		}
 		if c, err := pgx.Connect(ctx, dsn); err == nil {
 			c.Close(ctx)

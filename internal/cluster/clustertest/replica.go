@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sys/unix"
 )
 
 // Failover: a primary with a streaming standby, the primary killed as a
@@ -137,7 +138,8 @@ func (s *Server) Kill() error {
 	if err != nil {
 		return fmt.Errorf("kill: %w", err)
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	lines := strings.Split(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(lines[0]))
 	if err != nil {
 		return fmt.Errorf("kill: postmaster.pid: %w", err)
 	}
@@ -157,7 +159,31 @@ func (s *Server) Kill() error {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	removeShm(lines)
 	return nil
+}
+
+// removeShm removes the small System V segment a killed postmaster
+// leaves (its id is the second field of postmaster.pid's seventh line),
+// which no later server of this directory would reuse: the data
+// directory is replaced. Only a segment nothing is attached to.
+func removeShm(pidFile []string) {
+	if len(pidFile) < 7 {
+		return
+	}
+	f := strings.Fields(pidFile[6])
+	if len(f) != 2 {
+		return
+	}
+	id, err := strconv.Atoi(f[1])
+	if err != nil {
+		return
+	}
+	var ds unix.SysvShmDesc
+	if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &ds); err != nil || ds.Nattch != 0 {
+		return
+	}
+	_, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil)
 }
 
 // children are the pids whose parent is pid.
