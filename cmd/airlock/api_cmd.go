@@ -95,7 +95,7 @@ func (o *apiOptions) run(ctx context.Context) error {
 	defer st.Close()
 	failpoint := os.Getenv("AIRLOCK_API_FAILPOINT")
 	if failpoint != "" {
-		log.Warn("AIRLOCK_API_FAILPOINT is set: this API process will kill itself at that create step (fault-injection tests only)", "failpoint", failpoint)
+		log.Warn("AIRLOCK_API_FAILPOINT is set: this API process will kill itself at that create or fork step (fault-injection tests only)", "failpoint", failpoint)
 	}
 	t, err := apitier.New(ctx, apitier.Config{Store: st, JoinToken: token, CreateTimeout: o.createTimeout, ReconcileAfter: o.reconcileAfter,
 		KeyCache: o.keyCache, Failpoint: failpoint, Log: log})

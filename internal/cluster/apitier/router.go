@@ -47,7 +47,8 @@ func (t *Tier) nodeClient(n nodeInfo, tenant string, hdr ...string) *client.Clie
 	return c
 }
 
-// failpoint kills this process at the named create step (fault tests).
+// failpoint kills this process at the named create or fork step (fault
+// tests).
 func (t *Tier) failpoint(name string) {
 	if t.cfg.Failpoint == name {
 		t.cfg.Log.Warn("failpoint reached: killing this API process", "failpoint", name)
@@ -359,7 +360,10 @@ func (r *Router) Kill(ctx context.Context, tenant, id string) error {
 }
 
 // Fork runs on the parent's node; the children's rows (creating, tier
-// ids) exist before the node is called.
+// ids) exist before the node is called. Its failpoints: fork_after_row
+// (the first child's row made, the others not), fork_after_node (the node
+// answered, no row confirmed), fork_before_update (every child's row but
+// the last confirmed).
 func (r *Router) Fork(ctx context.Context, tenant, id string, count int) ([]sandbox.Info, error) {
 	parent, n, err := r.route(ctx, tenant, id)
 	if err != nil {
@@ -376,11 +380,16 @@ func (r *Router) Fork(ctx context.Context, tenant, id string, count int) ([]sand
 			r.failRows(ctx, ids[:i], "create_failed")
 			return nil, err
 		}
+		r.t.failpoint("fork_after_row")
 	}
 	kids, err := r.t.nodeClient(n, tenant, nodewire.HeaderSandboxID, strings.Join(ids, ",")).Sandbox(id).Fork(ctx, count)
+	r.t.failpoint("fork_after_node")
 	made := map[string]bool{}
 	var out []sandbox.Info
-	for _, k := range kids {
+	for i, k := range kids {
+		if i == len(kids)-1 {
+			r.t.failpoint("fork_before_update")
+		}
 		if cerr := r.t.st.ConfirmSandbox(context.WithoutCancel(ctx), k.ID, k.CreatedAt, k.Deadline, k.Jailed); cerr == nil {
 			made[k.ID] = true
 			out = append(out, infoFromWire(k.SandboxInfo, n.id))

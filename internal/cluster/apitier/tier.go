@@ -37,8 +37,9 @@ type Config struct {
 	// the database (revocation takes up to this long; running sessions
 	// ride out a short database outage); 0: 30 s, negative: off.
 	KeyCache time.Duration
-	// Failpoint names a create step at which the process kills itself
-	// (fault-injection tests only): after_row, after_node, before_update.
+	// Failpoint names a create or fork step at which the process kills
+	// itself (fault-injection tests only): after_row, after_node,
+	// before_update; fork_after_row, fork_after_node, fork_before_update.
 	Failpoint string
 	Log       *slog.Logger
 	// NodeClient calls the nodes; nil: one shared transport, no overall

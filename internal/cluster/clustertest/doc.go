@@ -4,7 +4,11 @@
 //
 // It owns the server's lifetime: Main starts it before a package's tests
 // and stops and removes it after them; Private starts one a test may stop
-// and start again (outage tests) without disturbing the others.
+// and start again (outage tests) without disturbing the others, and
+// NewStandby a synchronous streaming standby of one (pg_basebackup -R), for
+// failover tests that Kill the primary as its host would die, Promote the
+// standby and Rebuild the dead one as the new primary's standby;
+// MultiHostDSN names both, connecting to whichever accepts writes.
 //
 // What it must never do: be imported by anything but tests (it starts
 // servers and calls testing), listen on a network address (the server

@@ -44,7 +44,10 @@ type Server struct {
 	Started time.Duration
 	// dbs numbers the databases made by Database, for their names.
 	dbs atomic.Int64
-	// mu serialises Stop and Start.
+	// port is the number in the socket's name (.s.PGSQL.<port>): 5432,
+	// or a standby's own; immutable.
+	port int
+	// mu serialises Stop, Start, Kill, Promote and Rebuild.
 	mu sync.Mutex
 }
 
@@ -151,16 +154,9 @@ func checkBin(d string) error {
 // trust authentication, fsync off, a unix socket in that directory and no
 // TCP listener. Close stops and removes it.
 func Start() (_ *Server, err error) {
-	bin, err := FindBin()
-	if err != nil {
-		return nil, err
-	}
 	began := time.Now()
-	s := &Server{bin: bin}
-	if s.cred, err = serverUser(); err != nil {
-		return nil, err
-	}
-	if s.dir, err = os.MkdirTemp("", "airlock-pg-"); err != nil {
+	s, err := newServer(defaultPort)
+	if err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -168,16 +164,11 @@ func Start() (_ *Server, err error) {
 			s.Close()
 		}
 	}()
-	if s.cred != nil {
-		if err := os.Chown(s.dir, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
-			return nil, err
-		}
-	}
 	if err := s.run("initdb", "-D", s.dataDir(), "-A", "trust", "-N", "-E", "UTF8", "--locale=C", "-U", "postgres"); err != nil {
 		return nil, err
 	}
-	conf := fmt.Sprintf("listen_addresses = ''\nunix_socket_directories = '%s'\nfsync = off\n"+
-		"synchronous_commit = off\nfull_page_writes = off\nmax_connections = 200\nshared_buffers = 64MB\n", s.dir)
+	conf := fmt.Sprintf("listen_addresses = ''\nfsync = off\n"+
+		"synchronous_commit = off\nfull_page_writes = off\nmax_connections = 200\nshared_buffers = 64MB\nwal_keep_size = 256MB\n%s", s.ownConf())
 	if err := s.appendConf(conf); err != nil {
 		return nil, err
 	}
@@ -186,6 +177,39 @@ func Start() (_ *Server, err error) {
 	}
 	s.Started = time.Since(began)
 	return s, nil
+}
+
+// defaultPort is a primary's port.
+const defaultPort = 5432
+
+// newServer makes the directory of a server that will listen on port,
+// owned by the user it will run as.
+func newServer(port int) (*Server, error) {
+	bin, err := FindBin()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{bin: bin, port: port}
+	if s.cred, err = serverUser(); err != nil {
+		return nil, err
+	}
+	if s.dir, err = os.MkdirTemp("", "airlock-pg-"); err != nil {
+		return nil, err
+	}
+	if s.cred != nil {
+		if err := os.Chown(s.dir, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// ownConf is the configuration that is this server's alone: where its
+// socket is. Appended last, it wins over what a base backup copied from
+// another server.
+func (s *Server) ownConf() string {
+	return fmt.Sprintf("unix_socket_directories = '%s'\nport = %d\n", s.dir, s.port)
 }
 
 func (s *Server) appendConf(conf string) error {
@@ -260,11 +284,17 @@ func (s *Server) Close() {
 
 // DSN is the connection string of database db.
 func (s *Server) DSN(db string) string {
-	return fmt.Sprintf("host=%s port=5432 user=postgres dbname=%s sslmode=disable", s.dir, db)
+	return fmt.Sprintf("host=%s port=%d user=postgres dbname=%s sslmode=disable", s.dir, s.port, db)
 }
 
 // Database creates a new empty database t_<n> and returns its DSN.
 func (s *Server) Database(t testing.TB) string {
+	t.Helper()
+	return s.DSN(s.CreateDatabase(t))
+}
+
+// CreateDatabase creates a new empty database t_<n> and returns its name.
+func (s *Server) CreateDatabase(t testing.TB) string {
 	t.Helper()
 	name := fmt.Sprintf("t_%d", s.dbs.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -277,5 +307,5 @@ func (s *Server) Database(t testing.TB) string {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE template0"); err != nil {
 		t.Fatalf("clustertest: create database %s: %v", name, err)
 	}
-	return s.DSN(name)
+	return name
 }

@@ -113,3 +113,24 @@ func readyIn(v []nodewire.ViewNode, id string) bool {
 	}
 	return false
 }
+
+// nodeEpochs is every node's epoch now.
+func nodeEpochs(t *testing.T, c *multiproc.Cluster) map[string]int64 {
+	t.Helper()
+	epochs := map[string]int64{}
+	for _, n := range c.Nodes {
+		_, epochs[n.ID] = nodeRow(t, c, n.ID)
+	}
+	return epochs
+}
+
+// unswept fails iteration it unless every node is ready under the epoch
+// epochs has for it: no node was swept.
+func unswept(t *testing.T, c *multiproc.Cluster, epochs map[string]int64, it int) {
+	t.Helper()
+	for _, n := range c.Nodes {
+		if st, e := nodeRow(t, c, n.ID); st != lease.Ready || e != epochs[n.ID] {
+			t.Fatalf("iteration %d: node %s is %s epoch %d after the outage, want ready epoch %d (swept)", it, n.ID, st, e, epochs[n.ID])
+		}
+	}
+}

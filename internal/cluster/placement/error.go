@@ -81,8 +81,29 @@ func (p *Placer) noCandidate(req *Request, st *placeState, last error) error {
 		e.msg = preconditionMessage(req, missing, pulling)
 		return e
 	}
+	if transient(&c) {
+		e.Class = errdefs.ErrUnavailable
+	}
 	e.msg = exhaustedMessage(req, considered, &c, st)
 	return e
+}
+
+// transient reports whether every node was passed over only for its
+// liveness, and some only for a while: leases about to end (heartbeats
+// not recorded, as while the database fails over) or unreachable from
+// this replica. No node is full, so the cluster is not out of resources:
+// it is unavailable for now (503, retried), not exhausted (429).
+func transient(c *counts) bool {
+	for r, n := range c {
+		switch reasonIdx(r) {
+		case rNotReady, rLeaseShort, rUnreachable:
+		default:
+			if n > 0 {
+				return false
+			}
+		}
+	}
+	return c[rLeaseShort]+c[rUnreachable] > 0
 }
 
 // exhausted is the answer after more than MaxRefusals refusals.

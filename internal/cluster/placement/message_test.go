@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/airlock-dev/airlock/internal/cluster/lease"
 	"github.com/airlock-dev/airlock/internal/errdefs"
@@ -92,6 +93,11 @@ func TestFailedPreconditionWhenNoNodeCouldEverTakeIt(t *testing.T) {
 		v.Capabilities = []string{"net"}
 		return v
 	}
+	shortLease := func(i int) NodeView {
+		v := roomy(i)
+		v.LeaseExpires = t0.Add(time.Second) // within the 5 s margin
+		return v
+	}
 	lostWithBuild := roomy(9)
 	lostWithBuild.State = lease.Lost
 	for _, tc := range []struct {
@@ -111,6 +117,8 @@ func TestFailedPreconditionWhenNoNodeCouldEverTakeIt(t *testing.T) {
 			"a sandbox of legal-doc-review asks for labels disk=ssd, zone=eu-2, which no node of host class x86-kvm with its build and capabilities carries"},
 		{"only a lost node has it: may come back", []NodeView{pulling(1), lostWithBuild}, nil, errdefs.ErrResourceExhausted,
 			"no node can take a sandbox of legal-doc-review (2048 MiB, 2 vCPUs) now: 2 nodes, 1 not ready, 1 without the build ready"},
+		{"every lease about to end: unavailable for now", []NodeView{shortLease(1), shortLease(2), lostWithBuild}, nil, errdefs.ErrUnavailable,
+			"no node can take a sandbox of legal-doc-review (2048 MiB, 2 vCPUs) now: 3 nodes, 1 not ready, 2 with a lease about to end"},
 		{"pull allowed", []NodeView{pulling(1)}, func(r *Request) { r.AllowPull = true }, nil, ""},
 	} {
 		p, _ := newTestPlacer(t, tc.views...)

@@ -213,11 +213,12 @@ func TestTransportFailuresAreUnavailableAndTripTheBreaker(t *testing.T) {
 	if failed[s.got[0].Node] {
 		t.Fatalf("%s failed to answer and was chosen again within 30 s", s.got[0].Node)
 	}
-	// Every node unreachable: the answer counts them.
+	// Every node unreachable: the answer counts them, and is 503 (for
+	// now), not 429: no node is full.
 	p.MarkUnreachable(s.got[0].Node)
 	_, err = p.Place(context.Background(), testReq(), ok)
-	if pe := err.(*Error); pe.Rejected[ReasonUnreachable] != 4 || errdefs.Class(err) != errdefs.ErrResourceExhausted {
-		t.Fatalf("%v: rejected %v, want 4 unreachable", err, pe.Rejected)
+	if pe := err.(*Error); pe.Rejected[ReasonUnreachable] != 4 || errdefs.Class(err) != errdefs.ErrUnavailable {
+		t.Fatalf("%v (%v): rejected %v, want 4 unreachable, unavailable", err, errdefs.Class(err), pe.Rejected)
 	}
 	clk.Advance(30*time.Second + time.Millisecond)
 	for _, v := range []NodeView{roomy(1), roomy(2), roomy(3), roomy(4)} {

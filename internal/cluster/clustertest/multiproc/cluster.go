@@ -41,6 +41,10 @@ type ClusterOptions struct {
 	// CreateTimeout and ReconcileAfter of the API processes; defaults 3 s
 	// and 4 s.
 	CreateTimeout, ReconcileAfter time.Duration
+	// Standby adds a synchronous streaming standby of PG (Cluster.Standby)
+	// and gives every process a DSN naming both, which connects to the
+	// one that accepts writes: a failover test kills PG and promotes it.
+	Standby bool
 }
 
 // Cluster is a cluster of real processes on loopback: a private
@@ -54,10 +58,11 @@ type Cluster struct {
 	// Dir holds everything the cluster writes.
 	Dir string
 	// PG is the cluster's database server; DSN its database; Store a
-	// connection for the test's own checks.
-	PG    *clustertest.Server
-	DSN   string
-	Store *pgstore.Store
+	// connection for the test's own checks. With ClusterOptions.Standby,
+	// Standby streams from PG and DSN names both.
+	PG, Standby *clustertest.Server
+	DSN         string
+	Store       *pgstore.Store
 	// Token is the join token; TokenFile holds it.
 	Token, TokenFile string
 	// Key is an API key of tenant Tenant.
@@ -194,7 +199,15 @@ func StartCluster(t testing.TB, o ClusterOptions) *Cluster {
 	}
 	t.Cleanup(c.close)
 	c.PG = clustertest.Private(t)
-	c.DSN = c.PG.Database(t)
+	db := c.PG.CreateDatabase(t)
+	c.DSN = c.PG.DSN(db)
+	if o.Standby {
+		c.Standby = c.PG.NewStandby(t)
+		if err := c.PG.RequireSync(); err != nil {
+			t.Fatal(err)
+		}
+		c.DSN = clustertest.MultiHostDSN(db, c.PG, c.Standby)
+	}
 	c.Token = "join-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-token"
 	c.TokenFile = filepath.Join(c.Dir, "token")
 	if err := os.WriteFile(c.TokenFile, []byte(c.Token), 0o600); err != nil {
