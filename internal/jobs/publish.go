@@ -13,7 +13,7 @@ import (
 // Publisher puts a document's rendered output on the publish target (see
 // package publish) from a sandbox of its own: one that never held the
 // document, whose only egress is the target's credential route, labelled
-// with the document's and the file's SHA-256 and the host, so its audit
+// with the document id (doc_sha256, as every job's records) and the file's SHA-256 and the host, so its audit
 // records (and the proxy's record of the PUT) say what went where.
 type Publisher struct {
 	Target   publish.Target
@@ -44,9 +44,9 @@ const publishTimeout = 2 * time.Minute
 // publish.CodeRefused (the host is no credential route of the tenant's:
 // nothing left the host), publish.CodeFailed (the PUT failed) or
 // CodeSandbox.
-func (p *Publisher) Publish(ctx context.Context, sbxs Sandboxes, doc Doc, name string, data []byte) (Published, *LineError) {
+func (p *Publisher) Publish(ctx context.Context, sbxs Sandboxes, doc Doc, name string, data []byte) (out Published, lerr *LineError) {
 	began := time.Now()
-	out := Published{URL: p.Target.URL(name), SHA256: publish.SHA256(data), Bytes: len(data)}
+	out = Published{URL: p.Target.URL(name), SHA256: publish.SHA256(data), Bytes: len(data)}
 	md := make(map[string]string, len(p.Metadata)+4)
 	for k, v := range p.Metadata {
 		md[k] = v
@@ -58,6 +58,7 @@ func (p *Publisher) Publish(ctx context.Context, sbxs Sandboxes, doc Doc, name s
 		TTL: publishTimeout + toolExecMargin + 2*time.Minute})
 	if err != nil {
 		if errors.Is(err, errdefs.ErrFailedPrecondition) || errors.Is(err, errdefs.ErrInvalidArgument) {
+			out.TotalMS = time.Since(began).Milliseconds()
 			return out, lineErr(publish.CodeRefused, "publish to %s refused: %v", p.Target.Host, err)
 		}
 		return out, lineErr(CodeSandbox, "create a publish sandbox: %s: %v", errdefs.Code(err), err)

@@ -1,0 +1,234 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/client"
+	"github.com/airlock-dev/airlock/internal/docseval/reviewcorpus"
+	"github.com/airlock-dev/airlock/internal/jobs"
+	"github.com/airlock-dev/airlock/internal/netpool/netpooltest"
+	"github.com/airlock-dev/airlock/internal/publish"
+	"github.com/airlock-dev/airlock/internal/publish/davtest"
+)
+
+// publishLine is the part of an `airlock review --json --publish` line
+// the test reads.
+type publishLine struct {
+	File      string           `json:"file"`
+	OK        bool             `json:"ok"`
+	Error     *lineError       `json:"error"`
+	Report    string           `json:"report"`
+	Published *jobs.Published  `json:"published"`
+	TimingsMS map[string]int64 `json:"timings_ms"`
+}
+
+func onePublishLine(t *testing.T, out string) publishLine {
+	t.Helper()
+	var ls []publishLine
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var l publishLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("not an NDJSON line: %v: %.200s", err, sc.Text())
+		}
+		ls = append(ls, l)
+	}
+	if len(ls) != 1 {
+		t.Fatalf("%d lines, want 1:\n%s", len(ls), out)
+	}
+	return ls[0]
+}
+
+// TestReviewPublish reviews a contract and publishes its HTML report to a
+// real WebDAV server (nginx, HTTP Basic over TLS, on a host of its own)
+// through the daemon's egress proxy: the report's bytes land on the
+// server; the publish is audited with the document's and the report's
+// SHA-256 and the host; another host is refused (publish_refused) before
+// anything leaves; and the DAV password appears in no guest-visible
+// environment or file, audit record, store file, daemon log or CLI output.
+func TestReviewPublish(t *testing.T) {
+	e := getEnv(t)
+	docsTemplate(t, e, "legal-doc-review")
+	_, nsName, upIP := upstreamNetns(t, "dav")
+	const user = "publisher"
+	password := "dav-pw-" + randHex(12)
+	dav := davtest.Start(t, davtest.Options{Addr: netip.AddrPortFrom(upIP, 443), NetNS: nsName, User: user, Password: password, TLS: true})
+	basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	secrets := []string{password, basic, user + ":" + password}
+	creds := filepath.Join(t.TempDir(), "credentials.json")
+	os.WriteFile(creds, []byte(fmt.Sprintf(`{%q: [{"name": "dav", "host": "dav.internal", "upstream": "https://%s/airlock",
+		"header": "Authorization", "value": "Basic %s"}]}`, tenantA, upIP, basic)), 0o600)
+	d := startDaemon(t, e, "--net", "--net-base-cidr", netpooltest.FreeBase(t, 24), "--proxy-addr", netpooltest.FreeAddr(t),
+		"--credentials", creds, "--egress-ca", dav.CAFile)
+
+	dir, outDir := t.TempDir(), t.TempDir()
+	cs, err := reviewcorpus.Generate(reviewcorpus.Options{Seed: 34, Contracts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reviewcorpus.WritePDFs(dir, cs, reviewcorpus.PDFOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	doc := filepath.Join(dir, cs[0].Name+".pdf")
+	matter := uniq("M-pub")
+	args := []string{"review", "--json", "--timeout", "4m", "--meta", "matter=" + matter, "--out", outDir,
+		"--publish", "http://dav.internal/reports/2026/", doc}
+	began := time.Now()
+	out, stderr, code := d.cli(t, tenantA, args...)
+	if code != 0 {
+		t.Fatalf("airlock review --publish: exit %d\n%s\n%s", code, out, stderr)
+	}
+	batch := time.Since(began)
+	l := onePublishLine(t, out)
+	if !l.OK || l.Published == nil {
+		t.Fatalf("line: %+v", l)
+	}
+	name := filepath.Base(l.Report)
+	if l.Published.URL != "http://dav.internal/reports/2026/"+name {
+		t.Errorf("published to %s, want the report's name under the collection", l.Published.URL)
+	}
+	local, err := os.ReadFile(l.Report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	landed, err := dav.File("airlock/reports/2026/" + name)
+	if err != nil {
+		t.Fatalf("nothing on the DAV server: %v\n%s", err, dav.Logs())
+	}
+	if string(landed) != string(local) || publish.SHA256(landed) != l.Published.SHA256 || l.Published.Bytes != len(landed) {
+		t.Fatalf("the server holds %d bytes (sha %s); the local report is %d bytes, the line says %+v",
+			len(landed), publish.SHA256(landed), len(local), l.Published)
+	}
+	t.Logf("published %d bytes: PUT through the proxy %d ms, publish sandbox total %d ms; whole batch %s",
+		l.Published.Bytes, l.Published.PutMS, l.Published.TotalMS, batch.Round(time.Millisecond))
+
+	// Audited: the publish sandbox's records name the document, the
+	// report and the host; the proxy's record of the PUT says 201.
+	c := d.client(t, tenantA)
+	recs := allAudit(t, c, client.AuditFilter{})
+	docSHA, reviewDoc := "", ""
+	var pubEvents []string
+	for _, r := range recs {
+		if r.Metadata["matter"] != matter {
+			continue
+		}
+		if r.Metadata["job"] == "review" {
+			reviewDoc = r.Metadata["doc_sha256"]
+		}
+		if r.Metadata["publish_host"] == "" {
+			continue
+		}
+		if r.Metadata["publish_host"] != "dav.internal" || r.Metadata["publish_sha256"] != l.Published.SHA256 || r.Metadata["job"] != "publish" {
+			t.Errorf("publish record %d: metadata %v", r.Seq, r.Metadata)
+		}
+		docSHA = r.Metadata["doc_sha256"]
+		pubEvents = append(pubEvents, r.Event)
+		if r.Event == "egress" && (r.Detail["host"] != "dav.internal" || r.Detail["status"] != "201" || r.Outcome != "ok") {
+			t.Errorf("egress record of the PUT: %+v", r)
+		}
+	}
+	// doc_sha256 is the document id every job's records use (the first
+	// 16 hex digits of its SHA-256): the same as the review's records.
+	if len(docSHA) != 16 || docSHA != reviewDoc || !strings.HasSuffix(name, "-"+docSHA[:8]+".html") {
+		t.Errorf("publish doc_sha256 %q, review's %q, report %s", docSHA, reviewDoc, name)
+	}
+	for _, want := range []string{"create", "file_write", "exec", "egress", "kill"} {
+		if !containsStr(pubEvents, want) {
+			t.Errorf("publish sandbox records %v lack %s", pubEvents, want)
+		}
+	}
+
+	// Another host fails closed with a stable code; nothing is written.
+	out2, stderr2, code := d.cli(t, tenantA, "review", "--json", "--timeout", "4m", "--publish", "http://other.internal/reports/", doc)
+	l2 := onePublishLine(t, out2)
+	if code != 1 || l2.OK || l2.Error == nil || l2.Error.Code != publish.CodeRefused || !strings.Contains(l2.Error.Message, "not a credential route") {
+		t.Fatalf("publish to other.internal: exit %d, line %+v; want exit 1, %s\n%s", code, l2, publish.CodeRefused, stderr2)
+	}
+	// And through the API: a sandbox asking for that host as a credential
+	// route is refused, not opened to it.
+	_, err = c.CreateSandbox(ctx(t), client.CreateOptions{Template: templateName, TTLSeconds: 60,
+		Egress: &client.EgressPolicy{Default: "deny", Allow: []client.EgressRule{{Name: "pub", Domain: "other.internal", Credential: true}}}})
+	if err == nil || !strings.Contains(err.Error(), "failed_precondition") && !strings.Contains(err.Error(), "not a credential route") {
+		t.Fatalf("API create with other.internal as a credential rule: %v", err)
+	}
+
+	// What a guest given the route sees: it PUTs without any credential
+	// and the server takes it (the proxy adds it); neither its
+	// environment nor its files hold the secret.
+	sbx, err := c.CreateSandbox(ctx(t), client.CreateOptions{Template: templateName, TTLSeconds: 300, Metadata: map[string]string{"matter": matter},
+		Egress: &client.EgressPolicy{Default: "deny", Allow: []client.EgressRule{{Name: "pub", Domain: "dav.internal", Credential: true}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sbx.Kill(ctx(t))
+	res, err := sbx.ExecArgv(ctx(t), []string{"bash", "-c", `set -e
+exec 3<>/dev/tcp/dav.internal/80
+printf 'PUT /reports/guest.txt HTTP/1.1\r\nHost: dav.internal\r\nContent-Length: 6\r\nConnection: close\r\n\r\nguest\n' >&3
+head -c 400 <&3; echo
+env; for f in /proc/[0-9]*/environ; do tr '\0' '\n' <"$f" 2>/dev/null || true; done
+find /etc /root /tmp /run /var /home /job /opt /srv -xdev -type f -size -2M 2>/dev/null | while read -r f; do cat "$f" 2>/dev/null || true; done | base64 -w0`},
+		client.WithTimeout(2*time.Minute), client.WithMaxOutputBytes(16<<20))
+	if err != nil || res.ExitCode != 0 || res.StdoutTruncated {
+		t.Fatalf("guest check: %v %+v", err, res)
+	}
+	guestOut := res.Stdout
+	guestFiles := decodeB64Tail(guestOut)
+	if len(guestFiles) < 1000 {
+		t.Fatalf("the guest's files did not come back (%d bytes)", len(guestFiles))
+	}
+	if !strings.Contains(guestOut, "201") {
+		t.Errorf("the guest's PUT through the route: %.400s", guestOut)
+	}
+	if got, err := dav.File("airlock/reports/guest.txt"); err != nil || string(got) != "guest\n" {
+		t.Errorf("the guest's PUT did not land: %q, %v", got, err)
+	}
+	if err := sbx.Kill(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	// The secret is nowhere: guest view, audit records (API and CLI), the
+	// store's files, the daemon log, the CLI's output.
+	haystacks := map[string]string{"guest environment": guestOut, "guest files": guestFiles,
+		"daemon log": d.log(), "review stdout": out + out2, "review stderr": stderr + stderr2}
+	for _, r := range allAudit(t, c, client.AuditFilter{}) {
+		b, _ := json.Marshal(r)
+		haystacks[fmt.Sprintf("audit record %d", r.Seq)] = string(b)
+	}
+	auditCLI, _, _ := e.cli(t, "audit", "ls", "--json", "--state-dir", e.stateDir)
+	haystacks["airlock audit ls"] = auditCLI
+	filepath.WalkDir(e.stateDir, func(p string, de fs.DirEntry, err error) error {
+		if err == nil && !de.IsDir() && strings.HasPrefix(de.Name(), "airlock.db") {
+			b, _ := os.ReadFile(p)
+			haystacks["store file "+de.Name()] = string(b)
+		}
+		return nil
+	})
+	if _, ok := haystacks["store file airlock.db"]; !ok {
+		t.Error("no store file searched")
+	}
+	for what, text := range haystacks {
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("%s contains the DAV credential", what)
+			}
+		}
+	}
+}
+
+// decodeB64Tail decodes the base64 blob the guest script printed last.
+func decodeB64Tail(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	b, _ := base64.StdEncoding.DecodeString(lines[len(lines)-1])
+	return string(b)
+}
