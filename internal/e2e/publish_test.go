@@ -134,8 +134,12 @@ func TestReviewPublish(t *testing.T) {
 		}
 		docSHA = r.Metadata["doc_sha256"]
 		pubEvents = append(pubEvents, r.Event)
-		if r.Event == "egress" && (r.Detail["host"] != "dav.internal" || r.Detail["status"] != "201" || r.Outcome != "ok") {
-			t.Errorf("egress record of the PUT: %+v", r)
+		if r.Event == "egress" {
+			if r.Detail["host"] != "dav.internal" || r.Detail["status"] != "201" || r.Outcome != "ok" || r.Bytes < int64(l.Published.Bytes) {
+				t.Errorf("egress record of the PUT: %+v", r)
+			}
+			t.Logf("the proxy's record of the PUT: %d ms from the guest's connection to the end of the response, %s bytes up",
+				r.DurationMS, r.Detail["bytes_up"])
 		}
 	}
 	// doc_sha256 is the document id every job's records use (the first
@@ -177,14 +181,14 @@ exec 3<>/dev/tcp/dav.internal/80
 printf 'PUT /reports/guest.txt HTTP/1.1\r\nHost: dav.internal\r\nContent-Length: 6\r\nConnection: close\r\n\r\nguest\n' >&3
 head -c 400 <&3; echo
 env; for f in /proc/[0-9]*/environ; do tr '\0' '\n' <"$f" 2>/dev/null || true; done
-find /etc /root /tmp /run /var /home /job /opt /srv -xdev -type f -size -2M 2>/dev/null | while read -r f; do cat "$f" 2>/dev/null || true; done | base64 -w0`},
+find /etc /root /tmp /run /var /home /job /opt /srv -xdev -type f -size -2M -print0 2>/dev/null | xargs -0 cat 2>/dev/null | base64 -w0`},
 		client.WithTimeout(2*time.Minute), client.WithMaxOutputBytes(16<<20))
 	if err != nil || res.ExitCode != 0 || res.StdoutTruncated {
 		t.Fatalf("guest check: %v %+v", err, res)
 	}
 	guestOut := res.Stdout
 	guestFiles := decodeB64Tail(guestOut)
-	if len(guestFiles) < 1000 {
+	if len(guestFiles) < 1000 || !strings.Contains(guestFiles, "Debian") || !strings.Contains(guestOut, "PATH=") {
 		t.Fatalf("the guest's files did not come back (%d bytes)", len(guestFiles))
 	}
 	if !strings.Contains(guestOut, "201") {
