@@ -13,8 +13,9 @@ import (
 // publishCommand PUTs one file the host wrote into the guest (a rendered
 // report) to the publish URL: a credential route's host, which the egress
 // proxy forwards with the credential the guest never sees. It writes no
-// envelope: exit 0 when the server answered 2xx, 1 otherwise (the reason
-// on stderr), 2 on usage errors.
+// envelope: exit 0 when the server answered 2xx (printing the status and
+// the request's milliseconds), 1 otherwise (the reason on stderr), 2 on
+// usage errors.
 func publishCommand() command {
 	var rawURL, file string
 	var timeout time.Duration
@@ -31,12 +32,15 @@ func publishCommand() command {
 				fmt.Fprintln(stderr, "airlock-docs publish: --url and --file are required, --timeout positive")
 				return exitUsage
 			}
+			began := time.Now()
 			status, err := publish.Put(ctx, rawURL, file, timeout)
 			if err != nil {
 				fmt.Fprintf(stderr, "airlock-docs publish: %v\n", err)
 				return exitNoResult
 			}
-			fmt.Fprintf(inv.stdout, "%d\n", status)
+			// The status and the PUT's own time in ms (name lookup, connect,
+			// request, answer), apart from this process's start.
+			fmt.Fprintf(inv.stdout, "%d %d\n", status, time.Since(began).Milliseconds())
 			return exitResult
 		},
 	}

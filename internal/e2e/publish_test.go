@@ -167,6 +167,11 @@ func TestReviewPublish(t *testing.T) {
 		t.Fatalf("API create with other.internal as a credential rule: %v", err)
 	}
 
+	// Where the publish time goes: the same exec by hand in a sandbox of
+	// the review's template with the same egress (the tool's start alone,
+	// then the publish, which prints the PUT's own milliseconds).
+	timePublish(t, c, l.Published.SHA256)
+
 	// What a guest given the route sees: it PUTs without any credential
 	// and the server takes it (the proxy adds it); neither its
 	// environment nor its files hold the secret.
@@ -235,4 +240,27 @@ func decodeB64Tail(out string) string {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	b, _ := base64.StdEncoding.DecodeString(lines[len(lines)-1])
 	return string(b)
+}
+
+// timePublish logs the parts of a publish exec: the tool starting
+// (airlock-docs version) and airlock-docs publish (its own PUT time).
+func timePublish(t *testing.T, c *client.Client, tag string) {
+	sbx, err := c.CreateSandbox(ctx(t), client.CreateOptions{Template: jobs.ReviewTemplate, TTLSeconds: 120, Probe: true,
+		Egress: &client.EgressPolicy{Default: "deny", Allow: []client.EgressRule{{Name: "pub", Domain: "dav.internal", Credential: true}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sbx.Kill(ctx(t))
+	if _, err := sbx.Files().Write(ctx(t), "/job/in/t.html", strings.NewReader("<html>"+tag+"</html>")); err != nil {
+		t.Fatal(err)
+	}
+	for _, argv := range [][]string{{jobs.ToolPath, "version"},
+		{jobs.ToolPath, "publish", "--url", "http://dav.internal/reports/timing.html", "--file", "/job/in/t.html"}} {
+		began := time.Now()
+		res, err := sbx.ExecArgv(ctx(t), argv, client.WithTimeout(time.Minute))
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("%v: %v %+v", argv, err, res)
+		}
+		t.Logf("%s: exec %d ms (host side), stdout %q", argv[1], time.Since(began).Milliseconds(), strings.TrimSpace(res.Stdout[:min(len(res.Stdout), 60)]))
+	}
 }
