@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/netip"
@@ -60,18 +61,8 @@ func onePublishLine(t *testing.T, out string) publishLine {
 func TestReviewPublish(t *testing.T) {
 	e := getEnv(t)
 	docsTemplate(t, e, "legal-doc-review")
-	_, nsName, upIP := upstreamNetns(t, "dav")
-	const user = "publisher"
-	password := "dav-pw-" + randHex(12)
-	dav := davtest.Start(t, davtest.Options{Addr: netip.AddrPortFrom(upIP, 443), NetNS: nsName, User: user, Password: password, TLS: true})
-	basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
-	secrets := []string{password, basic, user + ":" + password}
-	creds := filepath.Join(t.TempDir(), "credentials.json")
-	os.WriteFile(creds, []byte(fmt.Sprintf(`{%q: [{"name": "dav", "host": "dav.internal", "upstream": "https://%s/airlock",
-		"header": "Authorization", "value": "Basic %s"}]}`, tenantA, upIP, basic)), 0o600)
-	d := startDaemon(t, e, "--net", "--net-base-cidr", netpooltest.FreeBase(t, 24), "--proxy-addr", netpooltest.FreeAddr(t),
-		"--credentials", creds, "--egress-ca", dav.CAFile)
-
+	p := startPublishEnv(t, e)
+	c := p.d.client(t, tenantA)
 	dir, outDir := t.TempDir(), t.TempDir()
 	cs, err := reviewcorpus.Generate(reviewcorpus.Options{Seed: 34, Contracts: 1})
 	if err != nil {
@@ -82,15 +73,71 @@ func TestReviewPublish(t *testing.T) {
 	}
 	doc := filepath.Join(dir, cs[0].Name+".pdf")
 	matter := uniq("M-pub")
-	args := []string{"review", "--json", "--timeout", "4m", "--meta", "matter=" + matter, "--out", outDir,
-		"--publish", "http://dav.internal/reports/2026/", doc}
 	began := time.Now()
-	out, stderr, code := d.cli(t, tenantA, args...)
+	out, stderr, code := p.d.cli(t, tenantA, "review", "--json", "--timeout", "4m", "--meta", "matter="+matter, "--out", outDir,
+		"--publish", "http://dav.internal/reports/2026/", doc)
 	if code != 0 {
 		t.Fatalf("airlock review --publish: exit %d\n%s\n%s", code, out, stderr)
 	}
-	batch := time.Since(began)
 	l := onePublishLine(t, out)
+	p.checkLanded(t, l)
+	t.Logf("published %d bytes: PUT through the proxy %d ms, publish sandbox total %d ms; whole batch %s",
+		l.Published.Bytes, l.Published.PutMS, l.Published.TotalMS, time.Since(began).Round(time.Millisecond))
+	checkPublishAudit(t, c, matter, l)
+
+	// Another host fails closed with a stable code; nothing is written.
+	out2, stderr2, code := p.d.cli(t, tenantA, "review", "--json", "--timeout", "4m", "--publish", "http://other.internal/reports/", doc)
+	l2 := onePublishLine(t, out2)
+	if code != 1 || l2.OK || l2.Error == nil || l2.Error.Code != publish.CodeRefused || !strings.Contains(l2.Error.Message, "not a credential route") {
+		t.Fatalf("publish to other.internal: exit %d, line %+v; want exit 1, %s\n%s", code, l2, publish.CodeRefused, stderr2)
+	}
+	// And through the API: a sandbox asking for that host as a credential
+	// route is refused, not opened to it.
+	_, err = c.CreateSandbox(ctx(t), client.CreateOptions{Template: templateName, TTLSeconds: 60, Egress: routeOnly("other.internal")})
+	if err == nil || !errors.Is(err, client.ErrFailedPrecondition) || !strings.Contains(err.Error(), "not a credential route") {
+		t.Fatalf("API create with other.internal as a credential rule: %v", err)
+	}
+
+	timePublish(t, c, l.Published.SHA256)
+	guestOut, guestFiles := p.guestView(t, c, matter)
+	p.assertNoSecret(t, map[string]string{"guest environment": guestOut, "guest files": guestFiles,
+		"review stdout": out + out2, "review stderr": stderr + stderr2})
+}
+
+// publishEnv is a DAV server on a host of its own and a daemon whose
+// tenant A reaches it as dav.internal, a credential route with HTTP Basic.
+type publishEnv struct {
+	e       *env
+	d       *daemon
+	dav     *davtest.Server
+	secrets []string // the password and every form of it the route carries
+}
+
+func startPublishEnv(t *testing.T, e *env) *publishEnv {
+	_, nsName, upIP := upstreamNetns(t, "dav")
+	const user = "publisher"
+	password := "dav-pw-" + randHex(12)
+	p := &publishEnv{e: e}
+	p.dav = davtest.Start(t, davtest.Options{Addr: netip.AddrPortFrom(upIP, 443), NetNS: nsName, User: user, Password: password, TLS: true})
+	basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	p.secrets = []string{password, basic, user + ":" + password}
+	creds := filepath.Join(t.TempDir(), "credentials.json")
+	os.WriteFile(creds, []byte(fmt.Sprintf(`{%q: [{"name": "dav", "host": "dav.internal", "upstream": "https://%s/airlock",
+		"header": "Authorization", "value": "Basic %s"}]}`, tenantA, upIP, basic)), 0o600)
+	p.d = startDaemon(t, e, "--net", "--net-base-cidr", netpooltest.FreeBase(t, 24), "--proxy-addr", netpooltest.FreeAddr(t),
+		"--credentials", creds, "--egress-ca", p.dav.CAFile)
+	return p
+}
+
+// routeOnly is an egress policy allowing host only, as a credential route.
+func routeOnly(host string) *client.EgressPolicy {
+	return &client.EgressPolicy{Default: "deny", Allow: []client.EgressRule{{Name: "pub", Domain: host, Credential: true}}}
+}
+
+// checkLanded: the file nginx wrote is the report --out wrote, under its
+// name in the collection, with the hash and size the line gives.
+func (p *publishEnv) checkLanded(t *testing.T, l publishLine) {
+	t.Helper()
 	if !l.OK || l.Published == nil {
 		t.Fatalf("line: %+v", l)
 	}
@@ -102,24 +149,24 @@ func TestReviewPublish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	landed, err := dav.File("airlock/reports/2026/" + name)
+	landed, err := p.dav.File("airlock/reports/2026/" + name)
 	if err != nil {
-		t.Fatalf("nothing on the DAV server: %v\n%s", err, dav.Logs())
+		t.Fatalf("nothing on the DAV server: %v\n%s", err, p.dav.Logs())
 	}
 	if string(landed) != string(local) || publish.SHA256(landed) != l.Published.SHA256 || l.Published.Bytes != len(landed) {
 		t.Fatalf("the server holds %d bytes (sha %s); the local report is %d bytes, the line says %+v",
 			len(landed), publish.SHA256(landed), len(local), l.Published)
 	}
-	t.Logf("published %d bytes: PUT through the proxy %d ms, publish sandbox total %d ms; whole batch %s",
-		l.Published.Bytes, l.Published.PutMS, l.Published.TotalMS, batch.Round(time.Millisecond))
+}
 
-	// Audited: the publish sandbox's records name the document, the
-	// report and the host; the proxy's record of the PUT says 201.
-	c := d.client(t, tenantA)
-	recs := allAudit(t, c, client.AuditFilter{})
+// checkPublishAudit: the publish sandbox's records name the document (as
+// the review's do), the report's hash and the host; the proxy's record of
+// the PUT says 201.
+func checkPublishAudit(t *testing.T, c *client.Client, matter string, l publishLine) {
+	t.Helper()
 	docSHA, reviewDoc := "", ""
 	var pubEvents []string
-	for _, r := range recs {
+	for _, r := range allAudit(t, c, client.AuditFilter{}) {
 		if r.Metadata["matter"] != matter {
 			continue
 		}
@@ -143,8 +190,8 @@ func TestReviewPublish(t *testing.T) {
 		}
 	}
 	// doc_sha256 is the document id every job's records use (the first
-	// 16 hex digits of its SHA-256): the same as the review's records.
-	if len(docSHA) != 16 || docSHA != reviewDoc || !strings.HasSuffix(name, "-"+docSHA[:8]+".html") {
+	// 16 hex digits of its SHA-256).
+	if name := filepath.Base(l.Report); len(docSHA) != 16 || docSHA != reviewDoc || !strings.HasSuffix(name, "-"+docSHA[:8]+".html") {
 		t.Errorf("publish doc_sha256 %q, review's %q, report %s", docSHA, reviewDoc, name)
 	}
 	for _, want := range []string{"create", "file_write", "exec", "egress", "kill"} {
@@ -152,31 +199,15 @@ func TestReviewPublish(t *testing.T) {
 			t.Errorf("publish sandbox records %v lack %s", pubEvents, want)
 		}
 	}
+}
 
-	// Another host fails closed with a stable code; nothing is written.
-	out2, stderr2, code := d.cli(t, tenantA, "review", "--json", "--timeout", "4m", "--publish", "http://other.internal/reports/", doc)
-	l2 := onePublishLine(t, out2)
-	if code != 1 || l2.OK || l2.Error == nil || l2.Error.Code != publish.CodeRefused || !strings.Contains(l2.Error.Message, "not a credential route") {
-		t.Fatalf("publish to other.internal: exit %d, line %+v; want exit 1, %s\n%s", code, l2, publish.CodeRefused, stderr2)
-	}
-	// And through the API: a sandbox asking for that host as a credential
-	// route is refused, not opened to it.
-	_, err = c.CreateSandbox(ctx(t), client.CreateOptions{Template: templateName, TTLSeconds: 60,
-		Egress: &client.EgressPolicy{Default: "deny", Allow: []client.EgressRule{{Name: "pub", Domain: "other.internal", Credential: true}}}})
-	if err == nil || !strings.Contains(err.Error(), "failed_precondition") && !strings.Contains(err.Error(), "not a credential route") {
-		t.Fatalf("API create with other.internal as a credential rule: %v", err)
-	}
-
-	// Where the publish time goes: the same exec by hand in a sandbox of
-	// the review's template with the same egress (the tool's start alone,
-	// then the publish, which prints the PUT's own milliseconds).
-	timePublish(t, c, l.Published.SHA256)
-
-	// What a guest given the route sees: it PUTs without any credential
-	// and the server takes it (the proxy adds it); neither its
-	// environment nor its files hold the secret.
-	sbx, err := c.CreateSandbox(ctx(t), client.CreateOptions{Template: templateName, TTLSeconds: 300, Metadata: map[string]string{"matter": matter},
-		Egress: &client.EgressPolicy{Default: "deny", Allow: []client.EgressRule{{Name: "pub", Domain: "dav.internal", Credential: true}}}})
+// guestView is what a guest given the route sees: it PUTs without any
+// credential and the server takes it (the proxy adds it). It returns the
+// guest's environment (with the PUT's answer) and its files' contents.
+func (p *publishEnv) guestView(t *testing.T, c *client.Client, matter string) (envOut, files string) {
+	t.Helper()
+	sbx, err := c.CreateSandbox(ctx(t), client.CreateOptions{Template: templateName, TTLSeconds: 300,
+		Metadata: map[string]string{"matter": matter}, Egress: routeOnly("dav.internal")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,43 +222,42 @@ find /etc /root /tmp /run /var /home /job /opt /srv -xdev -type f -size -2M -pri
 	if err != nil || res.ExitCode != 0 || res.StdoutTruncated {
 		t.Fatalf("guest check: %v %+v", err, res)
 	}
-	guestOut := res.Stdout
-	guestFiles := decodeB64Tail(guestOut)
-	if len(guestFiles) < 1000 || !strings.Contains(guestFiles, "Debian") || !strings.Contains(guestOut, "PATH=") {
-		t.Fatalf("the guest's files did not come back (%d bytes)", len(guestFiles))
+	envOut, files = res.Stdout, decodeB64Tail(res.Stdout)
+	if len(files) < 1000 || !strings.Contains(files, "Debian") || !strings.Contains(envOut, "PATH=") {
+		t.Fatalf("the guest's files did not come back (%d bytes)", len(files))
 	}
-	if !strings.Contains(guestOut, "201") {
-		t.Errorf("the guest's PUT through the route: %.400s", guestOut)
+	if !strings.Contains(envOut, "201") {
+		t.Errorf("the guest's PUT through the route: %.400s", envOut)
 	}
-	if got, err := dav.File("airlock/reports/guest.txt"); err != nil || string(got) != "guest\n" {
+	if got, err := p.dav.File("airlock/reports/guest.txt"); err != nil || string(got) != "guest\n" {
 		t.Errorf("the guest's PUT did not land: %q, %v", got, err)
 	}
-	if err := sbx.Kill(ctx(t)); err != nil {
-		t.Fatal(err)
-	}
+	return envOut, files
+}
 
-	// The secret is nowhere: guest view, audit records (API and CLI), the
-	// store's files, the daemon log, the CLI's output.
-	haystacks := map[string]string{"guest environment": guestOut, "guest files": guestFiles,
-		"daemon log": d.log(), "review stdout": out + out2, "review stderr": stderr + stderr2}
-	for _, r := range allAudit(t, c, client.AuditFilter{}) {
+// assertNoSecret: the credential is in none of haystacks, no audit record
+// (API and CLI), no file of the store, and not in the daemon log.
+func (p *publishEnv) assertNoSecret(t *testing.T, haystacks map[string]string) {
+	t.Helper()
+	haystacks["daemon log"] = p.d.log()
+	for _, r := range allAudit(t, p.d.client(t, tenantA), client.AuditFilter{}) {
 		b, _ := json.Marshal(r)
 		haystacks[fmt.Sprintf("audit record %d", r.Seq)] = string(b)
 	}
-	auditCLI, _, _ := e.cli(t, "audit", "ls", "--json", "--state-dir", e.stateDir)
+	auditCLI, _, _ := p.e.cli(t, "audit", "ls", "--json", "--state-dir", p.e.stateDir)
 	haystacks["airlock audit ls"] = auditCLI
-	filepath.WalkDir(e.stateDir, func(p string, de fs.DirEntry, err error) error {
+	filepath.WalkDir(p.e.stateDir, func(path string, de fs.DirEntry, err error) error {
 		if err == nil && !de.IsDir() && strings.HasPrefix(de.Name(), "airlock.db") {
-			b, _ := os.ReadFile(p)
+			b, _ := os.ReadFile(path)
 			haystacks["store file "+de.Name()] = string(b)
 		}
 		return nil
 	})
-	if _, ok := haystacks["store file airlock.db"]; !ok {
-		t.Error("no store file searched")
+	if _, ok := haystacks["store file airlock.db"]; !ok || !strings.Contains(auditCLI, "publish_sha256") {
+		t.Error("the store file or the audit listing was not searched")
 	}
 	for what, text := range haystacks {
-		for _, s := range secrets {
+		for _, s := range p.secrets {
 			if strings.Contains(text, s) {
 				t.Errorf("%s contains the DAV credential", what)
 			}
