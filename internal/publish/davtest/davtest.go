@@ -57,7 +57,7 @@ func Available(t testing.TB) string {
 			if os.Getenv(RequireEnv) == "1" {
 				t.Fatalf("%s is required (%s=1): %v", b, RequireEnv, err)
 			}
-			t.Skipf("%s not installed (run scripts/setup.sh --for-tests; set %s=1 to fail instead)", b, RequireEnv)
+			t.Skipf("%s not installed (run scripts/setup.sh --test; set %s=1 to fail instead)", b, RequireEnv)
 		}
 	}
 	p, _ := exec.LookPath("nginx")
