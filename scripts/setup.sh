@@ -41,6 +41,7 @@ test_packages=(
   poppler-utils tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-nld
   ghostscript qpdf
   nodejs npm                   # the MCP tests' TypeScript client (skipped when a node and npm are on PATH)
+  nginx openssl                # review --publish tests: a real WebDAV server (http_dav_module) with an htpasswd
 )
 if $for_tests; then
   packages+=("${test_packages[@]}")
@@ -67,6 +68,11 @@ fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}" >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Tests start nginx themselves, each on its own address; the packaged
+  # service (port 80) is not wanted where systemd started it.
+  if [[ " ${missing[*]} " == *" nginx "* ]] && command -v systemctl >/dev/null && systemctl is-system-running >/dev/null 2>&1; then
+    systemctl disable --now nginx >/dev/null 2>&1 || true
+  fi
 fi
 
 if $for_tests; then

@@ -30,6 +30,8 @@ fi
 )
 # setup.sh installed PostgreSQL: its tests must run, never skip.
 export AIRLOCK_REQUIRE_PG=1
+# ... and nginx and openssl (the WebDAV server of the --publish tests).
+export AIRLOCK_REQUIRE_NGINX=1
 PYTHONPATH=sdk/python python3 -m unittest discover -s sdk/python/tests
 # VM tests share two cores: one package at a time, generous timeouts.
 go test -p 1 -count=1 -timeout 60m ./...

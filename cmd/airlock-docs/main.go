@@ -3,6 +3,7 @@
 // writes one result envelope (see package docs for the contract):
 //
 //	airlock-docs extract --in /job/in/contract.pdf [--out /job/out/result.json]
+//	airlock-docs publish --url http://dav.internal/reports/x.html --file /job/in/x.html
 //	airlock-docs version
 //
 // Exit status: 0 when a result was written (even one saying ok=false), 2
@@ -56,6 +57,9 @@ type command struct {
 	// flags registers the command's own flags, if any.
 	flags func(fs *flag.FlagSet)
 	run   func(ctx context.Context, inv *invocation) *docs.Envelope
+	// direct, if set, replaces run for a command that writes no envelope
+	// and reports by exit status (publish): it returns the status.
+	direct func(ctx context.Context, inv *invocation, stderr io.Writer) int
 }
 
 // commands is the subcommand table. A new job adds one entry (and its
@@ -67,6 +71,7 @@ func commands() []command {
 		invoiceCommand(),
 		redactCommand(),
 		verifyCommand(),
+		publishCommand(),
 		versionCommand(),
 	}
 }
@@ -118,6 +123,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	inv.stdout = stdout
+	if cmd.direct != nil {
+		return cmd.direct(ctx, inv, stderr)
+	}
 	return execute(ctx, cmd, inv, stderr)
 }
 

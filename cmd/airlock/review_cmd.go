@@ -10,16 +10,17 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/jobs"
 	"github.com/airlock-dev/airlock/internal/jobs/conflicts"
+	"github.com/airlock-dev/airlock/internal/publish"
 )
 
 func newReviewCmd(g *globalFlags) *cobra.Command {
 	jf := &jobFlags{}
 	var playbook, outDir string
 	var markdown, strict bool
-	var partiesFile, obligationsCSV, obligationsICS, asOf string
+	var partiesFile, obligationsCSV, obligationsICS, asOf, publishURL string
 	var dueWithin int
 	cmd := &cobra.Command{
-		Use:   "review [--playbook FILE [--strict]] [--out DIR] [--parties FILE] [--as-of DATE] [--obligations-csv FILE] [--obligations-ics FILE] [--json] [--concurrency N] PATH...",
+		Use:   "review [--playbook FILE [--strict]] [--out DIR] [--parties FILE] [--as-of DATE] [--obligations-csv FILE] [--obligations-ics FILE] [--publish http://ROUTE-HOST/PATH/] [--json] [--concurrency N] PATH...",
 		Short: "Review contract PDFs against a playbook, each in its own sandbox",
 		Long: `Review contracts (PDF files, or directories of them) against a playbook.
 Each document goes into a fresh legal-doc-review sandbox with egress denied
@@ -27,6 +28,13 @@ and the in-guest egress self-check passed; the document tool extracts the
 text there (OCR for scanned pages), locates each playbook clause and
 compares it; only the findings come back, validated, and the sandbox is
 killed. Without --playbook the built-in playbook is used.
+
+With --publish, each document's HTML report (with its redlines) is also
+PUT to a WebDAV collection, from a sandbox of its own that may reach that
+one host and nothing else: the host must be a credential route of the
+tenant's (the daemon's --credentials file), whose secret (e.g. HTTP Basic)
+the egress proxy adds on the way out; the guest never holds it. Another
+host fails the document with publish_refused. Needs --url.
 
 A playbook may carry description and notes (at the top, per clause, per
 key term); other fields it does not know are reported as warnings and
@@ -54,6 +62,9 @@ then no report index is written.`,
 				return usageErr("%v", err)
 			}
 			job.Metadata = md
+			if err := setPublish(job, publishURL, jf.url); err != nil {
+				return err
+			}
 			runErr := jf.runBatch(cmd, job, args)
 			if err := writeReviewOutputs(job, obligationsCSV, obligationsICS); err != nil {
 				return err
@@ -69,6 +80,7 @@ then no report index is written.`,
 	cmd.Flags().IntVar(&dueWithin, "due-within", 30, "with --as-of: the window in days")
 	cmd.Flags().StringVar(&obligationsCSV, "obligations-csv", "", "write the batch's obligations and deadlines as CSV to this file")
 	cmd.Flags().StringVar(&obligationsICS, "obligations-ics", "", "write the batch's dated obligations and deadlines as iCalendar (.ics) to this file")
+	cmd.Flags().StringVar(&publishURL, "publish", "", "also PUT each HTML report to this WebDAV collection, http://ROUTE-HOST/PATH/, ROUTE-HOST being a credential route of the tenant (needs --url)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse a playbook with fields airlock does not know (default: warn and ignore them)")
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print each document's full report (findings and redlines) as Markdown instead of a summary line")
 	return cmd
@@ -114,6 +126,23 @@ func writeReviewOutputs(job *jobs.Review, csvPath, icsPath string) error {
 	if idx != "" {
 		fmt.Fprintf(os.Stderr, "reports: %s\n", idx)
 	}
+	return nil
+}
+
+// setPublish checks --publish and sets the job's publisher (same template,
+// same labels as the review).
+func setPublish(job *jobs.Review, raw, daemonURL string) error {
+	if raw == "" {
+		return nil
+	}
+	t, err := publish.Parse(raw)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if daemonURL == "" {
+		return usageErr("--publish needs a daemon with networking (--url): the guest reaches the server only through its egress proxy, which holds the credential")
+	}
+	job.Publish = &jobs.Publisher{Target: t, Template: job.Templates()[0], Metadata: job.Metadata}
 	return nil
 }
 

@@ -113,3 +113,28 @@ func TestReviewRefusedWritesNoIndex(t *testing.T) {
 		t.Errorf("stderr %q points at reports of a batch that never ran", stderr)
 	}
 }
+
+func TestSetPublish(t *testing.T) {
+	job := &jobs.Review{Metadata: map[string]string{"matter": "M-1"}}
+	if err := setPublish(job, "http://dav.internal/reports", "unix:///run/airlock.sock"); err != nil {
+		t.Fatal(err)
+	}
+	if p := job.Publish; p == nil || p.Target.Host != "dav.internal" || p.Target.Path != "/reports/" ||
+		p.Template != jobs.ReviewTemplate || p.Metadata["matter"] != "M-1" {
+		t.Errorf("publisher %+v", job.Publish)
+	}
+	for name, args := range map[string][2]string{
+		"no daemon":   {"http://dav.internal/reports/", ""},
+		"https":       {"https://dav.internal/reports/", "unix:///s"},
+		"user info":   {"http://u:p@dav.internal/reports/", "unix:///s"},
+		"ip address":  {"http://192.0.2.1/reports/", "unix:///s"},
+		"not a url":   {"dav.internal/reports/", "unix:///s"},
+		"with a port": {"http://dav.internal:8443/", "unix:///s"},
+	} {
+		err := setPublish(&jobs.Review{}, args[0], args[1])
+		var ee exitError
+		if !errors.As(err, &ee) || ee.code != exitUsageCode {
+			t.Errorf("%s: %v, want a usage error", name, err)
+		}
+	}
+}

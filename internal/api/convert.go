@@ -59,7 +59,7 @@ func egressPolicyFrom(p netpool.Policy) wire.EgressPolicy {
 	if p.Allow != nil {
 		out.Allow = make([]wire.EgressRule, len(p.Allow))
 		for i, r := range p.Allow {
-			out.Allow[i] = wire.EgressRule{Name: r.Name, CIDR: r.CIDR, Ports: r.Ports, Protocol: r.Protocol, Domain: r.Domain}
+			out.Allow[i] = wire.EgressRule{Name: r.Name, CIDR: r.CIDR, Ports: r.Ports, Protocol: r.Protocol, Domain: r.Domain, Credential: r.Credential}
 		}
 	}
 	return out
@@ -71,7 +71,7 @@ func policyFromWire(p wire.EgressPolicy) netpool.Policy {
 	if p.Allow != nil {
 		out.Allow = make([]netpool.Rule, len(p.Allow))
 		for i, r := range p.Allow {
-			out.Allow[i] = netpool.Rule{Name: r.Name, CIDR: r.CIDR, Ports: r.Ports, Protocol: r.Protocol, Domain: r.Domain}
+			out.Allow[i] = netpool.Rule{Name: r.Name, CIDR: r.CIDR, Ports: r.Ports, Protocol: r.Protocol, Domain: r.Domain, Credential: r.Credential}
 		}
 	}
 	return out

@@ -59,15 +59,40 @@ func startFakeModelHost(t *testing.T, answer string) *fakeModelHost {
 // names; caFile holds it, for the daemon (--egress-ca or SSL_CERT_FILE).
 func startUpstreamHost(t *testing.T, tag string, names []string, h http.Handler) (ip netip.Addr, caFile string) {
 	t.Helper()
-	name := netpooltest.NetnsName(tag)
+	ns, _, upIP := upstreamNetns(t, tag)
+	var ln net.Listener
+	inNS(t, ns, func() error {
+		var err error
+		ln, err = net.Listen("tcp4", net.JoinHostPort(upIP.String(), "443"))
+		return err
+	})
+	cert, pemBytes := selfSigned(t, upIP, names...)
+	caFile = filepath.Join(t.TempDir(), tag+"-ca.pem")
+	if err := os.WriteFile(caFile, pemBytes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
+	go srv.ServeTLS(ln, "", "")
+	t.Cleanup(func() { srv.Close() })
+	return upIP, caFile
+}
+
+// upstreamNetns makes a host of its own for an upstream server: a network
+// namespace named after tag, reached from the host over a veth on a
+// private /30 (so only exact rules and credential routes may reach it).
+// It returns the namespace, its name and the upstream's address in it.
+func upstreamNetns(t *testing.T, tag string) (ns netns.NsHandle, name string, upIP netip.Addr) {
+	t.Helper()
+	name = netpooltest.NetnsName(tag)
 	base := netip.MustParsePrefix(netpooltest.FreeBase(t, 30))
-	hostIP, upIP := base.Addr().Next(), base.Addr().Next().Next()
+	hostIP := base.Addr().Next()
+	upIP = hostIP.Next()
 	runtime.LockOSThread()
 	orig, err := netns.Get()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := netns.NewNamed(name)
+	ns, err = netns.NewNamed(name)
 	netns.Set(orig)
 	runtime.UnlockOSThread()
 	if err != nil {
@@ -93,7 +118,6 @@ func startUpstreamHost(t *testing.T, tag string, names []string, h http.Handler)
 		t.Fatal(err)
 	}
 	netlink.LinkSetUp(hl)
-	var ln net.Listener
 	inNS(t, ns, func() error {
 		nh, err := netlink.NewHandleAt(ns)
 		if err != nil {
@@ -105,18 +129,9 @@ func startUpstreamHost(t *testing.T, tag string, names []string, h http.Handler)
 		nh.AddrAdd(l, must30(upIP))
 		nh.LinkSetUp(l)
 		nh.LinkSetUp(lo)
-		ln, err = net.Listen("tcp4", net.JoinHostPort(upIP.String(), "443"))
-		return err
+		return nil
 	})
-	cert, pemBytes := selfSigned(t, upIP, names...)
-	caFile = filepath.Join(t.TempDir(), tag+"-ca.pem")
-	if err := os.WriteFile(caFile, pemBytes, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
-	go srv.ServeTLS(ln, "", "")
-	t.Cleanup(func() { srv.Close() })
-	return upIP, caFile
+	return ns, name, upIP
 }
 
 // selfSigned makes a certificate for ip and names (credential routes must

@@ -10,4 +10,11 @@
 // output files a job releases. Error lines carry classified codes
 // (docs.Code* from the guest, Code* here for the platform's own failures)
 // and never document content.
+//
+// Publishing (publish.go, review --publish) is the one exception to
+// "egress denied": after a document's result is validated, the host
+// renders its report and PUTs it from a second, fresh sandbox that never
+// held the document and may reach only the target, which must be one of
+// the tenant's credential routes (CreateOptions.Routes): the egress proxy
+// holds the credential, and any other host refuses the sandbox.
 package jobs

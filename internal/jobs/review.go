@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -41,6 +42,10 @@ type Review struct {
 	// Markdown renders each document's full report (findings, redlines)
 	// as Markdown in human output, instead of one summary line.
 	Markdown bool
+	// Publish, if set, also puts each document's HTML report (with its
+	// redlines), named by ReportName, on the publish target from a sandbox
+	// of its own (see Publisher).
+	Publish *Publisher
 
 	// Facts views (review_facts.go): the conflicts check, the --as-of
 	// view and the obligations export.
@@ -69,6 +74,8 @@ type ReviewLine struct {
 	DueSoon []DueItem `json:"due_soon,omitempty"`
 	// Conflicts are the parties found on the --parties list.
 	Conflicts []conflicts.Hit `json:"conflicts,omitempty"`
+	// Published is where --publish put the report.
+	Published *Published `json:"published,omitempty"`
 }
 
 // CheckPlaybook validates a playbook file on the host. Fields it does not
@@ -117,6 +124,19 @@ func (r *Review) Process(ctx context.Context, sbxs Sandboxes, doc Doc) Outcome {
 			o.Err = lineErr(docs.CodeInternal, "write the report: %v", err)
 			return o
 		}
+	}
+	if r.Publish != nil {
+		var b bytes.Buffer
+		if err := report.RenderHTML(&b, res, filepath.Base(doc.Path), env.Risks); err != nil {
+			o.Err = lineErr(docs.CodeInternal, "render the report: %v", err)
+			return o
+		}
+		pub, lerr := r.Publish.Publish(ctx, sbxs, doc, ReportName(doc), b.Bytes())
+		if lerr != nil {
+			o.Err = lerr
+			return o
+		}
+		line.Published = &pub
 	}
 	o.Fields = line
 	o.Tally = map[string]int{"clauses " + result.StatusMatch: res.Summary.Match,

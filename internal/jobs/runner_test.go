@@ -30,6 +30,7 @@ type memSandboxes struct {
 	probe   error                                       // Create fails with this (an egress self-check failing)
 	tool    func(files map[string][]byte) (int, []byte) // exit code, result.json
 	delay   func(doc []byte) time.Duration
+	opts    []CreateOptions // every Create's options, in order
 }
 
 func (m *memSandboxes) Create(_ context.Context, o CreateOptions) (Sandbox, error) {
@@ -38,6 +39,7 @@ func (m *memSandboxes) Create(_ context.Context, o CreateOptions) (Sandbox, erro
 	}
 	m.mu.Lock()
 	m.created++
+	m.opts = append(m.opts, o)
 	m.mu.Unlock()
 	return &memSandbox{m: m, files: map[string][]byte{}}, nil
 }

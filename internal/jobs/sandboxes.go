@@ -34,13 +34,26 @@ type CreateOptions struct {
 	// proxy (each an exact domain rule; a credential route's in-guest host
 	// when the job calls a model). Empty: everything is denied.
 	Domains []string
+	// Routes are names that must be the tenant's credential routes (the
+	// proxy holds their secret): the sandbox is refused, never opened to
+	// them as plain domains, when one is not (errdefs.FailedPrecondition).
+	Routes []string
 }
 
-// allowRules names one domain rule per allowed domain.
-func allowRules(domains []string) []struct{ name, domain string } {
-	out := make([]struct{ name, domain string }, len(domains))
-	for i, d := range domains {
-		out[i].name, out[i].domain = fmt.Sprintf("job-%d", i+1), d
+// allowRule is one egress rule a job asks for.
+type allowRule struct {
+	name, domain string
+	credential   bool // the domain must be a credential route
+}
+
+// allowRules names one rule per allowed domain, then per required route.
+func allowRules(o CreateOptions) []allowRule {
+	var out []allowRule
+	for _, d := range o.Domains {
+		out = append(out, allowRule{name: fmt.Sprintf("job-%d", len(out)+1), domain: d})
+	}
+	for _, d := range o.Routes {
+		out = append(out, allowRule{name: fmt.Sprintf("job-%d", len(out)+1), domain: d, credential: true})
 	}
 	return out
 }
@@ -79,8 +92,8 @@ type Daemon struct{ C *client.Client }
 // Create implements Sandboxes.
 func (d Daemon) Create(ctx context.Context, o CreateOptions) (Sandbox, error) {
 	pol := client.DenyAll()
-	for _, r := range allowRules(o.Domains) {
-		pol.Allow = append(pol.Allow, client.EgressRule{Name: r.name, Domain: r.domain})
+	for _, r := range allowRules(o) {
+		pol.Allow = append(pol.Allow, client.EgressRule{Name: r.name, Domain: r.domain, Credential: r.credential})
 	}
 	s, err := d.C.CreateSandbox(ctx, client.CreateOptions{Template: o.Template, TTLSeconds: int(o.TTL / time.Second),
 		Metadata: o.Metadata, Egress: &pol, Probe: true})
@@ -153,8 +166,8 @@ type Local struct {
 // Create implements Sandboxes.
 func (l Local) Create(ctx context.Context, o CreateOptions) (Sandbox, error) {
 	pol := netpool.DenyAll()
-	for _, r := range allowRules(o.Domains) {
-		pol.Allow = append(pol.Allow, netpool.Rule{Name: r.name, Domain: r.domain})
+	for _, r := range allowRules(o) {
+		pol.Allow = append(pol.Allow, netpool.Rule{Name: r.name, Domain: r.domain, Credential: r.credential})
 	}
 	info, err := l.M.Create(ctx, sandbox.CreateRequest{Tenant: l.Tenant, Template: o.Template, TTL: o.TTL,
 		Metadata: o.Metadata, Egress: &pol, Probe: true})

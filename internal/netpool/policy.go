@@ -81,6 +81,13 @@ type Rule struct {
 	// host egress proxy, not here: in the namespace it becomes "allow tcp
 	// 53/80/443 and udp 53 to Config.ProxyAddr". Ports/Protocol must be empty.
 	Domain string `json:"domain,omitempty"`
+	// Credential requires Domain to be one of the tenant's credential
+	// routes (an exact name, no wildcard): the sandbox is refused
+	// (FailedPrecondition) rather than given a plain domain rule when it is
+	// not. A job that must reach only a pre-authorised, credentialled
+	// location (airlock review --publish) asks for this, so a mistyped or
+	// unconfigured host fails closed instead of opening plain egress.
+	Credential bool `json:"credential,omitempty"`
 }
 
 // Validate reports every problem in p as one InvalidArgument error whose text
@@ -160,6 +167,9 @@ func compileRule(i int, r Rule, seen map[string]int, pr *problems) compiledRule 
 // ruleDestination checks a rule's cidr or domain (exactly one; never
 // link-local) and returns the cidr's prefix.
 func ruleDestination(r Rule, f func(string) string, pr *problems) netip.Prefix {
+	if r.Credential && (r.Domain == "" || strings.HasPrefix(r.Domain, "*")) {
+		pr.add("%s: a credential rule needs an exact domain (a credential route's host)", f("credential"))
+	}
 	switch {
 	case r.CIDR == "" && r.Domain == "":
 		pr.add("%s: one of cidr or domain is required", f("cidr"))

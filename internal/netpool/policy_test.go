@@ -40,6 +40,9 @@ func TestPolicyValidate(t *testing.T) {
 		{"both cidr and domain", Policy{Default: "deny", Allow: []Rule{{Name: "a", CIDR: "10.0.0.1/32", Domain: "example.com"}}}, []string{"allow[0].domain"}},
 		{"bad domain", Policy{Default: "deny", Allow: []Rule{{Name: "a", Domain: "exa mple.com"}}}, []string{"allow[0].domain"}},
 		{"domain with ports", Policy{Default: "deny", Allow: []Rule{{Name: "a", Domain: "example.com", Protocol: "tcp", Ports: []uint16{22}}}}, []string{"allow[0].protocol"}},
+		{"credential rule", Policy{Default: "deny", Allow: []Rule{{Name: "dav", Domain: "dav.internal", Credential: true}}}, nil},
+		{"credential wildcard", Policy{Default: "deny", Allow: []Rule{{Name: "dav", Domain: "*.example.com", Credential: true}}}, []string{"allow[0].credential"}},
+		{"credential cidr", Policy{Default: "deny", Allow: []Rule{{Name: "dav", CIDR: "10.0.0.1/32", Credential: true}}}, []string{"allow[0].credential"}},
 		{"all problems reported", Policy{Default: "x", Allow: []Rule{{Name: "", CIDR: "nope"}, {Name: "b", CIDR: "10.0.0.1/32", Protocol: "gre"}}},
 			[]string{"default:", "allow[0].name", "allow[0].cidr", "allow[1].protocol"}},
 	}

@@ -57,7 +57,8 @@ func (m *Manager) planEgress(tenant string, p *netpool.Policy) (egressPlan, erro
 
 // proxyView is what the egress proxy enforces for a sandbox of tenant
 // under pol: its domain rules, minus those that enable one of the
-// tenant's credential routes, which become the routes instead. It is
+// tenant's credential routes, which become the routes instead. A rule
+// marked Credential whose domain is no such route is refused. It is
 // validated with a placeholder identity; proxyFor stamps the real one.
 func (m *Manager) proxyView(tenant string, pol netpool.Policy) (egress.Sandbox, error) {
 	sb := egress.Sandbox{ID: "planned", Tenant: tenant}
@@ -73,6 +74,12 @@ func (m *Manager) proxyView(tenant string, pol netpool.Policy) (egress.Sandbox, 
 			rt.Name = r.Name // audit events name the policy's rule
 			sb.Routes = append(sb.Routes, rt)
 			continue
+		}
+		if r.Credential {
+			// Fail closed: a rule that asks for a credential route never
+			// becomes plain egress to a name the operator did not set up.
+			return egress.Sandbox{}, errdefs.FailedPrecondition("egress rule %q: %q is not a credential route of tenant %q on this host (the daemon's --credentials file)",
+				r.Name, r.Domain, tenant)
 		}
 		sb.Domains = append(sb.Domains, egress.DomainRule{Name: r.Name, Pattern: r.Domain})
 	}

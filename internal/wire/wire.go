@@ -110,6 +110,9 @@ type EgressRule struct {
 	Ports    []uint16 `json:"ports,omitempty"`
 	Protocol string   `json:"protocol,omitempty"` // tcp, udp, icmp, any
 	Domain   string   `json:"domain,omitempty"`
+	// Credential: Domain must be one of the tenant's credential routes,
+	// else the request is refused (failed_precondition).
+	Credential bool `json:"credential,omitempty"`
 }
 
 // SandboxList answers list and fork.

@@ -31,7 +31,7 @@ func infoFromWire(in wire.Sandbox, node string) sandbox.Info {
 func policyFromWire(p wire.EgressPolicy) netpool.Policy {
 	out := netpool.Policy{Default: p.Default, TLS: p.TLS}
 	for _, r := range p.Allow {
-		out.Allow = append(out.Allow, netpool.Rule{Name: r.Name, CIDR: r.CIDR, Ports: r.Ports, Protocol: r.Protocol, Domain: r.Domain})
+		out.Allow = append(out.Allow, netpool.Rule{Name: r.Name, CIDR: r.CIDR, Ports: r.Ports, Protocol: r.Protocol, Domain: r.Domain, Credential: r.Credential})
 	}
 	return out
 }
@@ -39,7 +39,7 @@ func policyFromWire(p wire.EgressPolicy) netpool.Policy {
 func policyToWire(p netpool.Policy) wire.EgressPolicy {
 	out := wire.EgressPolicy{Default: p.Default, TLS: p.TLS}
 	for _, r := range p.Allow {
-		out.Allow = append(out.Allow, wire.EgressRule{Name: r.Name, CIDR: r.CIDR, Ports: r.Ports, Protocol: r.Protocol, Domain: r.Domain})
+		out.Allow = append(out.Allow, wire.EgressRule{Name: r.Name, CIDR: r.CIDR, Ports: r.Ports, Protocol: r.Protocol, Domain: r.Domain, Credential: r.Credential})
 	}
 	return out
 }

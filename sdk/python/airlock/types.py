@@ -83,13 +83,16 @@ def _plain(cls: Type[R], d: Mapping[str, Any]) -> Dict[str, Any]:
 @dataclass
 class EgressRule(_Record):
     """One allow rule: a CIDR (with ports and protocol) or a domain (exact,
-    or a leading ``*.``)."""
+    or a leading ``*.``). ``credential=True`` requires the domain to be one
+    of the tenant's credential routes (refused otherwise, never opened as a
+    plain domain)."""
 
     name: str
     cidr: str = ""
     ports: List[int] = field(default_factory=list)
     protocol: str = ""  # tcp, udp, icmp, any
     domain: str = ""
+    credential: bool = False
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "EgressRule":
@@ -99,7 +102,7 @@ class EgressRule(_Record):
 
     def to_json(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {"name": self.name}
-        for k in ("cidr", "ports", "protocol", "domain"):
+        for k in ("cidr", "ports", "protocol", "domain", "credential"):
             v = getattr(self, k)
             if v:
                 out[k] = list(v) if k == "ports" else v
