@@ -22,9 +22,9 @@ const ImportRoot = "root"
 // RootPath), and Commit publishes it. Nothing is visible under the
 // registry until Commit's rename.
 type Import struct {
-	r   *Registry
-	m   Manifest
-	tmp string
+	r         *Registry
+	name, key string
+	tmp       string
 }
 
 // Has reports whether the bake key of template name is held complete.
@@ -50,21 +50,21 @@ func (r *Registry) SetCurrent(name, key string) error {
 	return r.setCurrent(name, key)
 }
 
-// BeginImport starts importing the bake m describes. A temporary
+// BeginImport starts importing bake key of template name. A temporary
 // directory an earlier, interrupted import of the same bake left is
 // removed first.
-func (r *Registry) BeginImport(m Manifest) (*Import, error) {
-	if !validName(m.Name) || !validName(m.Key) {
-		return nil, errdefs.InvalidArgument("import: template name %q or key %q is invalid", m.Name, m.Key)
+func (r *Registry) BeginImport(name, key string) (*Import, error) {
+	if !validName(name) || !validName(key) {
+		return nil, errdefs.InvalidArgument("import: template name %q or key %q is invalid", name, key)
 	}
-	tmp := filepath.Join(r.root, m.Name, ".import-"+m.Key)
+	tmp := filepath.Join(r.root, name, ".import-"+key)
 	if err := os.RemoveAll(tmp); err != nil {
-		return nil, fmt.Errorf("import %s: clean %s: %w", m.Name, tmp, err)
+		return nil, fmt.Errorf("import %s: clean %s: %w", name, tmp, err)
 	}
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return nil, fmt.Errorf("import %s: %w", m.Name, err)
+		return nil, fmt.Errorf("import %s: %w", name, err)
 	}
-	return &Import{r: r, m: m, tmp: tmp}, nil
+	return &Import{r: r, name: name, key: key, tmp: tmp}, nil
 }
 
 // Dir is the temporary directory.
@@ -78,14 +78,16 @@ func (im *Import) RootPath() string  { return filepath.Join(im.tmp, ImportRoot) 
 // Abort removes the temporary directory.
 func (im *Import) Abort() { os.RemoveAll(im.tmp) }
 
-// Commit makes the files read-only, writes manifest.json last (its root
-// image rewritten to the bake's own copy), fsyncs, and publishes the
-// directory by rename; then points name's current link at it. The files
-// must already be fsynced and checked against the manifest's digests;
+// Commit makes the files read-only, writes m as manifest.json last (its
+// root image rewritten to the bake's own copy), fsyncs, and publishes
+// the directory by rename; then points the template's current link at
+// it. The files must already be fsynced and checked against m's digests;
 // Open verifies them again at first use, as for a local bake.
-func (im *Import) Commit() error {
-	final := filepath.Join(im.r.root, im.m.Name, im.m.Key)
-	m := im.m
+func (im *Import) Commit(m Manifest) error {
+	if m.Name != im.name || m.Key != im.key {
+		return errdefs.InvalidArgument("import %s/%s: manifest names %s/%s", im.name, im.key, m.Name, m.Key)
+	}
+	final := filepath.Join(im.r.root, m.Name, m.Key)
 	m.RootImage = filepath.Join(final, ImportRoot)
 	for _, f := range []string{im.MemPath(), im.StatePath(), im.RootPath()} {
 		if err := os.Chmod(f, 0o444); err != nil {

@@ -155,7 +155,7 @@ func (s *Syncer) fetch(ctx context.Context, b nodewire.Build) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	im, err := s.cfg.Registry.BeginImport(m)
+	im, err := s.cfg.Registry.BeginImport(m.Name, m.Key)
 	if err != nil {
 		return 0, err
 	}
@@ -170,7 +170,7 @@ func (s *Syncer) fetch(ctx context.Context, b nodewire.Build) (int64, error) {
 			return total, fmt.Errorf("%s %s: %w", f.what, f.digest, err)
 		}
 	}
-	if err := im.Commit(); err != nil {
+	if err := im.Commit(m); err != nil {
 		im.Abort()
 		return total, err
 	}
