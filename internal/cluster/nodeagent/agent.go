@@ -17,8 +17,8 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/cluster/blobs"
 	"github.com/airlock-dev/airlock/internal/cluster/lease"
-	"github.com/airlock-dev/airlock/internal/cluster/templatesync"
 	"github.com/airlock-dev/airlock/internal/cluster/nodewire"
+	"github.com/airlock-dev/airlock/internal/cluster/templatesync"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 	"github.com/airlock-dev/airlock/internal/store"
