@@ -9,6 +9,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/cluster/nodewire"
 	"github.com/airlock-dev/airlock/internal/cluster/pgstore"
 	"github.com/airlock-dev/airlock/internal/cluster/placement"
+	"github.com/airlock-dev/airlock/internal/cluster/templatesync"
 )
 
 // builds is the replica's copy of the published templates: every
@@ -39,8 +40,7 @@ func (b *builds) read(ctx context.Context, st *pgstore.Store) error {
 	byClass := map[string][]nodewire.Build{}
 	for _, c := range cur {
 		current[c.Name] = c
-		byClass[c.HostClass] = append(byClass[c.HostClass], nodewire.Build{ID: c.BuildID, Name: c.Name, HostClass: c.HostClass,
-			Manifest: c.Manifest, MemSHA256: c.MemSHA256, StateSHA256: c.StateSHA256, RootSHA256: c.RootSHA256, SizeBytes: c.SizeBytes})
+		byClass[c.HostClass] = append(byClass[c.HostClass], templatesync.Offer(c))
 	}
 	onNode := map[string][]pgstore.NodeBuild{}
 	for _, r := range reps {

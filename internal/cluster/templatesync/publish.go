@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/cluster/blobs"
+	"github.com/airlock-dev/airlock/internal/cluster/nodewire"
 	"github.com/airlock-dev/airlock/internal/cluster/pgstore"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/template"
@@ -64,4 +65,10 @@ func Publish(ctx context.Context, reg *template.Registry, name string, bs blobs.
 	}
 	out.Took = time.Since(start)
 	return out, nil
+}
+
+// Offer is b as a node is offered it (nodewire.HeartbeatResponse.Builds).
+func Offer(b pgstore.Build) nodewire.Build {
+	return nodewire.Build{ID: b.BuildID, Name: b.Name, HostClass: b.HostClass, Manifest: b.Manifest,
+		MemSHA256: b.MemSHA256, StateSHA256: b.StateSHA256, RootSHA256: b.RootSHA256, SizeBytes: b.SizeBytes}
 }
