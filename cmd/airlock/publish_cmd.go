@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/airlock-dev/airlock/internal/cluster/blobs"
-	"github.com/airlock-dev/airlock/internal/cluster/templatesync"
+	"github.com/airlock-dev/airlock/internal/cluster/templatepub"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 )
 
@@ -74,7 +74,7 @@ Prints the build id, its host class, the bytes uploaded and the seconds taken.`,
 				return err
 			}
 			defer st.Close()
-			p, err := templatesync.Publish(ctx, reg, args[0], bs, st)
+			p, err := templatepub.Publish(ctx, reg, args[0], bs, st)
 			if err != nil {
 				return err
 			}

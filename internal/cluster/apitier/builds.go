@@ -9,7 +9,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/cluster/nodewire"
 	"github.com/airlock-dev/airlock/internal/cluster/pgstore"
 	"github.com/airlock-dev/airlock/internal/cluster/placement"
-	"github.com/airlock-dev/airlock/internal/cluster/templatesync"
+	"github.com/airlock-dev/airlock/internal/cluster/templatepub"
 )
 
 // builds is the replica's copy of the published templates: every
@@ -40,7 +40,7 @@ func (b *builds) read(ctx context.Context, st *pgstore.Store) error {
 	byClass := map[string][]nodewire.Build{}
 	for _, c := range cur {
 		current[c.Name] = c
-		byClass[c.HostClass] = append(byClass[c.HostClass], templatesync.Offer(c))
+		byClass[c.HostClass] = append(byClass[c.HostClass], templatepub.Offer(c))
 	}
 	onNode := map[string][]pgstore.NodeBuild{}
 	for _, r := range reps {

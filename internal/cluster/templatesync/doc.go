@@ -1,14 +1,9 @@
-// Package templatesync moves baked templates between the hosts of a
-// cluster: Publish (the operator's `airlock template publish`) uploads a
-// bake's blobs and records the build in PostgreSQL, and a Syncer (in each
-// node agent) pulls the current builds of its node's host class into the
-// node's template registry.
-//
-// Publish uploads the memory file, the device state and the root image
-// to a blob store (internal/cluster/blobs; a blob already there is not
-// sent again), and only then, in one transaction, inserts the build,
-// makes it its template's current build and notifies the API tier: no
-// row names a blob before the blob is complete.
+// Package templatesync is the node side of templates across a cluster:
+// a Syncer (in each node agent) pulls the current builds of its node's
+// host class from a blob store (internal/cluster/blobs) into the node's
+// template registry. Builds are published by internal/cluster/templatepub;
+// the node holds no database credentials and learns of them from the API
+// tier.
 //
 // A Syncer is offered the current builds of its class with every
 // heartbeat answer (the tier reads them again at every publish

@@ -1,4 +1,4 @@
-package templatesync_test
+package templatepub_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/cluster/clustertest"
 	"github.com/airlock-dev/airlock/internal/cluster/nodewire"
 	"github.com/airlock-dev/airlock/internal/cluster/pgstore"
+	"github.com/airlock-dev/airlock/internal/cluster/templatepub"
 	"github.com/airlock-dev/airlock/internal/cluster/templatesync"
 	"github.com/airlock-dev/airlock/internal/guest"
 	"github.com/airlock-dev/airlock/internal/sandbox"
@@ -63,7 +64,7 @@ func TestPulledTemplateRestoresVM(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	pub, err := templatesync.Publish(ctx, regA, vmtest.TemplateName, bs, st)
+	pub, err := templatepub.Publish(ctx, regA, vmtest.TemplateName, bs, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestPulledTemplateRestoresVM(t *testing.T) {
 	}
 	rep := &reports{last: map[string]nodewire.BuildReport{}}
 	s := templatesync.New(templatesync.Config{Registry: regB, Blobs: bs, Report: rep.report})
-	s.Offer(ctx, []nodewire.Build{templatesync.Offer(cur[0])})
+	s.Offer(ctx, []nodewire.Build{templatepub.Offer(cur[0])})
 	s.Wait()
 	pulled := time.Since(start)
 	if got := rep.state(pub.Build.BuildID); got.State != nodewire.BuildReady {

@@ -1,4 +1,4 @@
-package templatesync
+package templatepub
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package templatesync_test
+package templatepub_test
 
 import (
 	"testing"
