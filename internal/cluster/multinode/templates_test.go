@@ -277,7 +277,9 @@ func TestTemplatePullRefusesBadBlobs(t *testing.T) {
 		}
 	}
 	cl := c.Client(0)
-	firstCreate(t, c, "pub")
+	if sb := firstCreate(t, c, "pub"); sb.Node != "node0" {
+		t.Fatalf("a sandbox of pub was placed on %s, which refused the build", sb.Node)
+	}
 	for range 10 {
 		sb, err := cl.CreateSandbox(ctx, client.CreateOptions{Template: "pub", TTLSeconds: 600})
 		if err != nil {
@@ -293,13 +295,16 @@ func TestTemplatePullRefusesBadBlobs(t *testing.T) {
 // firstCreate waits until API 0 places a sandbox of name: the tier reads
 // a node's report of a build after the report is written, so a create
 // right after the database shows it ready may still find it pulling.
-func firstCreate(t *testing.T, c *multiproc.Cluster, name string) {
+func firstCreate(t *testing.T, c *multiproc.Cluster, name string) *client.Sandbox {
 	t.Helper()
+	var sb *client.Sandbox
 	c.WaitFor("a first sandbox of "+name+" placed", func() bool {
-		sb, err := c.Client(0).CreateSandbox(context.Background(), client.CreateOptions{Template: name, TTLSeconds: 600})
+		var err error
+		sb, err = c.Client(0).CreateSandbox(context.Background(), client.CreateOptions{Template: name, TTLSeconds: 600})
 		if err != nil && !errors.Is(err, client.ErrFailedPrecondition) {
 			t.Fatalf("create %s: %v", name, err)
 		}
-		return err == nil && sb != nil
+		return err == nil
 	})
+	return sb
 }
