@@ -128,11 +128,26 @@ func (t *Tier) handleBuild(w http.ResponseWriter, r *http.Request, node string, 
 // that has it, by name).
 func (t *Tier) target(name string) (nodewire.Template, placement.Request, bool) {
 	if b, ok := t.builds.currentOf(name); ok {
-		tm := nodewire.Template{Name: b.Name, Hash: b.BuildID, MemoryMiB: b.MemoryMiB, VCPUs: b.VCPUs,
-			DefaultTTLSeconds: int(b.DefaultTTL / time.Second), BuiltAt: b.PublishedAt}
-		return tm, placement.Request{Template: b.Name, Build: b.BuildID, HostClass: b.HostClass,
+		return templateOf(b), placement.Request{Template: b.Name, Build: b.BuildID, HostClass: b.HostClass,
 			MemMiB: int64(b.MemoryMiB), VCPUs: b.VCPUs}, true
 	}
 	tm, ok := t.templates()[name]
 	return tm, placement.Request{Template: tm.Name, Build: tm.Name, MemMiB: int64(tm.MemoryMiB), VCPUs: tm.VCPUs}, ok
+}
+
+// templateOf is a published build as the API lists its template.
+func templateOf(b pgstore.Build) nodewire.Template {
+	return nodewire.Template{Name: b.Name, Hash: b.BuildID, MemoryMiB: b.MemoryMiB, VCPUs: b.VCPUs,
+		DefaultTTLSeconds: int(b.DefaultTTL / time.Second), BuiltAt: b.PublishedAt}
+}
+
+// published returns the current build of every published template.
+func (b *builds) published() []pgstore.Build {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]pgstore.Build, 0, len(b.current))
+	for _, c := range b.current {
+		out = append(out, c)
+	}
+	return out
 }

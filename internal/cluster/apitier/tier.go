@@ -243,17 +243,21 @@ func (t *Tier) node(id string) (nodeInfo, bool) {
 }
 
 // templates returns the templates ready nodes report, by name (the first
-// node's description of each).
+// node's description of each), and every published template as its
+// current build describes it.
 func (t *Tier) templates() map[string]nodewire.Template {
+	out := map[string]nodewire.Template{}
+	for _, b := range t.builds.published() {
+		out[b.Name] = templateOf(b)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := map[string]nodewire.Template{}
 	for _, n := range t.view {
 		if !n.state.Live() {
 			continue
 		}
 		for _, tm := range n.templates {
-			if _, ok := out[tm.Name]; !ok {
+			if _, ok := out[tm.Name]; !ok { // a published build first
 				out[tm.Name] = tm
 			}
 		}

@@ -117,8 +117,21 @@ func TestTemplatePublishToFourNodes(t *testing.T) {
 		}
 	}
 
-	// Sandboxes of the template land on the nodes that hold it.
+	// The API lists the published build; sandboxes of the template land
+	// on the nodes that hold it.
 	cl := c.Client(0)
+	c.WaitFor("the API listing the published build", func() bool {
+		ts, err := cl.Templates(ctx)
+		if err != nil {
+			t.Fatalf("templates: %v", err)
+		}
+		for _, tm := range ts {
+			if tm.Name == "pub" && tm.Hash == m.Key {
+				return true
+			}
+		}
+		return false
+	})
 	firstCreate(t, c, "pub")
 	for range 8 {
 		sb, err := cl.CreateSandbox(ctx, client.CreateOptions{Template: "pub", TTLSeconds: 600})
