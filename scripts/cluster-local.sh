@@ -9,8 +9,11 @@
 # socket only), migrates it, makes a join token and a fresh tenant key,
 # starts `airlock api` on 127.0.0.1 and N `airlock serve --cluster-api`
 # node daemons (--kill-on-exit), each with its own state directory, run
-# directory, socket, network instance and address ranges (--net), after
-# baking the shipped `base` template into every node's state directory. It prints, as
+# directory, socket, network instance and address ranges (--net). The
+# shipped `base` template is baked once, in a builder state directory,
+# published (`airlock template publish`) to a blob store in the work
+# directory, and pulled by every node (`serve --cluster-blobs`), whose
+# template registries start empty. It prints, as
 # shell assignments, AIRLOCK_URL, AIRLOCK_API_KEY and NODE_PIDS (the node
 # daemons' pids, in node order); progress goes to stderr.
 #
@@ -82,14 +85,17 @@ up() {
 	echo $! >"$dir/api.pid"
 	wait_http "http://127.0.0.1:$((port + 1))/healthz" "airlock api"
 
+	say "baking base once, in $dir/builder, and publishing it to file://$dir/blobs"
+	mkdir -p "$dir/builder/state" "$dir/builder/run"
+	"$airlock" --run-dir "$dir/builder/run" template build base --state-dir "$dir/builder/state" >"$dir/builder/template.log" 2>&1 ||
+		{ say "template build failed:"; tail -n 5 "$dir/builder/template.log" >&2; false; }
+	"$airlock" template publish base --state-dir "$dir/builder/state" --blobs "file://$dir/blobs" --dsn "$dsn" >&2
+
 	local pids=() i d
 	for i in $(seq 1 "$n"); do
 		d=$dir/node$i
 		mkdir -p "$d/state" "$d/run"
-		say "node$i: baking base into $d/state"
-		"$airlock" --run-dir "$d/run" template build base --state-dir "$d/state" >"$d/template.log" 2>&1 ||
-			{ say "template build failed:"; tail -n 5 "$d/template.log" >&2; false; }
-		"$airlock" --run-dir "$d/run" serve --state-dir "$d/state" --socket "$d/airlock.sock" \
+		"$airlock" --run-dir "$d/run" serve --cluster-blobs "file://$dir/blobs" --state-dir "$d/state" --socket "$d/airlock.sock" \
 			--net --net-instance "cl$i" --net-base-cidr "10.$((200 + i)).0.0/16" --proxy-addr "10.199.$((200 + i)).1" \
 			--cluster-api "http://127.0.0.1:$((port + 1))" --cluster-token-file "$dir/token" \
 			--node-id "node$i" --node-listen "127.0.0.1:$((port + 10 + i))" --kill-on-exit >"$d/serve.log" 2>&1 &
@@ -105,6 +111,14 @@ up() {
 		sleep 0.1
 	done
 	[ "$ready" = "$n" ] || { say "$ready of $n nodes ready"; tail -n 5 "$dir"/node*/serve.log >&2; false; }
+	say "waiting for base to be pulled by $n nodes"
+	local pulled=0
+	for i in $(seq 1 3000); do
+		pulled=$(as_pg "$bin/psql" -qtAX "$dsn" -c "SELECT count(*) FROM node_templates n JOIN templates t ON t.current_build = n.build_id WHERE t.name = 'base' AND n.state = 'ready'" 2>/dev/null || echo 0)
+		[ "$pulled" = "$n" ] && break
+		sleep 0.1
+	done
+	[ "$pulled" = "$n" ] || { say "base ready on $pulled of $n nodes"; as_pg "$bin/psql" -qtAX "$dsn" -c "SELECT * FROM node_templates" >&2; false; }
 	wait_http "http://127.0.0.1:$port/readyz" "the cluster"
 	echo "AIRLOCK_URL=http://127.0.0.1:$port"
 	echo "AIRLOCK_API_KEY=$key"

@@ -175,7 +175,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.runDir, "run-dir", "", "live VM state (env AIRLOCK_RUN_DIR)")
 	root.PersistentFlags().StringVar(&g.accel, "accel", envOr("AIRLOCK_ACCEL", "auto"), "acceleration: auto, kvm or tcg (env AIRLOCK_ACCEL)")
 	root.PersistentFlags().StringVar(&g.jail, "jail", envOr("AIRLOCK_JAIL", "on"), "confine every VMM in a jail of its own (on), or run them unconfined (off: shown by doctor and in every sandbox) (env AIRLOCK_JAIL)")
-	root.AddCommand(newVersionCmd(), newDoctorCmd(g), newRunCmd(g), newSandboxCmd(g), newKeyCmd(g), newAuditCmd(g), newTemplateCmd(g), newServeCmd(g), newBenchCmd(g), newReviewCmd(g), newInvoiceCmd(g), newRedactCmd(g), newCorpusCmd(), newEvalCmd(g), newClusterCmd(), newNodeCmd(), newMCPCmd(), newAPICmd())
+	root.AddCommand(newVersionCmd(), newDoctorCmd(g), newRunCmd(g), newSandboxCmd(g), newKeyCmd(g), newAuditCmd(g), newTemplateCmd(g), newServeCmd(g), newBenchCmd(g), newReviewCmd(g), newInvoiceCmd(g), newRedactCmd(g), newCorpusCmd(), newEvalCmd(g), newClusterCmd(), newNodeCmd(), newMCPCmd(), newAPICmd(), newBlobsCmd())
 	markUsageErrors(root)
 	return root
 }

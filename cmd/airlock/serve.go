@@ -47,7 +47,7 @@ type serveOptions struct {
 
 // nodeFlags make `airlock serve` a cluster node.
 type nodeFlags struct {
-	api, tokenFile, nodeID, addr, listen string
+	api, tokenFile, nodeID, addr, listen, blobs string
 }
 
 func (n *nodeFlags) register(cmd *cobra.Command) {
@@ -57,14 +57,15 @@ func (n *nodeFlags) register(cmd *cobra.Command) {
 	f.StringVar(&n.nodeID, "node-id", "", "this node's name in the cluster (default: the host name)")
 	f.StringVar(&n.listen, "node-listen", "", "TCP address the node's API listens on for the tier, e.g. 10.0.0.5:7443 (with --cluster-api)")
 	f.StringVar(&n.addr, "node-addr", "", "host:port the tier reaches the node's API on (default: --node-listen)")
+	f.StringVar(&n.blobs, "cluster-blobs", "", "blob store the node pulls published templates from: file:///DIR or http(s)://HOST[/PREFIX] (with --cluster-api; without it the node pulls none)")
 }
 
 // options turns the flags into the daemon's; nil without --cluster-api.
 func (o *serveOptions) clusterOptions() (*daemon.ClusterOptions, error) {
 	n := o.cluster
 	if n.api == "" {
-		if n.tokenFile != "" || n.nodeID != "" || n.listen != "" || n.addr != "" {
-			return nil, errdefs.InvalidArgument("--cluster-token-file, --node-id, --node-listen and --node-addr need --cluster-api")
+		if n.tokenFile != "" || n.nodeID != "" || n.listen != "" || n.addr != "" || n.blobs != "" {
+			return nil, errdefs.InvalidArgument("--cluster-token-file, --node-id, --node-listen, --node-addr and --cluster-blobs need --cluster-api")
 		}
 		return nil, nil
 	}
@@ -94,7 +95,7 @@ func (o *serveOptions) clusterOptions() (*daemon.ClusterOptions, error) {
 	if vcpus <= 0 {
 		vcpus = 4 * o.maxSandboxes
 	}
-	return &daemon.ClusterOptions{API: n.api, TokenFile: n.tokenFile, NodeID: id, Addr: addr, Version: version,
+	return &daemon.ClusterOptions{API: n.api, TokenFile: n.tokenFile, NodeID: id, Addr: addr, Version: version, Blobs: n.blobs,
 		Capacity: nodewire.Capacity{Slots: o.maxSandboxes, MemMiB: int64(memMiB), VCPUs: vcpus}, Net: o.nf.enabled}, nil
 }
 

@@ -15,7 +15,7 @@ import (
 
 func newTemplateCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "template", Short: "Build, list, inspect and remove templates"}
-	cmd.AddCommand(newTemplateBuildCmd(g), newTemplateLsCmd(g), newTemplateInspectCmd(g), newTemplateRmCmd(g))
+	cmd.AddCommand(newTemplateBuildCmd(g), newTemplateLsCmd(g), newTemplateInspectCmd(g), newTemplateRmCmd(g), newTemplatePublishCmd(g))
 	return cmd
 }
 

@@ -9,9 +9,11 @@ import (
 	"sync"
 
 	"github.com/airlock-dev/airlock/internal/api"
+	"github.com/airlock-dev/airlock/internal/cluster/blobs"
 	"github.com/airlock-dev/airlock/internal/cluster/nodeagent"
 	"github.com/airlock-dev/airlock/internal/cluster/nodewire"
 	"github.com/airlock-dev/airlock/internal/errdefs"
+	"github.com/airlock-dev/airlock/internal/template"
 )
 
 // ClusterOptions make the daemon a cluster node (`airlock serve
@@ -32,6 +34,9 @@ type ClusterOptions struct {
 	Capacity nodewire.Capacity
 	// Net: the node runs sandboxes with networking.
 	Net bool
+	// Blobs is the blob store URL the node pulls published templates
+	// from (internal/cluster/blobs); "": it pulls none.
+	Blobs string
 }
 
 // startAgent starts the node agent (with Cluster), running until Close.
@@ -45,8 +50,16 @@ func (d *Daemon) startAgent(o Options) error {
 	if len(token) < 16 {
 		return errdefs.InvalidArgument("cluster join token in %s: want at least 16 characters", c.TokenFile)
 	}
-	a, err := nodeagent.New(nodeagent.Config{TierURL: c.API, JoinToken: token, NodeID: c.NodeID, Addr: c.Addr,
-		Version: c.Version, StateDir: o.StateDir, Manager: d.Manager, Store: d.Store, Capacity: c.Capacity, Net: c.Net, Log: o.Log})
+	cfg := nodeagent.Config{TierURL: c.API, JoinToken: token, NodeID: c.NodeID, Addr: c.Addr,
+		Version: c.Version, StateDir: o.StateDir, Manager: d.Manager, Store: d.Store, Capacity: c.Capacity, Net: c.Net, Log: o.Log,
+		HostClass: template.HostClassOf(d.Host)}
+	if c.Blobs != "" {
+		if cfg.Blobs, err = blobs.Open(c.Blobs, ""); err != nil {
+			return err
+		}
+		cfg.Templates = d.Templates
+	}
+	a, err := nodeagent.New(cfg)
 	if err != nil {
 		return err
 	}

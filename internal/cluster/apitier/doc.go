@@ -17,8 +17,18 @@
 // answered; Idempotency-Key makes a retried create return the first
 // one's sandbox. Keys and the audit log come from PostgreSQL.
 //
+// Published templates (internal/cluster/templatepub): a create of a
+// template with a current build is placed only on nodes of the build's
+// host class that reported it ready; with none ready it fails
+// failed_precondition naming how many are pulling. The replica reads the
+// current builds and the nodes' reports of them at every view refresh and
+// at every NOTIFY of a publish, and hands each node the current builds of
+// its host class in its heartbeat answer (nodes hold no database
+// credentials). A template never published is placed as before: on any
+// node that reported it by name at registration.
+//
 // Beside the public API it serves an internal listener for nodes
-// (register, heartbeat, ship), and runs on every replica, each safe to
+// (register, heartbeat, ship, build state), and runs on every replica, each safe to
 // run concurrently: the sweeper (leases, with amnesty), the audit
 // sequencer, the reconciler of creates left creating (asks the node;
 // running or failed), and the catalog's expiry catch-up.

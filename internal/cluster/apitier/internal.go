@@ -23,6 +23,7 @@ func (t *Tier) InternalHandler() http.Handler {
 	mux.HandleFunc("POST "+nodewire.PathRegister, t.handleRegister)
 	mux.HandleFunc("POST "+nodewire.PathHeartbeat, t.nodeCall(t.handleHeartbeat))
 	mux.HandleFunc("POST "+nodewire.PathShip, t.nodeCall(t.handleShip))
+	mux.HandleFunc("POST "+nodewire.PathBuild, t.nodeCall(t.handleBuild))
 	mux.HandleFunc("GET "+nodewire.PathView, t.handleView)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, wire.HealthResponse{Status: "ok"})
@@ -59,7 +60,7 @@ func (t *Tier) handleRegister(w http.ResponseWriter, r *http.Request) {
 	caps := map[string]any{"net": req.Net, "templates": req.Templates}
 	reg, err := t.st.RegisterNode(r.Context(), pgstore.NodeSpec{ID: req.NodeID, Addr: req.Addr, Capabilities: caps,
 		Capacity: pgstore.Capacity{Slots: req.Capacity.Slots, MemMiB: req.Capacity.MemMiB, VCPUs: req.Capacity.VCPUs},
-		Version:  req.Version, Epoch: req.Epoch, Secret: req.Secret})
+		Version:  req.Version, Epoch: req.Epoch, Secret: req.Secret, HostClass: req.HostClass})
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -112,6 +113,9 @@ func (t *Tier) handleHeartbeat(w http.ResponseWriter, r *http.Request, node stri
 		return
 	}
 	resp := nodewire.HeartbeatResponse{State: string(ack.State), Orphans: []string{}}
+	if n, ok := t.node(node); ok && n.hostClass != "" {
+		resp.Builds = t.builds.forClass(n.hostClass)
+	}
 	if len(req.Running) > 0 {
 		live, err := t.st.LiveSandboxes(r.Context(), node, epoch)
 		if err != nil {

@@ -173,7 +173,7 @@ func (r *Router) Create(ctx context.Context, req sandbox.CreateRequest) (sandbox
 			return r.existing(ctx, sb)
 		}
 	}
-	tm, ok := t.templates()[req.Template]
+	tm, preq, ok := t.target(req.Template)
 	if !ok {
 		return sandbox.Info{}, errdefs.NotFound("template %q not found on any ready node", req.Template)
 	}
@@ -183,9 +183,9 @@ func (r *Router) Create(ctx context.Context, req sandbox.CreateRequest) (sandbox
 	defer stop()
 	var info sandbox.Info
 	var fatal error
-	_, err := t.placer.Place(pctx, placement.Request{Template: tm.Name, Build: tm.Name, MemMiB: int64(tm.MemoryMiB), VCPUs: tm.VCPUs},
+	_, err := t.placer.Place(pctx, preq,
 		func(ctx context.Context, a placement.Attempt) error {
-			in, err, final := r.createOn(ctx, req, tm, a.Node, idem)
+			in, err, final := r.createOn(ctx, req, tm, preq.Build, a.Node, idem)
 			if final {
 				fatal = err
 				stop()
@@ -219,7 +219,7 @@ func (r *Router) existing(ctx context.Context, sb pgstore.Sandbox) (sandbox.Info
 // createOn makes one attempt on node: row, node call, confirmation.
 // final: the error is the request's own (quota, a bad request the node
 // refused), not the node's, and no other node should be tried.
-func (r *Router) createOn(ctx context.Context, req sandbox.CreateRequest, tm nodewire.Template, node, idem string) (sandbox.Info, error, bool) {
+func (r *Router) createOn(ctx context.Context, req sandbox.CreateRequest, tm nodewire.Template, build, node, idem string) (sandbox.Info, error, bool) {
 	t := r.t
 	n, ok := t.node(node)
 	if !ok {
@@ -231,7 +231,7 @@ func (r *Router) createOn(ctx context.Context, req sandbox.CreateRequest, tm nod
 		ttl = time.Duration(tm.DefaultTTLSeconds) * time.Second
 	}
 	now := time.Now()
-	row := pgstore.Sandbox{ID: id, Tenant: req.Tenant, Template: tm.Name, BuildID: tm.Name, NodeID: n.id, NodeEpoch: n.epoch,
+	row := pgstore.Sandbox{ID: id, Tenant: req.Tenant, Template: tm.Name, BuildID: build, NodeID: n.id, NodeEpoch: n.epoch,
 		State: pgstore.StateCreating, Metadata: req.Metadata, IdemKey: idem, CreatedAt: now, Deadline: now.Add(max(ttl, 0))}
 	if req.Egress != nil {
 		row.Egress, _ = json.Marshal(*req.Egress)

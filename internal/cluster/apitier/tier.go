@@ -57,6 +57,7 @@ type Tier struct {
 	placer *placement.Placer
 	keys   *keyCache
 	routes *routeCache
+	builds *builds
 
 	mu   sync.Mutex
 	view map[string]nodeInfo // guarded by mu; by node id, as last read
@@ -69,6 +70,7 @@ type nodeInfo struct {
 	epoch     int64
 	state     lease.State
 	templates []nodewire.Template
+	hostClass string
 }
 
 // masterSecretName names the tier's secret in the database.
@@ -112,7 +114,7 @@ func New(ctx context.Context, cfg Config) (*Tier, error) {
 		return nil, err
 	}
 	t := &Tier{cfg: cfg, st: cfg.Store, lease: lc, master: master, placer: placer,
-		keys: newKeyCache(cfg.Store, cfg.KeyCache), routes: newRouteCache(), view: map[string]nodeInfo{}}
+		keys: newKeyCache(cfg.Store, cfg.KeyCache), routes: newRouteCache(), builds: newBuilds(), view: map[string]nodeInfo{}}
 	if err := t.refresh(ctx); err != nil {
 		cfg.Log.Warn("first node view", "err", err)
 	}
@@ -153,6 +155,11 @@ func (t *Tier) Run(ctx context.Context) {
 		}()
 	}
 	loop("view", min(time.Second, t.lease.Heartbeat), t.refresh)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t.listenBuilds(ctx)
+	}()
 	loop("sweep", t.lease.SweepInterval, t.sweep)
 	loop("sequence", 200*time.Millisecond, func(ctx context.Context) error { _, err := t.st.SequenceAudit(ctx); return err })
 	loop("reconcile", min(2*time.Second, t.cfg.ReconcileAfter/2), t.reconcile)
@@ -189,6 +196,9 @@ func (t *Tier) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := t.builds.read(ctx, t.st); err != nil {
+		return err
+	}
 	views := make([]placement.NodeView, 0, len(nodes))
 	infos := make(map[string]nodeInfo, len(nodes))
 	for _, n := range nodes {
@@ -205,8 +215,10 @@ func (t *Tier) refresh(ctx context.Context) error {
 			// by build (part 3): every node reports what it can restore.
 			v.Builds = append(v.Builds, placement.BuildState{Build: tm.Name, Ready: true, Warm: rep.Warm[tm.Name]})
 		}
+		// Published builds: by build id, as the node's syncer reported them.
+		v.Builds = append(v.Builds, t.builds.states(n.ID)...)
 		views = append(views, v)
-		infos[n.ID] = nodeInfo{id: n.ID, addr: n.Addr, epoch: n.Epoch, state: n.State, templates: tmpls}
+		infos[n.ID] = nodeInfo{id: n.ID, addr: n.Addr, epoch: n.Epoch, state: n.State, templates: tmpls, hostClass: n.HostClass}
 	}
 	t.placer.SetView(views)
 	t.mu.Lock()
@@ -232,17 +244,21 @@ func (t *Tier) node(id string) (nodeInfo, bool) {
 }
 
 // templates returns the templates ready nodes report, by name (the first
-// node's description of each).
+// node's description of each), and every published template as its
+// current build describes it.
 func (t *Tier) templates() map[string]nodewire.Template {
+	out := map[string]nodewire.Template{}
+	for _, b := range t.builds.published() {
+		out[b.Name] = templateOf(b)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := map[string]nodewire.Template{}
 	for _, n := range t.view {
 		if !n.state.Live() {
 			continue
 		}
 		for _, tm := range n.templates {
-			if _, ok := out[tm.Name]; !ok {
+			if _, ok := out[tm.Name]; !ok { // a published build first
 				out[tm.Name] = tm
 			}
 		}

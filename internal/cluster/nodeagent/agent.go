@@ -15,11 +15,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/cluster/blobs"
 	"github.com/airlock-dev/airlock/internal/cluster/lease"
 	"github.com/airlock-dev/airlock/internal/cluster/nodewire"
+	"github.com/airlock-dev/airlock/internal/cluster/templatesync"
 	"github.com/airlock-dev/airlock/internal/errdefs"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 	"github.com/airlock-dev/airlock/internal/store"
+	"github.com/airlock-dev/airlock/internal/template"
 	"github.com/airlock-dev/airlock/internal/wire"
 )
 
@@ -46,6 +49,15 @@ type Config struct {
 	Log      *slog.Logger
 	// Client calls the tier; nil: a client with a 10 s timeout.
 	Client *http.Client
+	// HostClass is the class of bakes this node restores
+	// (template.HostClassOf its host): the tier offers it the builds of
+	// that class.
+	HostClass string
+	// Templates and Blobs, both set, make the node pull the current
+	// builds of its class from the blob store into its template registry
+	// (internal/cluster/templatesync).
+	Templates *template.Registry
+	Blobs     blobs.Store
 }
 
 // Agent is one node's membership of a cluster. Run drives it; Handler
@@ -54,6 +66,7 @@ type Agent struct {
 	cfg  Config   // immutable after New
 	urls []string // immutable: cfg.TierURL split
 	cur  atomic.Int32
+	sync *templatesync.Syncer // immutable; nil without Templates and Blobs
 
 	// fencing: every local sandbox is being destroyed and the node is
 	// registering again; the API answers 503 meanwhile.
@@ -103,7 +116,11 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nodeagent: %w", err)
 	}
-	return &Agent{cfg: cfg, urls: urls, id: id, shipped: map[string]time.Time{}}, nil
+	a := &Agent{cfg: cfg, urls: urls, id: id, shipped: map[string]time.Time{}}
+	if cfg.Templates != nil && cfg.Blobs != nil {
+		a.sync = templatesync.New(templatesync.Config{Registry: cfg.Templates, Blobs: cfg.Blobs, Report: a.reportBuild, Log: cfg.Log})
+	}
+	return a, nil
 }
 
 // Run registers the node (fencing first if its stored epoch is gone),
@@ -111,6 +128,9 @@ func New(cfg Config) (*Agent, error) {
 func (a *Agent) Run(ctx context.Context) error {
 	if err := a.registerLoop(ctx); err != nil {
 		return err
+	}
+	if a.sync != nil {
+		defer a.sync.Wait()
 	}
 	for {
 		a.mu.Lock()
@@ -150,7 +170,7 @@ func (a *Agent) register(ctx context.Context) error {
 	}
 	a.mu.Lock()
 	req := nodewire.RegisterRequest{NodeID: a.cfg.NodeID, Addr: a.cfg.Addr, Version: a.cfg.Version,
-		Epoch: a.id.Epoch, Secret: a.id.Secret, Chain: a.id.Chain, Capacity: a.cfg.Capacity, Net: a.cfg.Net}
+		Epoch: a.id.Epoch, Secret: a.id.Secret, Chain: a.id.Chain, Capacity: a.cfg.Capacity, Net: a.cfg.Net, HostClass: a.cfg.HostClass}
 	a.mu.Unlock()
 	for _, t := range ts {
 		req.Templates = append(req.Templates, nodewire.Template{Name: t.Name, Hash: t.Hash, MemoryMiB: t.MemoryMiB,
@@ -225,6 +245,9 @@ func (a *Agent) beat(ctx context.Context) {
 			if err := a.cfg.Manager.EndOrphan(ctx, id); err == nil {
 				a.cfg.Log.Warn("killed an orphan sandbox: no catalog row owns it", "sandbox", id)
 			}
+		}
+		if a.sync != nil {
+			a.sync.Offer(ctx, resp.Builds)
 		}
 		a.ship(ctx)
 	case errdefs.Class(err) == errdefs.ErrFailedPrecondition || errdefs.Class(err) == errdefs.ErrPermissionDenied:
@@ -302,4 +325,13 @@ func (a *Agent) callOne(ctx context.Context, base, path, auth string, epoch int6
 		return fmt.Errorf("cluster API %s: %w", path, errdefs.New(errdefs.FromCode(code), "%s", er.Error.Message))
 	}
 	return json.NewDecoder(io.LimitReader(res.Body, nodewire.MaxBody)).Decode(out)
+}
+
+// reportBuild tells the tier a build's state on this node.
+func (a *Agent) reportBuild(ctx context.Context, rep nodewire.BuildReport) error {
+	a.mu.Lock()
+	token, epoch := a.token, a.id.Epoch
+	a.mu.Unlock()
+	var out struct{}
+	return a.call(ctx, a.nodePath(nodewire.PathBuild), "Bearer "+token, epoch, rep, &out)
 }

@@ -3,7 +3,12 @@
 // `airlock serve --cluster-api=...` is given. It registers the node with
 // the API tier, renews its lease by heartbeats, ships the node's sandbox
 // ends and its audit chain, kills orphans the tier names, fences itself
-// when told its lease was lost, and guards the node's API.
+// when told its lease was lost, and guards the node's API. With a
+// template registry and a blob store it also pulls published templates:
+// the heartbeat answer lists the current builds of the node's host class
+// (reported at registration), a template syncer
+// (internal/cluster/templatesync) pulls those it lacks, and the agent
+// reports each build pulling, ready or failed.
 //
 // What the node serves (Handler): the same HTTP API as a single host
 // (internal/api over the sandbox Manager), but authenticated only by the

@@ -73,6 +73,9 @@ type RegisterRequest struct {
 	Capacity  Capacity   `json:"capacity"`
 	Net       bool       `json:"net"`
 	Templates []Template `json:"templates"`
+	// HostClass is the class of bakes the node restores
+	// (template.HostClass of its host parts); "" for none.
+	HostClass string `json:"host_class"`
 }
 
 // RegisterResponse is an accepted registration.
@@ -112,6 +115,9 @@ type HeartbeatResponse struct {
 	// Orphans are ids of Running that no live catalog row of this node
 	// and epoch owns: the node kills them.
 	Orphans []string `json:"orphans"`
+	// Builds are the current builds of the node's host class: the node's
+	// template syncer pulls those it lacks.
+	Builds []Build `json:"builds"`
 }
 
 // Ended is one sandbox's end as the node recorded it.
@@ -204,6 +210,8 @@ func (r *RegisterRequest) Validate() error {
 		return errdefs.InvalidArgument("at most %d templates", MaxTemplates)
 	case !uuidRE.MatchString(r.Chain):
 		return errdefs.InvalidArgument("chain: want a UUID")
+	case len(r.HostClass) > 128:
+		return errdefs.InvalidArgument("host class: at most 128 bytes")
 	}
 	for _, t := range r.Templates {
 		if err := store.ValidateTemplateName(t.Name); err != nil {

@@ -32,14 +32,16 @@ func TestOnlyClusterCodeReachesPostgres(t *testing.T) {
 			return true
 		case imp == mod+"internal/cluster/clustertest", imp == mod+"internal/cluster/storetest":
 			return strings.HasSuffix(rel, "_test.go")
-		case strings.HasPrefix(rel, "internal/cluster/nodeagent/"), strings.HasPrefix(rel, "internal/cluster/nodewire/"):
+		case strings.HasPrefix(rel, "internal/cluster/nodeagent/"), strings.HasPrefix(rel, "internal/cluster/nodewire/"),
+			strings.HasPrefix(rel, "internal/cluster/templatesync/"), strings.HasPrefix(rel, "internal/cluster/blobs/"):
 			return false
 		case strings.HasPrefix(rel, "internal/cluster/apitier/"), strings.HasPrefix(rel, "internal/cluster/multinode/"),
-			strings.HasPrefix(rel, "internal/cluster/hostimport/"):
+			strings.HasPrefix(rel, "internal/cluster/hostimport/"),
+			strings.HasPrefix(rel, "internal/cluster/templatepub/"):
 			return true
 		}
 		return rel == "cmd/airlock/cluster_cmd.go" || rel == "cmd/airlock/cluster_cmd_test.go" || rel == "cmd/airlock/api_cmd.go" ||
-			rel == "cmd/airlock/node_cmd.go"
+			rel == "cmd/airlock/node_cmd.go" || rel == "cmd/airlock/publish_cmd.go"
 	}
 	fset := token.NewFileSet()
 	checked := 0

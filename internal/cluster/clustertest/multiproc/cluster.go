@@ -45,6 +45,11 @@ type ClusterOptions struct {
 	// and gives every process a DSN naming both, which connects to the
 	// one that accepts writes: a failover test kills PG and promotes it.
 	Standby bool
+	// HostClass is the host class every node reports ("": none).
+	HostClass string
+	// NodeBlobs[i] is the blob store node i pulls published builds from
+	// ("" or missing: it pulls none).
+	NodeBlobs []string
 }
 
 // Cluster is a cluster of real processes on loopback: a private
@@ -343,6 +348,12 @@ func (c *Cluster) StartNode(i int) {
 		"-node-id", n.ID, "-listen", n.Listen}
 	if n.ToNode != nil {
 		args = append(args, "-advertise", n.ToNode.Addr())
+	}
+	if c.opts.HostClass != "" {
+		args = append(args, "-host-class", c.opts.HostClass)
+	}
+	if i < len(c.opts.NodeBlobs) && c.opts.NodeBlobs[i] != "" {
+		args = append(args, "-blobs", c.opts.NodeBlobs[i])
 	}
 	n.proc, _ = c.start(n.ID, c.bin.testnode, args, nil, true)
 }

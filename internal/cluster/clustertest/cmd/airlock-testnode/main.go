@@ -30,16 +30,19 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/api"
+	"github.com/airlock-dev/airlock/internal/cluster/blobs"
 	"github.com/airlock-dev/airlock/internal/cluster/nodeagent"
 	"github.com/airlock-dev/airlock/internal/cluster/nodewire"
 	"github.com/airlock-dev/airlock/internal/metrics"
 	"github.com/airlock-dev/airlock/internal/sandbox"
 	"github.com/airlock-dev/airlock/internal/sandbox/localmachines"
 	"github.com/airlock-dev/airlock/internal/store"
+	"github.com/airlock-dev/airlock/internal/template"
 )
 
 func main() {
@@ -52,6 +55,8 @@ func main() {
 	flag.StringVar(&o.advertise, "advertise", "", "address the tier calls the node on (default: -listen's; a fault proxy's in tests)")
 	flag.IntVar(&o.maxSandboxes, "max-sandboxes", 256, "capacity in sandboxes")
 	flag.IntVar(&o.warmPool, "warm-pool", -1, "warm clones per template (-1: none)")
+	flag.StringVar(&o.hostClass, "host-class", "", "host class the node reports (published builds of it are pulled)")
+	flag.StringVar(&o.blobs, "blobs", "", "blob store to pull published builds from (file:// or http://)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "airlock-testnode:", err)
@@ -61,6 +66,7 @@ func main() {
 
 type opts struct {
 	stateDir, api, tokenFile, nodeID, listen, advertise string
+	hostClass, blobs                                    string
 	maxSandboxes, warmPool                              int
 }
 
@@ -83,8 +89,12 @@ func run(o opts) error {
 	if _, err := layer.AddTemplate("base", map[string]string{"/etc/motd": "hello\n"}, map[string]string{"JOB": "test"}); err != nil {
 		return err
 	}
+	reg, err := template.NewRegistry(filepath.Join(o.stateDir, "templates"))
+	if err != nil {
+		return err
+	}
 	m := metrics.New()
-	mgr, err := sandbox.New(ctx, sandbox.Config{Machines: layer, TemplateSource: layer, Store: st, Metrics: m, Logger: log,
+	mgr, err := sandbox.New(ctx, sandbox.Config{Machines: layer, TemplateSource: pulled{layer, reg, &sync.Mutex{}}, Store: st, Metrics: m, Logger: log,
 		WarmPool: o.warmPool, MaxSandboxes: o.maxSandboxes, MaxTTL: time.Hour,
 		PauseDir: filepath.Join(o.stateDir, "paused")})
 	if err != nil {
@@ -103,9 +113,18 @@ func run(o opts) error {
 	if addr == "" {
 		addr = l.Addr().String()
 	}
-	a, err := nodeagent.New(nodeagent.Config{TierURL: o.api, JoinToken: strings.TrimSpace(string(tok)), NodeID: o.nodeID,
+	cfg := nodeagent.Config{TierURL: o.api, JoinToken: strings.TrimSpace(string(tok)), NodeID: o.nodeID,
 		Addr: addr, Version: "testnode", StateDir: o.stateDir, Manager: mgr, Store: st,
-		Capacity: nodewire.Capacity{Slots: o.maxSandboxes, MemMiB: int64(64 * o.maxSandboxes), VCPUs: 4 * o.maxSandboxes}, Log: log})
+		Capacity: nodewire.Capacity{Slots: o.maxSandboxes, MemMiB: int64(64 * o.maxSandboxes), VCPUs: 4 * o.maxSandboxes}, Log: log,
+		HostClass: o.hostClass}
+	if o.blobs != "" {
+		if cfg.Blobs, err = blobs.Open(o.blobs, ""); err != nil {
+			l.Close()
+			return err
+		}
+		cfg.Templates = reg
+	}
+	a, err := nodeagent.New(cfg)
 	if err != nil {
 		l.Close()
 		return err
@@ -119,3 +138,36 @@ func run(o opts) error {
 	fmt.Printf("%s\n", line)
 	return api.Serve(ctx, a.Handler(api.Config{Logger: log, Metrics: m}), api.ServeOptions{Log: log}, l)
 }
+
+// pulled is the node's templates: the local machines' own, and each
+// build the node's template syncer pulled into reg, which is then made
+// a local machines template of the same name (stand-in VMMs restore no
+// snapshot: the pulled files are checked and published by the real
+// syncer, and only their presence decides that the node can create).
+type pulled struct {
+	layer *localmachines.Layer
+	reg   *template.Registry
+	mu    *sync.Mutex // serializes adding a pulled build to layer
+}
+
+func (p pulled) Open(name string) (*template.Template, error) { return p.Get(name) }
+
+func (p pulled) Get(name string) (*template.Template, error) {
+	t, err := p.reg.Get(name)
+	if err != nil {
+		return p.layer.Get(name)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if have, err := p.layer.Get(name); err == nil && have.Key == t.Key {
+		return have, nil
+	}
+	lt, err := p.layer.AddTemplate(name, map[string]string{"/etc/airlock-build": t.Key + "\n"}, t.Env)
+	if err != nil {
+		return nil, err
+	}
+	lt.Key, lt.MemoryMiB, lt.VCPUs, lt.DefaultTTLSeconds = t.Key, t.MemoryMiB, t.VCPUs, t.DefaultTTLSeconds
+	return lt, nil
+}
+
+func (p pulled) List() ([]*template.Template, error) { return p.layer.List() }
