@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,8 +77,17 @@ func FreeAddr(tb testing.TB) string {
 	return free(tb, testProxies, 32).Addr().String()
 }
 
+// handedOut are the ranges free gave out in this process: a daemon given
+// one may not have put an address in it yet when the next is asked for.
+var handedOut struct {
+	sync.Mutex
+	list []netip.Prefix
+}
+
 func free(tb testing.TB, within netip.Prefix, bits int) netip.Prefix {
 	tb.Helper()
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	if bits < within.Bits() || bits > 32 {
 		tb.Fatalf("netpooltest: /%d does not fit in %s", bits, within)
 	}
@@ -85,7 +95,7 @@ func free(tb testing.TB, within netip.Prefix, bits int) netip.Prefix {
 	if err != nil {
 		tb.Fatalf("netpooltest: list addresses: %v", err)
 	}
-	var used []netip.Prefix
+	used := slices.Clone(handedOut.list)
 	for _, a := range addrs {
 		if ap, ok := netip.AddrFromSlice(a.IP.To4()); ok {
 			ones, _ := a.Mask.Size()
@@ -110,6 +120,7 @@ func free(tb testing.TB, within netip.Prefix, bits int) netip.Prefix {
 			}
 		}
 		if !taken {
+			handedOut.list = append(handedOut.list, cand)
 			return cand
 		}
 	}
