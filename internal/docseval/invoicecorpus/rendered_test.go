@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +28,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/docs/invoice/hidden"
 	"github.com/airlock-dev/airlock/internal/docs/invoice/result"
 	"github.com/airlock-dev/airlock/internal/docseval/invoicecorpus"
+	"github.com/airlock-dev/airlock/internal/docseval/invoicecorpus/hostread"
 	"github.com/airlock-dev/airlock/internal/jobs/invoicecheck"
 )
 
@@ -247,30 +247,12 @@ func digest(cs *invoicecorpus.Case) string {
 	return hex.EncodeToString(h[:8])
 }
 
-// inkCheck is cmd/airlock-docs' ink check: gs renders of the text-layer
-// pages and the words drawn off them.
+// inkCheck is cmd/airlock-docs' ink check (hostread.InkCheck) on rc's
+// document.
 func inkCheck(ctx context.Context, path, dir string, rc *renderedCase) error {
-	pages := invoice.TextPages(rc.doc)
-	if len(pages) == 0 {
-		return nil
-	}
-	first, last := pages[0], pages[len(pages)-1]
-	cfg := hidden.RenderConfig{TempDir: dir}
-	renders, err := hidden.RenderPages(ctx, cfg, path, first, last)
-	if err != nil {
-		return err
-	}
-	sizes := map[int][2]float64{}
-	for _, n := range pages {
-		p := rc.doc.Pages[n-1]
-		sizes[n] = [2]float64{p.Width, p.Height}
-	}
-	off, err := hidden.OffPageWords(ctx, cfg, path, first, last, sizes)
-	if err != nil {
-		return err
-	}
+	renders, off, err := hostread.InkCheck(ctx, path, dir, rc.doc)
 	rc.renders, rc.offPage = renders, off
-	return nil
+	return err
 }
 
 // runRendered extracts and judges every case in corpus order, with one
@@ -321,96 +303,15 @@ func corpusChecker(t *testing.T) *invoicecheck.Checker {
 }
 
 // logMisses shows, for each field the eval scores wrong, the truth, the
-// reading, the flags and the OCR rows that hold the truth's digits (or
-// its first word), which is what a fix has to work from.
+// reading, the flags and the lines that hold the truth (hostread.Misses).
 func logMisses(t *testing.T, cs *invoicecorpus.Case, doc *extract.Document, res *result.Result, rep *invoicecheck.Report) {
-	s := invoicecorpus.Eval("", []invoicecorpus.Case{*cs}, []invoicecorpus.Outcome{{Fields: rep.Fields, Flags: rep.Codes(), Decision: rep.Decision}}, isOCR)
-	var b strings.Builder
-	for _, f := range result.ScalarFields() {
-		if s.FieldRight[f] == s.FieldTotal[f] {
-			continue
-		}
-		w, g := *cs.Truth.Ptr(f), *rep.Fields.Ptr(f)
-		src := res.FieldSources[f]
-		fmt.Fprintf(&b, "  %s: want %q got %q (guest %q, %s %.2f %v)\n", f, deref(w), deref(g), deref(*res.Fields.Ptr(f)), src.Method, src.Confidence, src.Issues)
-		if w != nil {
-			for _, l := range rowsWith(doc, *w) {
-				fmt.Fprintf(&b, "      ocr: %s\n", l)
-			}
-		}
-	}
-	if s.FieldRight[result.FieldLineItems] != s.FieldTotal[result.FieldLineItems] {
-		fmt.Fprintf(&b, "  line_items: want %d got %d\n", len(cs.Truth.LineItems), len(rep.Fields.LineItems))
-		line := func(li result.LineItem) string {
-			return fmt.Sprintf("%q q=%s u=%s p=%s a=%s", li.Description, deref(li.Quantity), deref(li.Unit), deref(li.UnitPrice), deref(li.Amount))
-		}
-		// Only the lines that differ (a count mismatch shows them all).
-		for k := range max(len(rep.Fields.LineItems), len(cs.Truth.LineItems)) {
-			var g, w string
-			if k < len(rep.Fields.LineItems) {
-				g = line(rep.Fields.LineItems[k])
-			}
-			if k < len(cs.Truth.LineItems) {
-				w = line(cs.Truth.LineItems[k])
-			}
-			if g != w {
-				fmt.Fprintf(&b, "      line %d: got  %s\n               want %s\n", k, g, w)
-			}
-		}
-	}
-	if slices.Contains(rep.Codes(), "total_mismatch") {
-		fmt.Fprintf(&b, "  amounts: sub=%s tax=%s ship=%s total=%s; truth sub=%s tax=%s ship=%s total=%s\n",
-			deref(rep.Fields.Subtotal), deref(rep.Fields.Tax), deref(rep.Fields.Shipping), deref(rep.Fields.Total),
-			deref(cs.Truth.Subtotal), deref(cs.Truth.Tax), deref(cs.Truth.Shipping), deref(cs.Truth.Total))
-	}
-	if b.Len() == 0 && len(rep.Flags) == 0 {
-		t.Logf("%s %s %s: every field right, approved", cs.ID, cs.Layout, cs.Render.Mode)
+	j := hostread.Judged{Result: res, Report: rep,
+		Outcome: invoicecorpus.Outcome{Fields: rep.Fields, Flags: rep.Codes(), Decision: rep.Decision}}
+	if m := hostread.Misses(cs, doc, j, isOCR); m != "" {
+		t.Log(m)
 	} else {
-		t.Logf("%s %s %s traps=%v decision=%s flags=%v\n%s", cs.ID, cs.Layout, cs.Render.Mode, cs.Traps, rep.Decision, rep.Flags, b.String())
+		t.Logf("%s %s %s: every field right, approved", cs.ID, cs.Layout, cs.Render.Mode)
 	}
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return "<nil>"
-	}
-	return *p
-}
-
-// rowsWith returns the OCR lines holding the value's last four digits or,
-// for text, its first word.
-func rowsWith(doc *extract.Document, v string) []string {
-	needle := digitsOf(v)
-	if len(needle) > 4 {
-		needle = needle[len(needle)-4:]
-	}
-	if needle == "" || len(needle) < 3 {
-		needle = strings.ToLower(strings.Fields(v + " ?")[0])
-	}
-	var out []string
-	for _, p := range doc.Pages {
-		for _, l := range p.Lines {
-			txt := strings.ToLower(l.Text)
-			if strings.Contains(digitsOf(txt), needle) || strings.Contains(txt, needle) {
-				out = append(out, fmt.Sprintf("p%d y=%.0f %q", p.Number, l.Box.YMin, l.Text))
-			}
-		}
-	}
-	sort.Strings(out)
-	if len(out) > 4 {
-		out = out[:4]
-	}
-	return out
-}
-
-func digitsOf(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // TestRenderedSubset runs by default (when the guest tools are installed):

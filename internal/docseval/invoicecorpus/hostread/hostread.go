@@ -126,30 +126,37 @@ func readOne(ctx context.Context, in Input, dir, cache string) (Reading, error) 
 	return r, nil
 }
 
-// inkCheck is cmd/airlock-docs' ink check: gs renders of the text-layer
-// pages and the words drawn off them.
+// inkCheck is cmd/airlock-docs' ink check on r's text-layer pages.
 func inkCheck(ctx context.Context, path, dir string, r *Reading) error {
-	pages := invoice.TextPages(r.Doc)
+	renders, off, err := InkCheck(ctx, path, dir, r.Doc)
+	r.Renders, r.OffPage = renders, off
+	return err
+}
+
+// InkCheck is cmd/airlock-docs' ink check: gs renders of doc's
+// text-layer pages (the document at path) and the words drawn off them.
+// No text-layer pages: nothing.
+func InkCheck(ctx context.Context, path, dir string, doc *extract.Document) (map[int]*hidden.Render, map[int][]extract.Word, error) {
+	pages := invoice.TextPages(doc)
 	if len(pages) == 0 {
-		return nil
+		return nil, nil, nil
 	}
 	first, last := pages[0], pages[len(pages)-1]
 	cfg := hidden.RenderConfig{TempDir: dir}
 	renders, err := hidden.RenderPages(ctx, cfg, path, first, last)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	sizes := map[int][2]float64{}
 	for _, n := range pages {
-		p := r.Doc.Pages[n-1]
+		p := doc.Pages[n-1]
 		sizes[n] = [2]float64{p.Width, p.Height}
 	}
 	off, err := hidden.OffPageWords(ctx, cfg, path, first, last, sizes)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	r.Renders, r.OffPage = renders, off
-	return nil
+	return renders, off, nil
 }
 
 // Judged is one document's extraction and the host's verdict.
