@@ -2,9 +2,11 @@ package reviewcorpus
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/docs/review"
 	"github.com/airlock-dev/airlock/internal/docs/review/facts"
 )
 
@@ -35,25 +37,7 @@ func factsOnCorpus(t *testing.T, ocrRate, floor float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type pr struct{ tp, fp, fn int }
-	score := map[string]*pr{}
-	for _, k := range []string{"parties.name", "parties.role", "parties.signatory", "key_dates.effective_date"} {
-		score[k] = &pr{}
-	}
-	value := func(k, got, want string) {
-		s := score[k]
-		switch {
-		case got == want && got != "":
-			s.tp++
-		case got != "" && want != "":
-			s.fp++
-			s.fn++
-		case got != "":
-			s.fp++
-		case want != "":
-			s.fn++
-		}
-	}
+	sc := newFactScore()
 	for i, c := range cs {
 		src := c.Paragraphs
 		if ocrRate > 0 {
@@ -63,38 +47,107 @@ func factsOnCorpus(t *testing.T, ocrRate, floor float64) {
 		for _, p := range src {
 			paras = append(paras, facts.Paragraph{Text: p.Text, Pages: p.Pages})
 		}
-		got := facts.Extract(paras)
-		value("key_dates.effective_date", got.KeyDates.EffectiveDate, c.Truth.EffectiveDate)
-		used := map[int]bool{}
-		for _, w := range c.Truth.Parties {
-			var name, role, sig string
-			for i, g := range got.Parties {
-				if !used[i] && strings.EqualFold(g.Name, w.Name) {
-					used[i] = true
-					name, role, sig = g.Name, g.Role, g.Signatory
-					break
-				}
-			}
-			if name == "" && ocrRate == 0 {
-				t.Logf("%s: party %q missed (got %+v)", c.Truth.Contract, w.Name, got.Parties)
-			}
-			value("parties.name", name, w.Name)
-			value("parties.role", role, w.Role)
-			value("parties.signatory", sig, w.Signatory)
+		sc.add(t, c.Truth, facts.Extract(paras), ocrRate == 0)
+	}
+	sc.report(t, floor)
+}
+
+// TestFactsOnScans is TestFactsOnCorpus on real scans: contracts written as
+// image-only PDFs (half at 150 dpi, half at 200, skewed and noisy as
+// TestPipelineEval writes them), read by the real extraction (poppler,
+// tesseract) and reflowed as the guest does, then facts.Extract. Opt-in
+// like the pipeline evaluation:
+//
+//	go test ./internal/docseval/reviewcorpus -run TestFactsOnScans -pipeline -v [-pipeline.scans 12] [-pipeline.cache DIR]
+func TestFactsOnScans(t *testing.T) {
+	if !*pipelineFull && os.Getenv("AIRLOCK_PIPELINE_EVAL") == "" {
+		t.Skip("opt-in: -pipeline or AIRLOCK_PIPELINE_EVAL=1")
+	}
+	needPipelineTools(t)
+	docs := pipelineCorpus(t, t.TempDir(), 5, 0, *pipelineScans, scanFlags())
+	sc := newFactScore()
+	for _, d := range docs {
+		doc, _, err := extractCached(d.path, d.key, *pipelineCache)
+		if err != nil {
+			t.Fatalf("%s: %v", d.path, err)
 		}
+		var paras []facts.Paragraph
+		for _, p := range review.FromExtract(doc) {
+			paras = append(paras, facts.Paragraph{Text: p.Text, Pages: p.Pages})
+		}
+		sc.add(t, d.truth, facts.Extract(paras), true)
+	}
+	t.Logf("%d scans of seed 5", len(docs))
+	sc.report(t, 0)
+}
+
+// factScore counts true and false positives and misses per fact field.
+type factScore map[string]*struct{ tp, fp, fn int }
+
+var factFields = []string{"parties.name", "parties.role", "parties.signatory", "key_dates.effective_date"}
+
+func newFactScore() factScore {
+	s := factScore{}
+	for _, k := range factFields {
+		s[k] = &struct{ tp, fp, fn int }{}
+	}
+	return s
+}
+
+// value scores one value: right, wrong (a false positive and a miss),
+// made up, or missed.
+func (sc factScore) value(k, got, want string) {
+	s := sc[k]
+	switch {
+	case got == want && got != "":
+		s.tp++
+	case got != "" && want != "":
+		s.fp++
+		s.fn++
+	case got != "":
+		s.fp++
+	case want != "":
+		s.fn++
+	}
+}
+
+// add scores one contract's facts against its truth; logMisses names
+// missed and spurious parties.
+func (sc factScore) add(t *testing.T, tr Truth, got facts.Facts, logMisses bool) {
+	sc.value("key_dates.effective_date", got.KeyDates.EffectiveDate, tr.EffectiveDate)
+	used := map[int]bool{}
+	for _, w := range tr.Parties {
+		var name, role, sig string
 		for i, g := range got.Parties {
-			if !used[i] {
-				score["parties.name"].fp++
-				if ocrRate == 0 {
-					t.Logf("%s: spurious party %q", c.Truth.Contract, g.Name)
-				}
+			if !used[i] && strings.EqualFold(g.Name, w.Name) {
+				used[i] = true
+				name, role, sig = g.Name, g.Role, g.Signatory
+				break
+			}
+		}
+		if name == "" && logMisses {
+			t.Logf("%s: party %q missed (got %+v)", tr.Contract, w.Name, got.Parties)
+		}
+		sc.value("parties.name", name, w.Name)
+		sc.value("parties.role", role, w.Role)
+		sc.value("parties.signatory", sig, w.Signatory)
+	}
+	for i, g := range got.Parties {
+		if !used[i] {
+			sc["parties.name"].fp++
+			if logMisses {
+				t.Logf("%s: spurious party %q", tr.Contract, g.Name)
 			}
 		}
 	}
+}
+
+// report logs the table and fails any field below floor.
+func (sc factScore) report(t *testing.T, floor float64) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%-26s %4s %4s %4s %9s %6s\n", "field", "tp", "fp", "fn", "precision", "recall")
-	for _, k := range []string{"parties.name", "parties.role", "parties.signatory", "key_dates.effective_date"} {
-		s := score[k]
+	for _, k := range factFields {
+		s := sc[k]
 		p, r := frac(s.tp, s.tp+s.fp), frac(s.tp, s.tp+s.fn)
 		fmt.Fprintf(&b, "%-26s %4d %4d %4d %9.2f %6.2f\n", k, s.tp, s.fp, s.fn, p, r)
 		if p < floor || r < floor {
