@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -233,6 +234,11 @@ func TestTemplatePullRefusesBadBlobs(t *testing.T) {
 	cut := &countingStore{dir: good.dir, cut: m.MemSHA256, gate: good.gate}
 	cutSrv := httptest.NewServer(cut.handler(""))
 	defer cutSrv.Close()
+	// Deferred after the servers' Close, so it runs first: a test that
+	// fails before it opens the gate must not leave Close waiting forever
+	// on the pulls the gate holds.
+	var openGate sync.Once
+	defer openGate.Do(func() { close(good.gate) })
 	urls := []string{goodSrv.URL, flipByte(t, srcDir, m.MemSHA256), flipByte(t, srcDir, m.StateSHA256),
 		flipByte(t, srcDir, m.RootImageSHA256), cutSrv.URL}
 	c := multiproc.StartCluster(t, multiproc.ClusterOptions{APIs: 1, Nodes: 5, HostClass: template.HostClass(testHost), NodeBlobs: urls})
@@ -263,12 +269,17 @@ func TestTemplatePullRefusesBadBlobs(t *testing.T) {
 		}
 		return st["node0"].State == "pulling" && st["node4"].State == "pulling"
 	})
-	_, err = c.Client(0).CreateSandbox(ctx, client.CreateOptions{Template: "pub"})
-	if !errors.Is(err, client.ErrFailedPrecondition) || !strings.Contains(err.Error(), "pulling on 2") {
-		t.Fatalf("create with the build ready nowhere: %v, want failed_precondition naming 2 pulling", err)
-	}
+	// The tier reads the nodes' reports after they are written: wait for
+	// its answer to name the two pulls; no create may succeed meanwhile.
+	c.WaitFor("a create refused, naming 2 nodes pulling", func() bool {
+		_, err = c.Client(0).CreateSandbox(ctx, client.CreateOptions{Template: "pub"})
+		if !errors.Is(err, client.ErrFailedPrecondition) {
+			t.Fatalf("create with the build ready nowhere: %v, want failed_precondition", err)
+		}
+		return strings.Contains(err.Error(), "pulling on 2")
+	})
 	t.Logf("create while pulling: %v", err)
-	close(good.gate)
+	openGate.Do(func() { close(good.gate) })
 	c.WaitFor("node0 ready, node4 cut off", func() bool {
 		st := buildStates(t, c)
 		return st["node0"].State == "ready" && st["node4"].State == "failed"
