@@ -42,6 +42,7 @@ test_packages=(
   ghostscript qpdf
   nodejs npm                   # the MCP tests' TypeScript client (skipped when a node and npm are on PATH)
   nginx openssl                # review --publish tests: a real WebDAV server (http_dav_module) with an htpasswd
+  umoci skopeo                 # deploy/image/build.sh packs the container images; the image test reads them back
 )
 if $for_tests; then
   packages+=("${test_packages[@]}")
