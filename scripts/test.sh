@@ -17,8 +17,9 @@ fi
 # The deployment's offline checks (Kubernetes manifests, systemd units):
 # a module of its own, so client-go stays out of airlock's. About a minute
 # the first time (client-go builds), seconds once cached. Its TestImages
-# builds the container images (deploy/image/build.sh) and runs them: about
-# 30 s with the node's Debian root cached, 4 minutes the first time.
+# builds the container images (deploy/image/build.sh) and runs them, a VM
+# too: about 35 s with the node's Debian root cached; the first time 2.5
+# minutes (its bootstrap), 4 if the static Go build is not cached either.
 (
   export AIRLOCK_REQUIRE_IMAGE=1
   cd deploy/validate
