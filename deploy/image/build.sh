@@ -21,6 +21,7 @@
 # /var/cache/airlock/image) by a key of node-rootfs.sh, the mirrors and the
 # tools' versions: minutes the first time, seconds after.
 set -euo pipefail
+caller=$PWD
 cd "$(dirname "$0")/../.."
 export PATH="/usr/local/go/bin:$PATH"
 
@@ -28,7 +29,7 @@ out=bin/image
 tag=0.1.0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --out) out=${2:?--out needs a directory}; shift 2 ;;
+    --out) out=${2:?--out needs a directory}; out=$(cd "$caller" && realpath -m "$out"); shift 2 ;;
     --tag) tag=${2:?--tag needs a tag}; shift 2 ;;
     *) echo "usage: deploy/image/build.sh [--out DIR] [--tag TAG]" >&2; exit 2 ;;
   esac
