@@ -6,7 +6,7 @@ GO      ?= go
 BIN     ?= bin
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: build test test-short bench generate clean
+.PHONY: build image test test-short bench generate clean
 
 # The agent and the document tool are baked into templates by content
 # hash: they are built reproducibly (no version stamp, no VCS stamp), so a
@@ -17,6 +17,10 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "-s -w" -o $(BIN)/airlock-agent ./cmd/airlock-agent
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $(BIN)/airlock-jailer ./cmd/airlock-jailer
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "-s -w" -o $(BIN)/airlock-docs ./cmd/airlock-docs
+
+# The container images (root; README, "Container images"): bin/image/.
+image:
+	./deploy/image/build.sh
 
 test:
 	./scripts/test.sh
