@@ -21,6 +21,7 @@
 # /var/cache/airlock/image) by a key of node-rootfs.sh, the mirrors and the
 # tools' versions: minutes the first time, seconds after.
 set -euo pipefail
+umask 022   # the layers' directories are made here: 0755, whoever runs it
 caller=$PWD
 cd "$(dirname "$0")/../.."
 export PATH="/usr/local/go/bin:$PATH"
@@ -34,6 +35,11 @@ while [ $# -gt 0 ]; do
     *) echo "usage: deploy/image/build.sh [--out DIR] [--tag TAG]" >&2; exit 2 ;;
   esac
 done
+# An OCI tag; base and build name the images on the way.
+if ! [[ $tag =~ ^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$ ]] || [ "$tag" = base ] || [ "$tag" = build ]; then
+  echo "image: --tag $tag: want [A-Za-z0-9_][A-Za-z0-9._-]*, at most 128 characters, not base or build" >&2
+  exit 2
+fi
 if [ "$(id -u)" -ne 0 ]; then
   echo "image: run as root (mmdebstrap, and root-owned files in the layers)" >&2
   exit 1
