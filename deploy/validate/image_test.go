@@ -3,6 +3,8 @@ package validate
 import (
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path"
@@ -19,7 +21,8 @@ import (
 
 // The image test builds airlock's two images with deploy/image/build.sh,
 // unpacks them and runs them as the manifests do. It needs root, Go,
-// mmdebstrap, umoci and skopeo (scripts/setup.sh --test installs them);
+// mmdebstrap, umoci, skopeo and docker-registry (scripts/setup.sh --test
+// installs them);
 // without them it skips, unless AIRLOCK_REQUIRE_IMAGE=1 (scripts/test.sh)
 // makes that a failure. With the node's Debian root cached it takes about
 // 35 s; the first build 2.5 minutes more (4 with a cold Go build cache).
@@ -28,6 +31,7 @@ import (
 type ociImage struct {
 	Dir     string // the layout, unpacked from the archive
 	RefName string // index.json's org.opencontainers.image.ref.name: the tag
+	Digest  string // the manifest's
 	Layers  []string
 	Config  imageConfig
 }
@@ -65,6 +69,7 @@ func TestImages(t *testing.T) {
 	}
 	objs := shippedObjects(t)
 	tags := kustomizationTags(t)
+	registry := startRegistry(t)
 	for _, name := range []string{"airlock-api", "airlock-node"} {
 		t.Run(name, func(t *testing.T) {
 			archive := filepath.Join(out, name+".oci.tar")
@@ -72,6 +77,7 @@ func TestImages(t *testing.T) {
 				t.Fatalf("skopeo cannot read %s: %v\n%s", archive, err, b)
 			}
 			img := readImage(t, archive)
+			push(t, archive, registry+"/"+name+":"+img.RefName, img)
 			if got := img.Config.Labels["org.opencontainers.image.revision"]; got != strings.TrimSpace(string(head)) {
 				t.Errorf("revision label %q, want HEAD %s", got, head)
 			}
@@ -217,13 +223,87 @@ func checkNodeBoots(t *testing.T, rootfs string, img ociImage) {
 	t.Logf("a VM booted in the node image in %v: uname -r = %s", time.Since(start).Round(100*time.Millisecond), firstLine(out))
 }
 
+// startRegistry starts a registry of its own (Debian's docker-registry,
+// the CNCF distribution) on a loopback port, storing into a temporary
+// directory, and returns its host:port once it answers.
+func startRegistry(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dir := t.TempDir()
+	config := fmt.Sprintf("version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n",
+		filepath.Join(dir, "store"), addr)
+	if err := os.WriteFile(filepath.Join(dir, "config.yml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("docker-registry", "serve", filepath.Join(dir, "config.yml"))
+	var logs strings.Builder
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	stop := func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	t.Cleanup(stop)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		select {
+		case <-exited:
+			t.Fatalf("docker-registry exited: %v\n%s", waitErr, logs.String())
+		default:
+		}
+		if resp, err := http.Get("http://" + addr + "/v2/"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return addr
+			}
+		}
+		if time.Now().After(deadline) {
+			stop() // its output is complete once it has exited
+			t.Fatalf("docker-registry on %s did not answer /v2/ in 30 s\n%s", addr, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// push copies the archive to ref as the README says (skopeo copy
+// oci-archive:... docker://...) and checks the registry serves the same
+// manifest: pushing changed nothing.
+func push(t *testing.T, archive, ref string, img ociImage) {
+	t.Helper()
+	if b, err := exec.Command("skopeo", "copy", "--quiet", "--dest-tls-verify=false",
+		"oci-archive:"+archive, "docker://"+ref).CombinedOutput(); err != nil {
+		t.Fatalf("skopeo copy to %s: %v\n%s", ref, err, b)
+	}
+	b, err := exec.Command("skopeo", "inspect", "--tls-verify=false", "docker://"+ref).Output()
+	if err != nil {
+		t.Fatalf("skopeo inspect %s: %v", ref, err)
+	}
+	var got struct{ Digest string }
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Digest != img.Digest {
+		t.Errorf("%s serves manifest %s, the archive holds %s", ref, got.Digest, img.Digest)
+	}
+	t.Logf("pushed to %s: %s", ref, got.Digest)
+}
+
 func requireImageTools(t *testing.T) {
 	t.Helper()
 	var missing []string
 	if os.Geteuid() != 0 {
 		missing = append(missing, "root")
 	}
-	for _, tool := range []string{"mmdebstrap", "umoci", "skopeo", "unshare", "chroot", "make", "git"} {
+	for _, tool := range []string{"mmdebstrap", "umoci", "skopeo", "docker-registry", "unshare", "chroot", "make", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}
@@ -284,6 +364,7 @@ func readImage(t *testing.T, archive string) ociImage {
 		t.Fatalf("%s: %d images, want 1", archive, len(index.Manifests))
 	}
 	img.RefName = index.Manifests[0].Annotations["org.opencontainers.image.ref.name"]
+	img.Digest = index.Manifests[0].Digest
 	var manifest struct {
 		Config descriptor
 		Layers []descriptor
