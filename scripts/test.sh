@@ -18,7 +18,7 @@ fi
 # a module of its own, so client-go stays out of airlock's. About a minute
 # the first time (client-go builds), seconds once cached. Its TestImages
 # builds the container images (deploy/image/build.sh) and runs them, a VM
-# too: about 35 s with the node's Debian root cached; the first time 2.5
+# too: about 45 s with the node's Debian root cached; the first time 2.5
 # minutes (its bootstrap), 4 if the static Go build is not cached either.
 (
   export AIRLOCK_REQUIRE_IMAGE=1

@@ -25,7 +25,7 @@ import (
 // installs them);
 // without them it skips, unless AIRLOCK_REQUIRE_IMAGE=1 (scripts/test.sh)
 // makes that a failure. With the node's Debian root cached it takes about
-// 35 s; the first build 2.5 minutes more (4 with a cold Go build cache).
+// 45 s; the first build 2.5 minutes more (4 with a cold Go build cache).
 
 // ociImage is what the test reads of one image in an OCI layout.
 type ociImage struct {
