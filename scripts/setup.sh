@@ -42,6 +42,8 @@ test_packages=(
   ghostscript qpdf
   nodejs npm                   # the MCP tests' TypeScript client (skipped when a node and npm are on PATH)
   nginx openssl                # review --publish tests: a real WebDAV server (http_dav_module) with an htpasswd
+  umoci skopeo                 # deploy/image/build.sh packs the container images; the image test reads them back
+  docker-registry              # ... and pushes them to a registry of its own (loopback, temporary storage)
 )
 if $for_tests; then
   packages+=("${test_packages[@]}")
@@ -70,9 +72,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # Tests start nginx themselves, each on its own address; the packaged
   # service (port 80) is not wanted where systemd started it.
-  if [[ " ${missing[*]} " == *" nginx "* ]] && command -v systemctl >/dev/null && systemctl is-system-running >/dev/null 2>&1; then
-    systemctl disable --now nginx >/dev/null 2>&1 || true
-  fi
+  # Likewise the image test's registry (port 5000).
+  for svc in nginx docker-registry; do
+    if [[ " ${missing[*]} " == *" $svc "* ]] && command -v systemctl >/dev/null && systemctl is-system-running >/dev/null 2>&1; then
+      systemctl disable --now "$svc" >/dev/null 2>&1 || true
+    fi
+  done
 fi
 
 if $for_tests; then

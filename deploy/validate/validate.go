@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -290,6 +291,7 @@ func checkPod(p pod, add func(Object, string, ...any)) {
 	}
 	for _, c := range containers(s) {
 		checkImage(o, c, add)
+		checkImageRole(p, c, add)
 		checkResources(o, c, add)
 		checkEnv(o, c, add)
 		if p.longRunning() {
@@ -333,6 +335,40 @@ func dropsAll(caps []corev1.Capability) bool {
 		}
 	}
 	return false
+}
+
+// ComponentImage names the image (the repository's last path element)
+// each component's pods run, as deploy/image/build.sh builds them: the
+// node daemon needs QEMU, nftables and apt, which the unprivileged API
+// image leaves out, and the API tier needs none of it.
+var ComponentImage = map[string]string{
+	"api":     "airlock-api",
+	"migrate": "airlock-api",
+	"node":    "airlock-node",
+}
+
+// ImageRepo splits an image reference into its repository and its tag or
+// digest ("" when it has neither).
+func ImageRepo(image string) (repo, ref string) {
+	if i := strings.Index(image, "@"); i >= 0 {
+		return image[:i], image[i+1:]
+	}
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		return image[:i], image[i+1:]
+	}
+	return image, ""
+}
+
+// checkImageRole: a pod of a known component runs that component's image.
+func checkImageRole(p pod, c corev1.Container, add func(Object, string, ...any)) {
+	want, ok := ComponentImage[p.meta.Labels["app.kubernetes.io/component"]]
+	if !ok {
+		return
+	}
+	repo, _ := ImageRepo(c.Image)
+	if path.Base(repo) != want {
+		add(p.o, "container %s: image %q is not %s's image %s (deploy/image/build.sh)", c.Name, c.Image, p.meta.Labels["app.kubernetes.io/component"], want)
+	}
 }
 
 // checkImage: a tag other than latest, or a digest.
