@@ -155,24 +155,11 @@ func importEnded(ctx context.Context, tx pgx.Tx, node string, sb store.Sandbox) 
 // must be the exact extension of the chain's head (else ErrDiverged, the
 // head unchanged); the chain is bound to node on first use.
 func (s *Store) ImportChain(ctx context.Context, node, chain string, recs []store.AuditRecord) (ChainHead, error) {
-	if err := checkBatch(recs); err != nil {
-		return ChainHead{}, fmt.Errorf("pgstore: import audit %s: %w", chain, err)
-	}
-	last := recs[len(recs)-1]
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		cur, err := lockNodeChain(ctx, tx, node, chain)
-		if err != nil {
-			return err
-		}
-		if err := casCheck(ctx, tx, chain, cur, recs); err != nil {
-			return err
-		}
-		return s.extendChain(ctx, tx, chain, cur, recs)
-	})
+	head, err := s.appendChain(ctx, node, chain, recs, nil)
 	if err != nil {
 		return ChainHead{}, fmt.Errorf("pgstore: import audit %s of %s: %w", chain, node, err)
 	}
-	return ChainHead{Seq: last.Seq, Hash: last.Hash, TimeMS: toMS(last.Time)}, nil
+	return head, nil
 }
 
 // ChainRecordHash returns the hash of record seq of chain, "" when the

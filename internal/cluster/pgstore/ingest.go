@@ -97,14 +97,25 @@ func checkBatch(recs []store.AuditRecord) error {
 // under epoch is refused (FailedPrecondition): an old incarnation must not
 // write. A chain is bound to the node that shipped it first.
 func (s *Store) ShipAudit(ctx context.Context, node string, epoch int64, chain string, recs []store.AuditRecord) (ChainHead, error) {
-	if err := checkBatch(recs); err != nil {
-		return ChainHead{}, fmt.Errorf("pgstore: ship audit %s: %w", chain, err)
+	head, err := s.appendChain(ctx, node, chain, recs, func(tx pgx.Tx) error { return holdsLease(ctx, tx, node, epoch) })
+	if err != nil {
+		return ChainHead{}, fmt.Errorf("pgstore: ship audit %s from %s: %w", chain, node, err)
 	}
-	last := recs[len(recs)-1]
-	head := ChainHead{Seq: last.Seq, Hash: last.Hash, TimeMS: toMS(last.Time)}
+	return head, nil
+}
+
+// appendChain appends recs to node's chain in one transaction, after
+// guard (nil: none) passes in it: the batch must be the exact extension
+// of the chain's head (ErrDiverged otherwise, the head unchanged).
+func (s *Store) appendChain(ctx context.Context, node, chain string, recs []store.AuditRecord, guard func(pgx.Tx) error) (ChainHead, error) {
+	if err := checkBatch(recs); err != nil {
+		return ChainHead{}, err
+	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := holdsLease(ctx, tx, node, epoch); err != nil {
-			return err
+		if guard != nil {
+			if err := guard(tx); err != nil {
+				return err
+			}
 		}
 		cur, err := lockNodeChain(ctx, tx, node, chain)
 		if err != nil {
@@ -116,9 +127,10 @@ func (s *Store) ShipAudit(ctx context.Context, node string, epoch int64, chain s
 		return s.extendChain(ctx, tx, chain, cur, recs)
 	})
 	if err != nil {
-		return ChainHead{}, fmt.Errorf("pgstore: ship audit %s from %s: %w", chain, node, err)
+		return ChainHead{}, err
 	}
-	return head, nil
+	last := recs[len(recs)-1]
+	return ChainHead{Seq: last.Seq, Hash: last.Hash, TimeMS: toMS(last.Time)}, nil
 }
 
 // holdsLease refuses a node that is not live under epoch, and holds its
