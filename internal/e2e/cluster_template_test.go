@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,19 +15,10 @@ import (
 
 	"github.com/airlock-dev/airlock/client"
 	"github.com/airlock-dev/airlock/internal/cluster/clustertest"
+	"github.com/airlock-dev/airlock/internal/cluster/clustertest/multiproc"
 	"github.com/airlock-dev/airlock/internal/netpool/netpooltest"
 	"github.com/airlock-dev/airlock/internal/template"
 )
-
-func freeTCP(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // tier is a cluster API started for a test: `airlock api` on a private
 // database, the env's template published to a file:// blob store, and a
@@ -47,8 +37,8 @@ func startTier(t *testing.T, e *env) *tier {
 	if err := os.WriteFile(tr.tokenFile, []byte(uniq("join-token-")+"-0123456789"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	public := freeTCP(t)
-	tr.internal = freeTCP(t)
+	public := multiproc.FreeAddr(t)
+	tr.internal = multiproc.FreeAddr(t)
 	apiLog, err := os.Create(filepath.Join(dir, "api.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +90,7 @@ func (tr *tier) startNode(t *testing.T, e *env, id string, extra ...string) stri
 	removeAtExit(dir)
 	node := &env{root: e.root, bin: e.bin, stateDir: dir}
 	startDaemon(t, node, append([]string{"--cluster-api", "http://" + tr.internal, "--cluster-token-file", tr.tokenFile,
-		"--node-id", id, "--node-listen", freeTCP(t), "--cluster-blobs", tr.blobURL}, extra...)...)
+		"--node-id", id, "--node-listen", multiproc.FreeAddr(t), "--cluster-blobs", tr.blobURL}, extra...)...)
 	return dir
 }
 

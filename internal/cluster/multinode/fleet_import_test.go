@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -220,7 +219,7 @@ func TestFleetClusterImport(t *testing.T) {
 	// The host joins as the node it was imported as: it registers over
 	// its "left" row and ships its chain on from the imported head (Check
 	// compares every node's local chain with PostgreSQL's copy).
-	c.Nodes = append(c.Nodes, &multiproc.NodeProc{ID: "oldhost", StateDir: h.dir, Listen: loopbackAddr(t)})
+	c.Nodes = append(c.Nodes, &multiproc.NodeProc{ID: "oldhost", StateDir: h.dir, Listen: multiproc.FreeAddr(t)})
 	c.StartNode(len(c.Nodes) - 1)
 	c.WaitView(func(v []nodewireView) bool { return readyIn(v, "oldhost") })
 	if _, epoch := nodeRow(t, c, "oldhost"); epoch != 2 {
@@ -244,17 +243,6 @@ func TestFleetClusterImport(t *testing.T) {
 		return err == nil && head.Seq > h.records
 	})
 	check(t, c, "import", 0)
-}
-
-// loopbackAddr is a loopback address whose port is free now.
-func loopbackAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // tamper edits audit record 2 of dir's store in place, as someone with

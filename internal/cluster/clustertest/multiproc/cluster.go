@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -175,15 +176,51 @@ func Binaries(t testing.TB) (airlock, testnode string) {
 	return built.airlock, built.testnode
 }
 
-// freeAddr returns a loopback address with a port free now.
-func freeAddr(t testing.TB) string {
+// FreeAddr returns a loopback address with a port free now, chosen below
+// the kernel's ephemeral range (net.ipv4.ip_local_port_range): a port the
+// test releases and hands to a process it starts must not be taken in
+// between by some process's outgoing connection or ":0" listener, which
+// the kernel only ever gives ports inside that range. Ports it handed out
+// before (in this process) are not handed out again.
+func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	lo, hi := reservedPorts()
+	portsHandedOut.Lock()
+	defer portsHandedOut.Unlock()
+	for range 200 {
+		port := lo + rand.IntN(hi-lo+1)
+		if portsHandedOut.m[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		portsHandedOut.m[port] = true
+		return l.Addr().String()
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatalf("multiproc: no free loopback port in %d-%d", lo, hi)
+	return ""
+}
+
+var portsHandedOut = struct {
+	sync.Mutex
+	m map[int]bool
+}{m: map[int]bool{}}
+
+// reservedPorts is the range FreeAddr picks from: up to 12,000 ports just
+// under the ephemeral range's start (32768 on Linux by default).
+func reservedPorts() (lo, hi int) {
+	first := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil && v > 2048 {
+				first = v
+			}
+		}
+	}
+	return max(1024, first-12000), first - 1
 }
 
 // StartCluster starts a private PostgreSQL, o.APIs API processes and
@@ -220,7 +257,7 @@ func StartCluster(t testing.TB, o ClusterOptions) *Cluster {
 	}
 	ctx := context.Background()
 	for i := range o.APIs {
-		c.APIs = append(c.APIs, &APIProc{Public: freeAddr(t), Internal: freeAddr(t)})
+		c.APIs = append(c.APIs, &APIProc{Public: FreeAddr(t), Internal: FreeAddr(t)})
 		c.StartAPI(i)
 	}
 	if c.Store, err = pgstore.Open(ctx, c.DSN, pgstore.Options{Lease: TestLease}); err != nil {
@@ -231,7 +268,7 @@ func StartCluster(t testing.TB, o ClusterOptions) *Cluster {
 		t.Fatal(err)
 	}
 	for i := range o.Nodes {
-		n := &NodeProc{ID: fmt.Sprintf("node%d", i), StateDir: filepath.Join(c.Dir, fmt.Sprintf("node%d", i)), Listen: freeAddr(t)}
+		n := &NodeProc{ID: fmt.Sprintf("node%d", i), StateDir: filepath.Join(c.Dir, fmt.Sprintf("node%d", i)), Listen: FreeAddr(t)}
 		if o.Proxies {
 			if n.ToNode, err = NewFaultProxy(n.Listen); err != nil {
 				t.Fatal(err)
@@ -288,7 +325,8 @@ func (c *Cluster) start(name, bin string, args, env []string, ready bool) (*proc
 	if ready {
 		if !sc.Scan() || json.Unmarshal(sc.Bytes(), &line) != nil {
 			_ = cmd.Process.Kill()
-			c.t.Fatalf("%s did not start; see %s", name, logf.Name())
+			_ = cmd.Wait()
+			c.t.Fatalf("%s did not start (%v); its log %s ends:\n%s", name, cmd.ProcessState, logf.Name(), logTail(logf.Name(), 2048))
 		}
 	}
 	go func() {
@@ -299,6 +337,16 @@ func (c *Cluster) start(name, bin string, args, env []string, ready bool) (*proc
 		close(p.done)
 	}()
 	return p, line
+}
+
+// logTail is the last n bytes of the file at path (CI keeps the test's
+// output, not its temporary directories).
+func logTail(path string, n int64) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b[max(0, int64(len(b))-n):])
 }
 
 // StartAPI starts API process i (again: a running one is killed first),
@@ -320,6 +368,9 @@ func (c *Cluster) StartAPI(i int, env ...string) {
 		"--create-timeout", c.opts.CreateTimeout.String(), "--reconcile-after", c.opts.ReconcileAfter.String()}
 	a.proc, _ = c.start(fmt.Sprintf("api%d", i), c.bin.airlock, args, a.Env, false)
 	c.waitFor(fmt.Sprintf("api%d ready", i), func() bool {
+		if isDone(a.proc.done) {
+			c.t.Fatalf("api%d exited before it was ready; its log ends:\n%s", i, logTail(filepath.Join(c.Dir, fmt.Sprintf("api%d.log", i)), 2048))
+		}
 		res, err := http.Get("http://" + a.Public + "/readyz")
 		if err != nil {
 			return false
