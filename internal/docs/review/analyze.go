@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -246,6 +247,9 @@ func (an *analyzer) scoreHeadings(specs []*clauseSpec) {
 					an.scores[c][i], an.joint[c][i] = jointPartScore, true
 				}
 			}
+			if an.scores[c][i] < modifiedTitleScore && cs.modifiedTitle(tw, specs) {
+				an.scores[c][i], an.joint[c][i] = modifiedTitleScore, false
+			}
 		}
 	}
 }
@@ -255,6 +259,53 @@ func (an *analyzer) scoreHeadings(specs []*clauseSpec) {
 // headingExact, so the section holds the clause only where its text is
 // like it.
 const jointPartScore = 0.8
+
+// modifiedTitleScore is the heading score of the clause's one-word title
+// or synonym with one word more that names no other clause's subject
+// ("Service Warranty", "Giving Notice", "Formal Notices"): like a joint
+// title's part, the section holds the clause only where its text is like
+// it.
+const modifiedTitleScore = jointPartScore
+
+// modifiedTitle reports whether a two-word title (through titleWords) is
+// one of the clause's one-word names and a word no other clause's title,
+// synonyms or topic words have: "Limited Warranty", but not "Term" and
+// "Termination" for a clause called "Term".
+func (cs *clauseSpec) modifiedTitle(tw []string, specs []*clauseSpec) bool {
+	if len(tw) != 2 {
+		return false
+	}
+	for _, syn := range cs.syns {
+		if len(syn) != 1 || tw[0] != syn[0] && tw[1] != syn[0] {
+			continue
+		}
+		other := tw[0]
+		if other == syn[0] {
+			other = tw[1]
+		}
+		return !namesOtherClause(other, cs, specs)
+	}
+	return false
+}
+
+// namesOtherClause reports whether a title word is in a name or among the
+// topic words of a clause other than cs.
+func namesOtherClause(w string, cs *clauseSpec, specs []*clauseSpec) bool {
+	for _, o := range specs {
+		if o == cs {
+			continue
+		}
+		if o.topic[docStem(w)] {
+			return true
+		}
+		for _, syn := range o.syns {
+			if slices.Contains(syn, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // titleParts splits a joint title into its subjects' titleWords; nil for
 // a title of one subject.

@@ -229,7 +229,11 @@ func (an *analyzer) locateByHeading(cs *clauseSpec, used []bool) (location, bool
 	sa, sb := an.sectionSentences(best)
 	switch {
 	case bestOK && bw.b > bw.a:
-		loc.ta, loc.tb = an.sents[bw.a].a, an.sents[an.extend(cs, best, bw, sb, used, exact)-1].b
+		// A modified title ("Giving Notice") is the clause's own section
+		// as much as its exact title is: what follows the clause there is
+		// part of it.
+		own := exact || bestScore >= modifiedTitleScore && !bestJoint
+		loc.ta, loc.tb = an.sents[bw.a].a, an.sents[an.extend(cs, best, bw, sb, used, own)-1].b
 		loc.strength = 1 + bw.sim
 		if exact {
 			loc.strength++

@@ -136,3 +136,39 @@ func TestShortClauseInOtherWordsIsFound(t *testing.T) {
 		t.Errorf("non-solicitation: %s, text %q: want the recruiting sentence", f.Status, f.Text)
 	}
 }
+
+// A heading made of a clause's one-word name and a word naming no other
+// clause ("Giving Notice", "Limited Warranty") holds the clause when its
+// text is like it, though no playbook lists that heading; one whose other
+// word names another clause ("Termination Notice") does not make it the
+// clause's.
+func TestModifiedTitleHoldsClause(t *testing.T) {
+	pb := defaultPB(t)
+	ps := contract([]string{"16. Giving Notice", "16.1 Notices shall be in writing and shall be deemed received seven (7) days after posting or, if sent by email, when sent."},
+		[]string{"17. Relationship", "The parties are independent contractors."})
+	f := finding(t, pb, ps, "notices")
+	if f.Status == StatusMissing || f.Heading != "16. Giving Notice" {
+		t.Fatalf("%s under %q: want the clause found under its heading", f.Status, f.Heading)
+	}
+	an := newAnalyzer(ps)
+	var specs []*clauseSpec
+	for i := range pb.Clauses {
+		specs = append(specs, prepareClause(&pb.Clauses[i], i))
+	}
+	setOwnWords(an.t, specs)
+	for _, c := range specs {
+		if c.clause.Key != "notices" {
+			continue
+		}
+		for _, title := range []string{"Giving Notice", "Formal Notices"} {
+			if !c.modifiedTitle(titleWords(title), specs) {
+				t.Errorf("%q: not a modified title of Notices", title)
+			}
+		}
+		for _, title := range []string{"Termination Notice", "Notice Period Under Insurance"} {
+			if c.modifiedTitle(titleWords(title), specs) {
+				t.Errorf("%q: taken as a modified title of Notices", title)
+			}
+		}
+	}
+}

@@ -1,13 +1,17 @@
 package reviewcorpus
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/docs/review"
 	"github.com/airlock-dev/airlock/internal/docs/review/facts"
+	"github.com/airlock-dev/airlock/internal/docs/review/facts/factseval"
+	"github.com/airlock-dev/airlock/internal/docseval/testdocs"
 )
 
 // TestFactsOnCorpus scores the guest's facts extraction on the generated
@@ -79,6 +83,71 @@ func TestFactsOnScans(t *testing.T) {
 	}
 	t.Logf("%d scans of seed 5", len(docs))
 	sc.report(t, 0)
+}
+
+// TestFactFixturesOnScans scores every facts field (parties, key dates,
+// defined terms and their problems, obligations and deadlines) on the
+// hand-written fixture contracts of package facts written as scans (image
+// only, at 200 and 150 dpi, skewed and noisy as -pipeline.* say), read by
+// the real extraction (poppler, tesseract) and reflowed as the guest
+// does. Opt-in like the pipeline evaluation:
+//
+//	go test ./internal/docseval/reviewcorpus -run TestFactFixturesOnScans -pipeline -v [-pipeline.cache DIR]
+func TestFactFixturesOnScans(t *testing.T) {
+	if !*pipelineFull && os.Getenv("AIRLOCK_PIPELINE_EVAL") == "" {
+		t.Skip("opt-in: -pipeline or AIRLOCK_PIPELINE_EVAL=1")
+	}
+	needPipelineTools(t)
+	fixtures, err := factseval.Load(filepath.Join("..", "..", "docs", "review", "facts", "testdata", "fixtures"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, dpi := range []int{200, 150} {
+		sc := factseval.Score{}
+		for i, fx := range fixtures {
+			s := scanFlags()
+			s.DPI, s.Seed = dpi, int64(i+1)
+			path := filepath.Join(dir, fmt.Sprintf("%s-%d.pdf", fx.Name, dpi))
+			writeFixtureScan(t, path, fx, s)
+			doc, _, err := extractCached(path, fileKey(t, fx.Path, fmt.Sprintf("fixture-scan %+v", s)), *pipelineCache)
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			var paras []facts.Paragraph
+			for _, p := range review.FromExtract(doc) {
+				paras = append(paras, facts.Paragraph{Text: p.Text, Pages: p.Pages})
+			}
+			sc.Add(fmt.Sprintf("%s@%d", fx.Name, dpi), fx.Truth, facts.Extract(paras), t.Logf)
+		}
+		t.Logf("%d fixtures as scans at %d dpi:%s", len(fixtures), dpi, sc.Format())
+	}
+}
+
+// writeFixtureScan typesets a fixture's paragraphs (its page marks as page
+// breaks) and writes them as an image-only PDF degraded as s says.
+func writeFixtureScan(t *testing.T, path string, fx factseval.Fixture, s testdocs.Scan) {
+	t.Helper()
+	var f testdocs.Flow
+	page := 1
+	for _, p := range fx.Paragraphs {
+		if len(p.Pages) > 0 && p.Pages[0] > page {
+			f.Blocks = append(f.Blocks, testdocs.Block{Kind: testdocs.PageBreak})
+			page = p.Pages[0]
+		}
+		f.Blocks = append(f.Blocks, testdocs.Block{Kind: testdocs.Paragraph, Text: p.Text})
+	}
+	fixed, err := testdocs.LayoutFlow(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := testdocs.WriteScan(&b, fixed, s, testdocs.ScanPDF); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // factScore counts true and false positives and misses per fact field.

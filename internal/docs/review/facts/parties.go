@@ -18,9 +18,14 @@ var roles = map[string]bool{
 }
 
 var (
-	// quotedParenRE is a parenthesis holding at least one quoted label.
-	quotedParenRE = regexp.MustCompile(`\(([^()]*["“][^()]*)\)`)
-	quotedRE      = regexp.MustCompile(`["“]([^"”]{1,80})["”]`)
+	// quotedParenRE is a parenthesis holding at least one quoted label, in
+	// double quotes or single ones around a capitalised label (UK
+	// drafting), or the mix of the two tesseract reads off curly quotes
+	// ((the “Consultant’)).
+	quotedParenRE = regexp.MustCompile(`\(([^()]*(?:["“]|[‘'’][A-Z])[^()]*)\)`)
+	quotedRE      = regexp.MustCompile(`["“]([^"”]{1,80})["”]|["“‘'’]([A-Z][^'’‘"“”]{0,79})["”'’]`)
+	// unopenedRE is a label whose opening quote OCR lost: (Effective Date").
+	unopenedRE = regexp.MustCompile(`^\s*(?:the\s+)?([A-Z][^'’‘"“”]{0,79})["”’]\s*$`)
 	// roleParenRE is an unquoted label: "(the Client)", "(Supplier)".
 	roleParenRE = regexp.MustCompile(`\((?:the\s+)?([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)\)`)
 	// signedRoleRE is "J. Alvarez (Client)" on a signature line.
@@ -95,9 +100,7 @@ func partyFromChunk(c string) (result.Party, bool) {
 	var last []int
 	if paren != nil {
 		last = paren[len(paren)-1]
-		for _, q := range quotedRE.FindAllStringSubmatch(c[last[2]:last[3]], -1) {
-			labels = append(labels, q[1])
-		}
+		labels = quotedLabels(c[last[2]:last[3]])
 	} else if rp := roleParenRE.FindAllStringSubmatchIndex(c, -1); rp != nil {
 		last = rp[len(rp)-1]
 		labels = []string{c[last[2]:last[3]]}
@@ -126,6 +129,20 @@ func partyFromChunk(c string) (result.Party, bool) {
 		p.Address = bound(strings.Trim(m[1], " ,;"), result.MaxPartyFieldBytes)
 	}
 	return p, true
+}
+
+// quotedLabels are the quoted labels in a parenthesis's text.
+func quotedLabels(s string) []string {
+	var out []string
+	for _, q := range quotedRE.FindAllStringSubmatch(s, -1) {
+		out = append(out, q[1]+q[2])
+	}
+	if out == nil {
+		if m := unopenedRE.FindStringSubmatch(s); m != nil {
+			out = append(out, m[1])
+		}
+	}
+	return out
 }
 
 // findSignatories reads the signature blocks: a line naming the party

@@ -68,8 +68,8 @@ func extractTerms(sents []sentence, headings map[string]bool, partyWords map[str
 	}
 	for si, s := range sents {
 		for _, p := range quotedParenRE.FindAllStringSubmatch(s.text, -1) {
-			for _, q := range quotedRE.FindAllStringSubmatch(p[1], -1) {
-				define(q[1], s, si)
+			for _, label := range quotedLabels(p[1]) {
+				define(label, s, si)
 			}
 		}
 		for _, m := range meansRE.FindAllStringSubmatch(s.text, -1) {
