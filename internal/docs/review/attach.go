@@ -287,7 +287,7 @@ func (an *analyzer) joinsInParagraph(cs *clauseSpec, i int) bool {
 	if an.otherClause(cs, i) {
 		return false
 	}
-	return !an.opensProvision(s) || an.refersBack(s) || an.ownShared(cs, s) >= 1
+	return !an.opensProvision(s) || an.refersBack(s) || an.ownShared(cs, s) >= 1 || an.standardSentence(cs, i)
 }
 
 // joinsAsParagraph reports whether sentence i, opening the paragraph
@@ -303,7 +303,16 @@ func (an *analyzer) joinsAsParagraph(cs *clauseSpec, i int) bool {
 		// are excluded") links like one of its own words.
 		own = 1
 	}
-	return an.refersBack(s) || own >= 2 || own == 1 && !an.opensProvision(s)
+	return an.refersBack(s) || own >= 2 || own == 1 && !an.opensProvision(s) || an.standardSentence(cs, i)
+}
+
+// standardSentence reports whether sentence i is a sentence of the
+// clause's own standard text, or close to one (otherClauseFloor): the
+// clause's second half in a paragraph of its own ("17.6 Each party
+// irrevocably submits to the exclusive jurisdiction ..." after "17.5
+// Choice of Law and Courts. This Agreement shall be governed by ...").
+func (an *analyzer) standardSentence(cs *clauseSpec, i int) bool {
+	return an.clauseSims(i)[cs.index] >= otherClauseFloor
 }
 
 // otherClauseFloor is the similarity to a sentence of another clause's
@@ -314,6 +323,18 @@ const otherClauseFloor = 0.6
 // otherClause reports whether sentence i is a sentence of another
 // clause's standard text, or close to one.
 func (an *analyzer) otherClause(cs *clauseSpec, i int) bool {
+	sims := an.clauseSims(i)
+	for c, sim := range sims {
+		if c != cs.index && sim >= otherClauseFloor && sim > sims[cs.index] {
+			return true
+		}
+	}
+	return false
+}
+
+// clauseSims is sentence i's best similarity to a sentence of each
+// clause's standard text (computed once per sentence).
+func (an *analyzer) clauseSims(i int) []float64 {
 	if an.sentClause == nil {
 		an.sentClause = map[int][]float64{}
 	}
@@ -332,10 +353,5 @@ func (an *analyzer) otherClause(cs *clauseSpec, i int) bool {
 		}
 		an.sentClause[i] = sims
 	}
-	for c, sim := range sims {
-		if c != cs.index && sim >= otherClauseFloor && sim > sims[cs.index] {
-			return true
-		}
-	}
-	return false
+	return sims
 }

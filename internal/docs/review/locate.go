@@ -306,7 +306,7 @@ func (an *analyzer) extend(cs *clauseSpec, s *section, w window, sb int, used []
 	b := w.b
 	if exact && s != nil && !an.jointHeading(cs, s) && an.opensSection(s, w.a, used) && an.soleHeading(cs, s) {
 		own := an.ownEnd(s, w.a)
-		for b < own && !used[b] {
+		for b < own && !used[b] && !an.fragment(b) {
 			b++
 		}
 		if b < own {
@@ -324,11 +324,39 @@ func (an *analyzer) extend(cs *clauseSpec, s *section, w window, sb int, used []
 		prev, next := an.sents[b-1], an.sents[b]
 		sameUnit := an.gtoks[prev.b-1].Para == an.gtoks[next.a].Para
 		if sameUnit && !an.joinsInParagraph(cs, b) || !sameUnit && !an.joinsAsParagraph(cs, b) {
-			break
+			return b
 		}
 		b++
 	}
+	// Past the section's end, untitled paragraphs that are sentences of
+	// the clause's own standard text go on with it ("17.5 Choice of Law
+	// and Courts. This Agreement shall be governed by ..." then "17.6
+	// Each party irrevocably submits to the exclusive jurisdiction ...").
+	for b == sb && b < len(an.sents) && !used[b] && !an.titledStart(b) && an.standardSentence(cs, b) && !an.otherClause(cs, b) {
+		b++
+		sb++
+	}
 	return b
+}
+
+// fragmentWords: a paragraph of fewer words that does not end a sentence
+// is a fragment, not prose: a table's cells or a page's furniture that
+// extraction put after the clause ("Consultant, per day").
+const fragmentWords = 5
+
+// fragment reports whether sentence i is a whole paragraph that is a
+// fragment.
+func (an *analyzer) fragment(i int) bool {
+	s := an.sents[i]
+	if s.b-s.a >= fragmentWords {
+		return false
+	}
+	u := an.gtoks[s.a].Para
+	if an.gtoks[s.b-1].Para != u || an.unitTok[u] != s.a || an.unitTok[u+1] != s.b {
+		return false
+	}
+	body := strings.TrimSpace(an.doc.units[u].body)
+	return body != "" && !strings.ContainsAny(body[len(body)-1:], ".;:!?)")
 }
 
 // jointHeading reports whether the synonym s's heading matched names a

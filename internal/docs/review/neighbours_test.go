@@ -172,3 +172,35 @@ func TestModifiedTitleHoldsClause(t *testing.T) {
 		}
 	}
 }
+
+// A clause whose second sentence a drafter numbered as a paragraph of its
+// own, past the titled subsection that holds the first, is found whole:
+// "17.5 Choice of Law and Courts. <first sentence>" then "17.6 <second>"
+// is the standard governing-law clause, a MATCH.
+func TestStandardSentenceAfterSubsection(t *testing.T) {
+	pb := defaultPB(t)
+	std := standardText(t, pb, "governing_law")
+	first, second, ok := strings.Cut(std, ". ")
+	if !ok {
+		t.Fatalf("standard text %q has one sentence", std)
+	}
+	ps := contract([]string{"17. General", "17.4 Counterparts. This Agreement may be signed in counterparts.",
+		"17.5 Choice of Law and Courts. " + first + ".", "17.6 " + second},
+		[]string{"18. Relationship", "The parties are independent contractors."})
+	f := finding(t, pb, ps, "governing_law")
+	if f.Status != StatusMatch {
+		t.Fatalf("%s, text %q: want MATCH", f.Status, f.Text)
+	}
+}
+
+// Table cells extraction put after a clause in its own section ("Consultant,
+// per day") are not part of it: the verbatim clause is a MATCH.
+func TestFragmentsAfterClauseLeftOut(t *testing.T) {
+	pb := defaultPB(t)
+	ps := contract([]string{"14. Dispute Resolution. " + standardText(t, pb, "dispute_resolution"), "Consultant, per day", "Senior per day", "consultant,"},
+		[]string{"15. Relationship", "The parties are independent contractors."})
+	f := finding(t, pb, ps, "dispute_resolution")
+	if f.Status != StatusMatch {
+		t.Fatalf("%s, text %q: want MATCH", f.Status, f.Text)
+	}
+}
