@@ -3,7 +3,9 @@
 // poppler (pdfinfo, pdftotext -bbox-layout), pages with too little text
 // rasterised (pdftoppm, gray; a scanned page at its own image's
 // resolution, from pdfimages -list) and read by tesseract (TSV) after
-// deskew. It
+// deskew, with two second passes where the first found no word over ink:
+// faint print read with its contrast stretched, and blocks of ordinary
+// print tesseract's layout analysis dropped read again as one block. It
 // records per page the method used and the OCR mean confidence, enforces
 // page, pixel, byte and time limits before any tool gets a hostile input,
 // and classifies failures with the docs error codes (encrypted, unreadable,

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // maxTSVOutput caps tesseract's TSV for one page (a dense page is ~200 KB).
@@ -105,9 +106,19 @@ func ocrGray(ctx context.Context, img *image.Gray, dpi float64, n int, tmp strin
 		return Page{}, err
 	}
 	defer os.Remove(file)
+	began := time.Now()
 	p, err := tesseract(ctx, file, dpi, n, "3", o)
 	if err != nil {
 		return Page{}, err
+	}
+	// The missed-block pass reads less than the page, so it takes less
+	// than the first pass did; it runs only when the page's limit leaves
+	// twice that (room for the faint pass too), so it never turns a page
+	// that was read into one that timed out.
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > 2*time.Since(began) {
+		if err := readMissed(ctx, &p, img, dpi, n, tmp, o); err != nil {
+			return Page{}, err
+		}
 	}
 	markFaint(&p, img, dpi/72)
 	if err := readFaint(ctx, &p, img, dpi, n, tmp, o); err != nil {
