@@ -196,37 +196,59 @@ func readFaint(ctx context.Context, p *Page, img *image.Gray, dpi float64, n int
 		return nil
 	}
 	for k, r := range faintRegions(p, img, scale, paper, typical) {
-		crop := stretch(img, r, paper)
 		file := filepath.Join(tmp, fmt.Sprintf("page-%d-faint-%d.pgm", n, k))
-		if err := writePGM(file, crop); err != nil {
+		if err := readRegion(ctx, p, stretch(img, r, paper), r, dpi, n, file, o, regionRead{psm: "7", faint: true, minConf: math.Inf(-1)}); err != nil {
 			return err
 		}
-		fp, err := tesseract(ctx, file, dpi, n, "7", o)
-		os.Remove(file)
-		if err != nil {
-			return err
-		}
-		dx, dy := float64(r.Min.X)/scale, float64(r.Min.Y)/scale
-		for _, l := range fp.Lines {
-			var ws []Word
-			for _, w := range l.Words {
-				if !strings.ContainsFunc(w.Text, func(c rune) bool { return unicode.IsLetter(c) || unicode.IsDigit(c) }) {
-					continue
-				}
-				w.Box = Box{XMin: round3(w.Box.XMin + dx), YMin: round3(w.Box.YMin + dy), XMax: round3(w.Box.XMax + dx), YMax: round3(w.Box.YMax + dy)}
-				w.Faint = true
-				ws = append(ws, w)
-			}
-			if len(ws) == 0 {
+	}
+	return nil
+}
+
+// regionRead says how readRegion reads a region: tesseract's page
+// segmentation mode, whether the words are marked Faint, and the least
+// mean confidence of a line kept.
+type regionRead struct {
+	psm     string
+	faint   bool
+	minConf float64
+}
+
+// readRegion reads crop, region r of the page image, with tesseract
+// (through file) and adds the lines found to p with their boxes moved onto
+// the page: words without a letter or digit are dropped, and lines whose
+// words' mean confidence is below how.minConf.
+func readRegion(ctx context.Context, p *Page, crop *image.Gray, r image.Rectangle, dpi float64, n int, file string, o Options, how regionRead) error {
+	if err := writePGM(file, crop); err != nil {
+		return err
+	}
+	rp, err := tesseract(ctx, file, dpi, n, how.psm, o)
+	os.Remove(file)
+	if err != nil {
+		return err
+	}
+	scale := dpi / 72
+	dx, dy := float64(r.Min.X)/scale, float64(r.Min.Y)/scale
+	for _, l := range rp.Lines {
+		var ws []Word
+		sum := 0.0
+		for _, w := range l.Words {
+			if !strings.ContainsFunc(w.Text, func(c rune) bool { return unicode.IsLetter(c) || unicode.IsDigit(c) }) {
 				continue
 			}
-			nl := Line{Words: ws, Box: ws[0].Box}
-			for _, w := range ws[1:] {
-				nl.Box = union(nl.Box, w.Box)
-			}
-			nl.Text = joinWords(ws)
-			p.Lines = append(p.Lines, nl)
+			w.Box = Box{XMin: round3(w.Box.XMin + dx), YMin: round3(w.Box.YMin + dy), XMax: round3(w.Box.XMax + dx), YMax: round3(w.Box.YMax + dy)}
+			w.Faint = how.faint
+			ws = append(ws, w)
+			sum += w.Conf
 		}
+		if len(ws) == 0 || sum/float64(len(ws)) < how.minConf {
+			continue
+		}
+		nl := Line{Words: ws, Box: ws[0].Box}
+		for _, w := range ws[1:] {
+			nl.Box = union(nl.Box, w.Box)
+		}
+		nl.Text = joinWords(ws)
+		p.Lines = append(p.Lines, nl)
 	}
 	return nil
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"os"
 	"path/filepath"
-	"strings"
-	"unicode"
 )
 
 // The missed-block pass: on a noisy page tesseract's layout analysis
@@ -43,40 +40,10 @@ func readMissed(ctx context.Context, p *Page, img *image.Gray, dpi float64, n in
 		return nil
 	}
 	for k, r := range missedRegions(p, img, scale, paper, typical) {
-		crop := image.NewGray(image.Rect(0, 0, r.Dx(), r.Dy()))
-		for y := r.Min.Y; y < r.Max.Y; y++ {
-			copy(crop.Pix[(y-r.Min.Y)*crop.Stride:], img.Pix[y*img.Stride+r.Min.X:y*img.Stride+r.Max.X])
-		}
 		file := filepath.Join(tmp, fmt.Sprintf("page-%d-missed-%d.pgm", n, k))
-		if err := writePGM(file, crop); err != nil {
+		crop := img.SubImage(r).(*image.Gray)
+		if err := readRegion(ctx, p, crop, r, dpi, n, file, o, regionRead{psm: "6", minConf: missedMinConf}); err != nil {
 			return err
-		}
-		mp, err := tesseract(ctx, file, dpi, n, "6", o)
-		os.Remove(file)
-		if err != nil {
-			return err
-		}
-		dx, dy := float64(r.Min.X)/scale, float64(r.Min.Y)/scale
-		for _, l := range mp.Lines {
-			var ws []Word
-			sum := 0.0
-			for _, w := range l.Words {
-				if !strings.ContainsFunc(w.Text, func(c rune) bool { return unicode.IsLetter(c) || unicode.IsDigit(c) }) {
-					continue
-				}
-				w.Box = Box{XMin: round3(w.Box.XMin + dx), YMin: round3(w.Box.YMin + dy), XMax: round3(w.Box.XMax + dx), YMax: round3(w.Box.YMax + dy)}
-				ws = append(ws, w)
-				sum += w.Conf
-			}
-			if len(ws) == 0 || sum/float64(len(ws)) < missedMinConf {
-				continue
-			}
-			nl := Line{Words: ws, Box: ws[0].Box}
-			for _, w := range ws[1:] {
-				nl.Box = union(nl.Box, w.Box)
-			}
-			nl.Text = joinWords(ws)
-			p.Lines = append(p.Lines, nl)
 		}
 	}
 	return nil
