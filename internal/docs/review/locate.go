@@ -332,9 +332,11 @@ func (an *analyzer) extend(cs *clauseSpec, s *section, w window, sb int, used []
 	// the clause's own standard text go on with it ("17.5 Choice of Law
 	// and Courts. This Agreement shall be governed by ..." then "17.6
 	// Each party irrevocably submits to the exclusive jurisdiction ...").
-	for b == sb && b < len(an.sents) && !used[b] && !an.titledStart(b) && an.standardSentence(cs, b) && !an.otherClause(cs, b) {
+	if b != sb {
+		return b
+	}
+	for b < len(an.sents) && !used[b] && !an.titledStart(b) && an.standardSentence(cs, b) && !an.otherClause(cs, b) {
 		b++
-		sb++
 	}
 	return b
 }

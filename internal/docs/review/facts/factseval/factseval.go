@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -255,10 +257,10 @@ func (s Score) addTerms(name string, tr Truth, got facts.Facts, logf func(string
 	}
 	dt.FN += len(wantTerms)
 	dp.FN += len(wantProblems)
-	for _, k := range sortedKeys(wantTerms) {
+	for _, k := range slices.Sorted(maps.Keys(wantTerms)) {
 		logf("%s: term %q missed", name, k)
 	}
-	for _, k := range sortedKeys(wantProblems) {
+	for _, k := range slices.Sorted(maps.Keys(wantProblems)) {
 		logf("%s: problem %s missed", name, k)
 	}
 }
@@ -308,24 +310,8 @@ func yes(b bool) string {
 	return ""
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Fields are the scored fields in name order.
-func (s Score) Fields() []string {
-	keys := make([]string, 0, len(s))
-	for k := range s {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func (s Score) Fields() []string { return slices.Sorted(maps.Keys(s)) }
 
 // Format is the table of every field's counts, precision and recall.
 func (s Score) Format() string {
