@@ -25,8 +25,12 @@ import (
 //     the clause's own words (words of its standard text and title that
 //     no other clause of the playbook uses), or one when it does not open
 //     like a provision of its own ("The arbitration shall be conducted in
-//     English.").
+//     English."); under a title of the clause's own ("15.2 Law."), any
+//     untitled paragraph that does not open like a provision of its own
+//     and is not plainly another clause's ("15.3 The United Nations
+//     Convention ... does not apply to this Agreement.").
 //
+// The signature block and what follows it are never part of a clause.
 // A sentence before the clause never joins it: what precedes a clause in
 // its section is another provision (the term before termination for
 // convenience) or a lead-in.
@@ -171,6 +175,19 @@ func (an *analyzer) rareTopic(cs *clauseSpec, toks []token) bool {
 	return false
 }
 
+// rareCore reports whether the tokens have a core word of the clause
+// (one of its topic words that its standard text has too, and no other
+// clause: "assign", not "change" from the synonym "Assignment; Change of
+// Control") that the document uses in at most rareTopicSents sentences.
+func (an *analyzer) rareCore(cs *clauseSpec, toks []token) bool {
+	for _, tok := range toks {
+		if w := docStem(tok.Plain); cs.topic[w] && cs.own[w] && an.rareTopic(cs, []token{tok}) {
+			return true
+		}
+	}
+	return false
+}
+
 // foreign reports whether sentence i is plainly another clause's: none
 // of cs's own or topic words, and two or more of another clause's (its
 // own words, or its topic words). A run of sentences located for cs
@@ -291,8 +308,14 @@ func (an *analyzer) joinsInParagraph(cs *clauseSpec, i int) bool {
 }
 
 // joinsAsParagraph reports whether sentence i, opening the paragraph
-// after the clause, is part of it.
-func (an *analyzer) joinsAsParagraph(cs *clauseSpec, i int) bool {
+// after the clause, is part of it. Under a title of the clause's own
+// (titled: "15.2 Law." or "Giving Notice" opens the run), an untitled
+// paragraph that does not open like a provision of its own and is not
+// plainly another clause's goes on with it too ("15.3 The United Nations
+// Convention on Contracts for the International Sale of Goods does not
+// apply to this Agreement."): left out, a drafter's addition would make
+// the clause look standard.
+func (an *analyzer) joinsAsParagraph(cs *clauseSpec, i int, titled bool) bool {
 	s := an.sents[i]
 	if an.otherClause(cs, i) {
 		return false
@@ -303,7 +326,28 @@ func (an *analyzer) joinsAsParagraph(cs *clauseSpec, i int) bool {
 		// are excluded") links like one of its own words.
 		own = 1
 	}
-	return an.refersBack(s) || own >= 2 || own == 1 && !an.opensProvision(s) || an.standardSentence(cs, i)
+	return an.refersBack(s) || own >= 2 || own == 1 && !an.opensProvision(s) || an.standardSentence(cs, i) ||
+		titled && !an.opensProvision(s) && !an.foreign(cs, i)
+}
+
+// opensOwnTitle reports whether sentence a opens the innermost titled
+// section it stands in, and that section's title names the clause (its
+// heading matched, or it has a topic word of the clause and no other
+// clause's).
+func (an *analyzer) opensOwnTitle(cs *clauseSpec, a int, used []bool) bool {
+	s := an.doc.innermostTitled(an.gtoks[an.sents[a].a].Para)
+	if s == nil || s.h == nil || !an.opensSection(s, a, used) {
+		return false
+	}
+	if an.topicalHeading(cs, s) {
+		return true
+	}
+	for i, sec := range an.doc.sections {
+		if sec == s {
+			return an.scores[cs.index][i] >= headingFloor
+		}
+	}
+	return false
 }
 
 // standardSentence reports whether sentence i is a sentence of the

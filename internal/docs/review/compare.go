@@ -264,9 +264,30 @@ func (an *analyzer) sentenceTermsDiffer(cs *clauseSpec, found []token, ops []dif
 			links[[2]int{stdOf[op.I1+k], foundOf[op.J1+k]}]++
 		}
 	}
+	linked := make([]bool, n+len(fs))
 	for l, c := range links {
 		if c >= 3 {
 			parent[root(l[0])] = root(n + l[1])
+			linked[l[0]], linked[n+l[1]] = true, true
+		}
+	}
+	terms := make([][]term, n+len(fs))
+	for i, s := range cs.stdSents {
+		terms[i] = extractTerms(rawText(cs.std[s.a:s.b]))
+	}
+	for i, s := range fs {
+		terms[n+i] = extractTerms(rawText(found[s.a:s.b]))
+	}
+	// A sentence reworded so far that no words align ("New York law ...
+	// applies to this Agreement" for "This Agreement shall be governed by
+	// ... the laws of the State of New York") joins the sentences on the
+	// other side that have one of its terms, rather than bring them as
+	// added or gone.
+	for i := range n {
+		for j := range fs {
+			if (!linked[i] || !linked[n+j]) && sharesTerm(terms[i], terms[n+j]) {
+				parent[root(i)] = root(n + j)
+			}
 		}
 	}
 	type side struct{ std, found []term }
@@ -278,17 +299,30 @@ func (an *analyzer) sentenceTermsDiffer(cs *clauseSpec, found []token, ops []dif
 		}
 		return groups[r]
 	}
-	for i, s := range cs.stdSents {
+	for i := range cs.stdSents {
 		g := group(i)
-		g.std = append(g.std, extractTerms(rawText(cs.std[s.a:s.b]))...)
+		g.std = append(g.std, terms[i]...)
 	}
-	for i, s := range fs {
+	for i := range fs {
 		g := group(n + i)
-		g.found = append(g.found, extractTerms(rawText(found[s.a:s.b]))...)
+		g.found = append(g.found, terms[n+i]...)
 	}
 	for _, g := range groups {
 		if !sameTerms(g.std, g.found) {
 			return true
+		}
+	}
+	return false
+}
+
+// sharesTerm reports whether two lists of terms have a term of the same
+// kind and value.
+func sharesTerm(a, b []term) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x.Kind == y.Kind && x.Value == y.Value {
+				return true
+			}
 		}
 	}
 	return false

@@ -1,0 +1,107 @@
+package review
+
+import (
+	"strings"
+	"testing"
+)
+
+// Another drafter's one-sentence version of a clause, with a changed
+// term, is found and reported as a numeric DEVIATION, never MISSING.
+// Each case failed before the rule named in it.
+func TestShortRewordingIsFound(t *testing.T) {
+	pb := defaultPB(t)
+	tests := []struct {
+		name, clause, want string
+		sections           [][]string
+	}{{
+		// headingSubjectFloor: a heading one of whose subjects is the
+		// clause, and a run with three of its own and topic words.
+		name: "under a joint heading", clause: "warranty", want: "re-perform",
+		sections: [][]string{{"7. Warranties and Undertakings",
+			"7.1 Each party represents that entering into this Agreement does not breach any other agreement binding on it.",
+			"7.2 Provider shall re-perform any Services that fail to conform to industry standards if Customer reports the failure within six (6) months after their performance."}},
+	}, {
+		// coreFloor, by content: a heading the playbook does not know.
+		name: "under an unknown heading", clause: "assignment", want: "may not assign",
+		sections: [][]string{{"15. Transfer of Rights",
+			"Customer may not assign this Agreement within the first two (2) years without Provider's consent; Provider may assign it freely."}},
+	}, {
+		// coreFloor, by heading: the heading names the clause beside
+		// another subject, and the text is short.
+		name: "under a joint heading, one core word", clause: "assignment", want: "may not assign",
+		sections: [][]string{{"15. Assignment and Novation",
+			"15.1 Customer may not assign this Agreement within the first two (2) years without Provider's consent; Provider may assign it freely."}},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := contract(append(tc.sections, []string{"16. Relationship", "The parties are independent contractors."})...)
+			f := finding(t, pb, ps, tc.clause)
+			if f.Status != StatusDeviation || !f.NumericChange || !strings.Contains(f.Text, tc.want) {
+				t.Fatalf("%s numeric=%v, text %q: want a numeric DEVIATION holding %q", f.Status, f.NumericChange, f.Text, tc.want)
+			}
+		})
+	}
+}
+
+// A core word alone never claims a sentence of another subject: "for
+// convenience only" in a definitions section or in a section headed for
+// other clauses is not termination for convenience.
+func TestCoreWordDoesNotClaimBoilerplate(t *testing.T) {
+	pb := defaultPB(t)
+	for _, sections := range [][][]string{
+		{{"2. Definitions and Interpretation",
+			"2.1 Terms defined in a statement of work have the same meaning in this Agreement.",
+			"2.2 Headings are for convenience only and do not affect the interpretation of this Agreement."}},
+		{{"14. Governing Law and Disputes",
+			"This Agreement shall be governed by the laws of the State of New York. This Agreement is written in English, and any translation of it is for convenience only."},
+			{"Signed by the authorised representatives of the parties on the date at the top of this Agreement."}},
+	} {
+		f := finding(t, pb, contract(sections...), "termination_for_convenience")
+		if f.Status != StatusMissing {
+			t.Fatalf("%s, text %q: want MISSING", f.Status, f.Text)
+		}
+	}
+}
+
+// Key terms compared sentence by sentence: a sentence reworded so far
+// that no words align with the standard's still pairs with the standard
+// sentence that has its terms, so the same places are no change; other
+// places still are.
+func TestRewordedSentencesKeepTheirTerms(t *testing.T) {
+	pb := defaultPB(t)
+	reworded := "New York law, without reference to its choice of law rules, applies to this Agreement. Any action relating to this " +
+		"Agreement may be brought only in the state or federal courts in %s, and each party consents to their jurisdiction."
+	ps := contract([]string{"17. Choice of Law and Courts", strings.Replace(reworded, "%s", "New York County, New York", 1)})
+	f := finding(t, pb, ps, "governing_law")
+	if f.Status != StatusDeviation || f.NumericChange || !strings.Contains(f.Text, "New York law") {
+		t.Fatalf("same places reworded: %s numeric=%v %+v, text %q: want a DEVIATION with no term change", f.Status, f.NumericChange, f.TermChanges, f.Text)
+	}
+	ps = contract([]string{"17. Choice of Law and Courts", strings.Replace(reworded, "%s", "Kent County, Delaware", 1)})
+	if f := finding(t, pb, ps, "governing_law"); !f.NumericChange {
+		t.Fatalf("courts in Delaware for New York: %s numeric=%v text %q, want a term change", f.Status, f.NumericChange, f.Text)
+	}
+}
+
+// Under a title of the clause's own ("15.2 Law."), the untitled paragraph
+// after it that does not open like a provision of its own goes on with
+// the clause; the signature block never does.
+func TestUntitledParagraphUnderOwnTitleJoins(t *testing.T) {
+	pb := defaultPB(t)
+	std := standardText(t, pb, "governing_law")
+	ps := contract([]string{"15. General",
+		"15.1 Counterparts. This Agreement may be signed in counterparts, and all counterparts together form one document.",
+		"15.2 Law. " + std,
+		"15.3 The United Nations Convention on Contracts for the International Sale of Goods does not apply to this Agreement.",
+		"15.4 Waiver. A failure to enforce a right is not a waiver of it."})
+	f := finding(t, pb, ps, "governing_law")
+	if f.Status != StatusDeviation || !strings.Contains(f.Text, "United Nations") || strings.Contains(f.Text, "Waiver") {
+		t.Fatalf("%s, text %q: want a DEVIATION holding the Convention sentence and not the waiver", f.Status, f.Text)
+	}
+
+	std = standardText(t, pb, "dispute_resolution")
+	ps = contract([]string{"RESOLUTION OF DISPUTES", std,
+		"IN WITNESS WHEREOF, the parties have executed this Agreement as of the Effective Date.", "ACME CORP.", "By: ________"})
+	if f := finding(t, pb, ps, "dispute_resolution"); f.Status != StatusMatch {
+		t.Fatalf("the standard text before the signature block: %s, text %q, want MATCH", f.Status, f.Text)
+	}
+}
