@@ -327,7 +327,24 @@ func (an *analyzer) joinsAsParagraph(cs *clauseSpec, i int, titled bool) bool {
 		own = 1
 	}
 	return an.refersBack(s) || own >= 2 || own == 1 && !an.opensProvision(s) || an.standardSentence(cs, i) ||
-		titled && !an.opensProvision(s) && !an.foreign(cs, i)
+		titled && !an.opensProvision(s) && !an.foreign(cs, i) || an.opensWithName(cs, s)
+}
+
+// opensWithName reports whether sentence s opens with the clause's title
+// or a synonym as its subject ("Notices to Customer must be copied to its
+// legal department." after the notices clause).
+func (an *analyzer) opensWithName(cs *clauseSpec, s sentence) bool {
+	var raw []string
+	for _, tok := range an.gtoks[s.a:min(s.b, s.a+6)] {
+		raw = append(raw, tok.Raw)
+	}
+	first := titleWords(strings.Join(raw, " "))
+	for _, syn := range cs.syns {
+		if len(syn) > 0 && len(syn) <= len(first) && equalWords(first[:len(syn)], syn) {
+			return true
+		}
+	}
+	return false
 }
 
 // opensOwnTitle reports whether sentence a opens the innermost titled

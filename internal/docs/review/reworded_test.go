@@ -105,3 +105,20 @@ func TestUntitledParagraphUnderOwnTitleJoins(t *testing.T) {
 		t.Fatalf("the standard text before the signature block: %s, text %q, want MATCH", f.Status, f.Text)
 	}
 }
+
+// A paragraph after the clause that opens with the clause's name as its
+// subject goes on with it, even as a numbered paragraph of a general
+// section.
+func TestParagraphOpeningWithTheClauseNameJoins(t *testing.T) {
+	pb := defaultPB(t)
+	std := standardText(t, pb, "notices")
+	ps := contract([]string{"16. Miscellaneous",
+		"16.1 This Agreement may be signed in counterparts.",
+		"16.2 " + std,
+		"16.3 Notices to Customer must be copied to its legal department.",
+		"16.4 This Agreement sets out everything the parties have agreed about the Services."})
+	f := finding(t, pb, ps, "notices")
+	if f.Status != StatusDeviation || !strings.Contains(f.Text, "legal department") || strings.Contains(f.Text, "everything") {
+		t.Fatalf("%s, text %q: want a DEVIATION holding the copy to the legal department and nothing after it", f.Status, f.Text)
+	}
+}
