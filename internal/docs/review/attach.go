@@ -107,6 +107,17 @@ func setOwnWords(t *tables, specs []*clauseSpec) {
 	own, topic := uniqueWords(t, specs, others, text), uniqueWords(t, specs, others, names)
 	for i, cs := range specs {
 		cs.own, cs.topic = own[i], topic[i]
+		// The words of its key terms ("percent" of "one percent (1%) per
+		// month") say how much, not what about: "Provider may adjust the
+		// charges ... up to a maximum of four percent (4%)" is not about
+		// payment terms.
+		for _, tm := range cs.stdTerms {
+			for w := range vocabWords(t, tm.Text) {
+				if !cs.topic[w] {
+					delete(cs.own, w)
+				}
+			}
+		}
 	}
 }
 

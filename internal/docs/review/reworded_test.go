@@ -122,3 +122,19 @@ func TestParagraphOpeningWithTheClauseNameJoins(t *testing.T) {
 		t.Fatalf("%s, text %q: want a DEVIATION holding the copy to the legal department and nothing after it", f.Status, f.Text)
 	}
 }
+
+// A word of the clause's key terms ("percent") does not tie a neighbour
+// to it: a price adjustment after the payment terms in "Fees and Payment"
+// is a provision of its own, and the clause stays a MATCH.
+func TestKeyTermWordsDoNotLink(t *testing.T) {
+	pb := defaultPB(t)
+	std := standardText(t, pb, "payment_terms")
+	ps := contract([]string{"2. Fees, Invoicing and Payment",
+		"2.1 Customer shall pay the charges set out in Schedule 1, which are fixed for the first contract year.",
+		"2.2 " + std,
+		"2.3 From the second contract year, Provider may adjust the charges once a year by the change in the consumer price index, up to a maximum of four percent (4%)."},
+		[]string{"3. Relationship", "The parties are independent contractors."})
+	if f := finding(t, pb, ps, "payment_terms"); f.Status != StatusMatch {
+		t.Fatalf("%s, text %q: want MATCH", f.Status, f.Text)
+	}
+}
