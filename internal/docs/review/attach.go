@@ -230,7 +230,7 @@ func (an *analyzer) foreign(cs *clauseSpec, i int) bool {
 
 // genericWords are contract words too general to tie a sentence to one
 // clause even when only one standard text uses them.
-var genericWords = setOf("agreement", "party", "parti", "provider", "customer", "servic", "service", "section", "claus",
+var genericWords = setOf("agreement", "agre", "party", "parti", "provider", "customer", "servic", "service", "section", "claus",
 	"clause", "shall", "other", "under", "this", "that", "such", "with", "without", "written", "writing", "notic",
 	"notice", "period", "term", "terms", "date", "days", "within", "after", "before", "upon", "applicable", "law",
 	"laws", "right", "rights", "obligation", "obligations", "perform", "performanc", "relat", "relating", "aris",
@@ -256,24 +256,62 @@ var backReferenceAfterThis = setOf("section", "clause", "paragraph", "right", "r
 	"warranty", "limitation", "limit", "limits", "indemnity", "restriction", "provision", "undertaking", "cap",
 	"exclusion", "period", "notice", "event")
 
-// refersBack reports "such", "also", "the foregoing", "in addition" or
-// "this section" (this + a word naming a provision, not "this
-// Agreement").
-func (an *analyzer) refersBack(s sentence) bool {
+// Kinds of back reference.
+const (
+	noReference = iota
+	// sectionReference: "this section", "this clause", which in a
+	// section holding several provisions may mean all of them.
+	sectionReference
+	// provisionReference: "such", "the foregoing", "this warranty".
+	provisionReference
+)
+
+// backReference tells how sentence s refers to what comes before it:
+// "such", "also", "the foregoing", "in addition" or "this" with a word
+// naming a provision ("this warranty"; "this section"), not "this
+// Agreement".
+func (an *analyzer) backReference(s sentence) int {
 	toks := an.gtoks[s.a:s.b]
+	out := noReference
 	for i, tok := range toks {
 		switch tok.Plain {
 		case "such", "also", "foregoing", "thereof", "thereunder", "same":
-			return true
+			return provisionReference
 		case "addition":
 			if i > 0 && toks[i-1].Plain == "in" {
-				return true
+				return provisionReference
 			}
 		case "this", "these":
 			if i+1 < len(toks) && backReferenceAfterThis[toks[i+1].Plain] {
-				return true
+				switch toks[i+1].Plain {
+				case "section", "clause", "paragraph":
+					out = sectionReference
+				default:
+					return provisionReference
+				}
 			}
 		}
+	}
+	return out
+}
+
+// linksBack reports whether sentence i refers back to the clause: a
+// reference to the provision before it, or to "this section" when the
+// clause opens a section titled for it alone (titled and soleSection), or the sentence has a word
+// of the clause ("The limits in this section do not apply ...") or a key
+// term of any kind ("Provider's total liability under this section shall
+// not exceed $2,000,000."): "The parties agree that the allocation of
+// risk in this section is reflected in the fees" after a liability cap,
+// in a section that also holds the indemnities, speaks of the whole
+// section and changes nothing in the clause.
+func (an *analyzer) linksBack(cs *clauseSpec, i int, titled bool) bool {
+	s := an.sents[i]
+	switch an.backReference(s) {
+	case provisionReference:
+		return true
+	case sectionReference:
+		return titled && an.soleSection(cs, i) || an.subjectWords(cs, window{i, i + 1, 0}) > 0 ||
+			len(extractTerms(rawText(an.gtoks[s.a:s.b]))) > 0
 	}
 	return false
 }
@@ -310,12 +348,12 @@ func (an *analyzer) opensProvision(s sentence) bool {
 
 // joinsInParagraph reports whether sentence i, right after the clause
 // in its paragraph, is part of it.
-func (an *analyzer) joinsInParagraph(cs *clauseSpec, i int) bool {
+func (an *analyzer) joinsInParagraph(cs *clauseSpec, i int, titled bool) bool {
 	s := an.sents[i]
 	if an.otherClause(cs, i) {
 		return false
 	}
-	return !an.opensProvision(s) || an.refersBack(s) || an.ownShared(cs, s) >= 1 || an.standardSentence(cs, i)
+	return !an.opensProvision(s) || an.linksBack(cs, i, titled) || an.ownShared(cs, s) >= 1 || an.standardSentence(cs, i)
 }
 
 // joinsAsParagraph reports whether sentence i, opening the paragraph
@@ -337,7 +375,7 @@ func (an *analyzer) joinsAsParagraph(cs *clauseSpec, i int, titled bool) bool {
 		// are excluded") links like one of its own words.
 		own = 1
 	}
-	return an.refersBack(s) || own >= 2 || own == 1 && !an.opensProvision(s) || an.standardSentence(cs, i) ||
+	return an.linksBack(cs, i, titled) || own >= 2 || own == 1 && !an.opensProvision(s) || an.standardSentence(cs, i) ||
 		titled && !an.opensProvision(s) && !an.foreign(cs, i) || an.opensWithName(cs, s)
 }
 
@@ -353,6 +391,22 @@ func (an *analyzer) opensWithName(cs *clauseSpec, s sentence) bool {
 	for _, syn := range cs.syns {
 		if len(syn) > 0 && len(syn) <= len(first) && equalWords(first[:len(syn)], syn) {
 			return true
+		}
+	}
+	return false
+}
+
+// soleSection reports whether the innermost titled section of sentence i
+// names the clause alone: its heading names no second subject and
+// matches no other clause, so "this section" there is the clause.
+func (an *analyzer) soleSection(cs *clauseSpec, i int) bool {
+	s := an.doc.innermostTitled(an.gtoks[an.sents[i].a].Para)
+	if s == nil || s.h == nil {
+		return false
+	}
+	for k, sec := range an.doc.sections {
+		if sec == s {
+			return !an.joint[cs.index][k] && an.soleHeading(cs, s)
 		}
 	}
 	return false

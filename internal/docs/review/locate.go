@@ -345,7 +345,7 @@ func (an *analyzer) extend(cs *clauseSpec, s *section, w window, sb int, used []
 	for b < sb && !used[b] && !an.titledStart(b) && !an.endOfBody(b) {
 		prev, next := an.sents[b-1], an.sents[b]
 		sameUnit := an.gtoks[prev.b-1].Para == an.gtoks[next.a].Para
-		if sameUnit && !an.joinsInParagraph(cs, b) || !sameUnit && !an.joinsAsParagraph(cs, b, titled) {
+		if sameUnit && !an.joinsInParagraph(cs, b, titled) || !sameUnit && !an.joinsAsParagraph(cs, b, titled) {
 			return b
 		}
 		b++

@@ -138,3 +138,23 @@ func TestKeyTermWordsDoNotLink(t *testing.T) {
 		t.Fatalf("%s, text %q: want MATCH", f.Status, f.Text)
 	}
 }
+
+// "This section" in a section that holds two clauses speaks of the whole
+// section: a remark with no word of the clause and no key term does not
+// join the clause before it, but a cap "under this section" does.
+func TestSectionReferenceInSharedSection(t *testing.T) {
+	pb := defaultPB(t)
+	indemnity, cap := standardText(t, pb, "indemnification"), standardText(t, pb, "limitation_of_liability")
+	ps := contract([]string{"9. Indemnities and Liability", "9.1 " + indemnity, "9.2 " + cap,
+		"9.3 The parties agree that the allocation of risk in this section is reflected in the fees."},
+		[]string{"10. Relationship", "The parties are independent contractors."})
+	if f := finding(t, pb, ps, "limitation_of_liability"); f.Status != StatusMatch {
+		t.Fatalf("a remark on the section after the cap: %s, text %q, want MATCH", f.Status, f.Text)
+	}
+	ps = contract([]string{"9. Risk Allocation", "9.1 " + cap, "9.2 " + indemnity,
+		"9.3 The total due under this section is capped at $2,000,000."},
+		[]string{"10. Relationship", "The parties are independent contractors."})
+	if f := finding(t, pb, ps, "indemnification"); f.Status != StatusDeviation || !f.NumericChange {
+		t.Fatalf("a cap under this section after the indemnity: %s numeric=%v, text %q, want a numeric DEVIATION", f.Status, f.NumericChange, f.Text)
+	}
+}
