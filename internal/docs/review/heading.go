@@ -335,7 +335,12 @@ var (
 		"per", "upon", "from", "at", "as", "its", "&", "vs", "not", "no", "between")
 	verbWords = setOf("shall", "will", "may", "must", "is", "are", "be", "been", "was", "were", "means", "mean",
 		"has", "have", "had", "does", "do", "hereby", "agrees", "agree", "warrants", "acknowledges", "if",
-		"when", "that", "which", "who", "whom", "can", "cannot", "should", "would", "could", "it", "you", "we")
+		"when", "that", "which", "who", "whom", "can", "cannot", "should", "would", "could", "it", "you", "we",
+		// Verbs of short provisions read as sentence-case run-in titles
+		// ("16.1 The laws of Switzerland govern this Agreement. The courts
+		// ...").
+		"govern", "governs", "apply", "applies", "survive", "survives", "prevail", "prevails", "remain", "remains",
+		"continue", "continues", "bind", "binds", "constitute", "constitutes")
 	abbrevs = setOf("inc", "corp", "ltd", "co", "llc", "l.l.c", "no", "mr", "mrs", "ms", "dr", "st", "jr", "u.s",
 		"e.g", "i.e", "etc", "vs", "v", "n.a", "s.a", "b.v", "gmbh", "plc")
 )

@@ -63,10 +63,11 @@ const (
 	// runs through a whole term-and-termination section and ties no one
 	// sentence to termination for convenience.
 	rareTopicSents = 2
-	// coreFloor: one sentence with a core word of the clause (a word of
+	// coreFloor: a sentence with a core word of the clause (a word of
 	// its standard text that its title or synonyms name it by, and no
 	// other clause uses) that the document uses in at most rareTopicSents
-	// sentences is the clause at this similarity: "Customer may not
+	// sentences, alone or with sentences that each have a word of the
+	// clause, is the clause at this similarity: "Customer may not
 	// assign this Agreement within the first two (2) years without
 	// Provider's consent" in a contract that says "assign" nowhere else.
 	// Boilerplate with such a word ("This Agreement is written in
@@ -233,9 +234,20 @@ func (an *analyzer) locateByHeading(cs *clauseSpec, used []bool) (location, bool
 		}
 		w := an.bestWindow(cs, sa, sb, used, true)
 		ok := w.sim >= contentFloor || w.sim >= headingContentFloor ||
-			w.sim >= headingOwnFloor && w.b > w.a && an.ownShared(cs, sentence{an.sents[w.a].a, an.sents[w.b-1].b}) >= 1 ||
-			w.sim >= headingSubjectFloor && w.b > w.a && an.subjectWords(cs, w) >= subjectWords ||
-			w.sim >= coreFloor && w.b > w.a && an.rareCore(cs, an.gtoks[an.sents[w.a].a:an.sents[w.b-1].b])
+			w.sim >= headingOwnFloor && w.b > w.a && an.ownShared(cs, sentence{an.sents[w.a].a, an.sents[w.b-1].b}) >= 1
+		if !ok {
+			// A short version of the clause, less like the standard than
+			// the section's most similar run ("The laws of Switzerland
+			// govern this Agreement." beside "The courts of Zurich ...
+			// This Agreement is signed in two originals ...").
+			short := an.bestWindowWhere(cs, sa, sb, used, true, func(w window) bool {
+				return w.sim >= headingSubjectFloor && an.subjectWords(cs, w) >= subjectWords ||
+					w.sim >= coreFloor && an.rareCore(cs, an.gtoks[an.sents[w.a].a:an.sents[w.b-1].b])
+			})
+			if short.b > short.a {
+				w, ok = short, true
+			}
+		}
 		// A section whose text is like the clause beats one whose heading
 		// is; then the better heading, then the more similar text.
 		if best == nil || ok && !bestOK || ok == bestOK && (score > bestScore || score == bestScore && w.sim > bw.sim) {
@@ -456,7 +468,7 @@ func (an *analyzer) locateByContent(cs *clauseSpec, used []bool) (location, bool
 		w = an.bestWindowWhere(cs, 0, len(an.sents), used, false, func(w window) bool {
 			toks := an.gtoks[an.sents[w.a].a:an.sents[w.b-1].b]
 			if w.sim < topicFloor && an.ownInRun(cs, w) < manyOwnWords {
-				return w.b-w.a == 1 && w.sim >= coreFloor && an.rareCore(cs, toks) && !an.nearSubject(cs, w.a)
+				return w.sim >= coreFloor && an.rareCore(cs, toks) && !an.nearSubject(cs, w.a) && an.everySentenceOnSubject(cs, w)
 			}
 			return cs.topicShared(toks) >= topicWords || an.rareTopic(cs, toks) && !an.nearSubject(cs, w.a) ||
 				an.ownInRun(cs, w) >= ownWords && !an.nearSubject(cs, w.a)
@@ -539,6 +551,24 @@ func (an *analyzer) nearSubject(cs *clauseSpec, a int) bool {
 // ownInRun counts the clause's own words in a run of sentences.
 func (an *analyzer) ownInRun(cs *clauseSpec, w window) int {
 	return an.ownShared(cs, sentence{an.sents[w.a].a, an.sents[w.b-1].b})
+}
+
+// everySentenceOnSubject reports whether a run is one sentence, or every
+// sentence of it has a word of the clause's own or topic words ("The
+// laws of Switzerland govern this Agreement. The courts of Zurich have
+// exclusive jurisdiction."): a sentence with a core word is not padded
+// with its neighbours ("Signed by the authorised representatives ...")
+// to reach coreFloor.
+func (an *analyzer) everySentenceOnSubject(cs *clauseSpec, w window) bool {
+	if w.b-w.a == 1 {
+		return true
+	}
+	for i := w.a; i < w.b; i++ {
+		if an.subjectWords(cs, window{i, i + 1, 0}) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // subjectWords counts the distinct own and topic words of the clause in

@@ -158,3 +158,22 @@ func TestSectionReferenceInSharedSection(t *testing.T) {
 		t.Fatalf("a cap under this section after the indemnity: %s numeric=%v, text %q, want a numeric DEVIATION", f.Status, f.NumericChange, f.Text)
 	}
 }
+
+// "16.1 The laws of Switzerland govern this Agreement." is a provision,
+// not a run-in title ("16.1 Governing law."), and a short version of the
+// clause under a heading that names it beside another subject is found
+// even where a longer run of the section is more like the standard text.
+func TestShortGoverningLawClause(t *testing.T) {
+	pb := defaultPB(t)
+	law := "16.1 The laws of Switzerland govern this Agreement. The courts of Zurich have exclusive jurisdiction."
+	for _, section := range [][]string{
+		{"16. Miscellaneous", "16.1 Costs. Each party bears its own costs of negotiating and signing this Agreement.",
+			strings.Replace(law, "16.1", "16.2", 1), "16.3 This Agreement is signed in two originals, one for each party."},
+		{"16. Applicable Law and Dispute Resolution", law, "16.2 This Agreement is signed in two originals, one for each party."},
+	} {
+		f := finding(t, pb, contract(section, []string{"17. Relationship", "The parties are independent contractors."}), "governing_law")
+		if f.Status != StatusDeviation || !f.NumericChange || !strings.Contains(f.Text, "Switzerland") {
+			t.Fatalf("under %q: %s numeric=%v, text %q: want a numeric DEVIATION holding the Swiss law", section[0], f.Status, f.NumericChange, f.Text)
+		}
+	}
+}
