@@ -464,14 +464,17 @@ func (an *analyzer) locateByContent(cs *clauseSpec, used []bool) (location, bool
 	if w.sim < contentFloor && !(w.sim >= aboutFloor && an.about(cs, w) >= aboutShare) {
 		// The drafter's own short version of the clause: less like the
 		// standard than a neighbouring provision may be, but naming its
-		// subject in the words the playbook's headings use.
+		// subject in the words the playbook's headings use, or opening
+		// with its name ("Notices shall be in writing and shall be deemed
+		// received seven (7) days after posting ...").
 		w = an.bestWindowWhere(cs, 0, len(an.sents), used, false, func(w window) bool {
 			toks := an.gtoks[an.sents[w.a].a:an.sents[w.b-1].b]
 			if w.sim < topicFloor && an.ownInRun(cs, w) < manyOwnWords {
 				return w.sim >= coreFloor && an.rareCore(cs, toks) && !an.nearSubject(cs, w.a) && an.everySentenceOnSubject(cs, w)
 			}
 			return cs.topicShared(toks) >= topicWords || an.rareTopic(cs, toks) && !an.nearSubject(cs, w.a) ||
-				an.ownInRun(cs, w) >= ownWords && !an.nearSubject(cs, w.a)
+				an.ownInRun(cs, w) >= ownWords && !an.nearSubject(cs, w.a) ||
+				an.opensWithName(cs, an.sents[w.a]) && !an.nearSubject(cs, w.a)
 		})
 		if w.b == w.a {
 			return location{}, false

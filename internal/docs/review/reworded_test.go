@@ -177,3 +177,17 @@ func TestShortGoverningLawClause(t *testing.T) {
 		}
 	}
 }
+
+// A sentence that opens with the clause's name is the clause when it is
+// somewhat like it, in a general section under no title of its own.
+func TestSentenceOpeningWithTheClauseNameIsFound(t *testing.T) {
+	pb := defaultPB(t)
+	ps := contract([]string{"16. Miscellaneous",
+		"16.1 This Agreement may be signed in counterparts.",
+		"16.2 Notices shall be in writing and shall be deemed received seven (7) days after posting or, if sent by email, when sent.",
+		"16.3 This Agreement sets out everything the parties have agreed about the Services."})
+	f := finding(t, pb, ps, "notices")
+	if f.Status != StatusDeviation || !f.NumericChange || !strings.Contains(f.Text, "seven (7) days") {
+		t.Fatalf("%s numeric=%v, text %q: want a numeric DEVIATION holding the notice period", f.Status, f.NumericChange, f.Text)
+	}
+}
