@@ -401,15 +401,7 @@ func (an *analyzer) opensWithName(cs *clauseSpec, s sentence) bool {
 // matches no other clause, so "this section" there is the clause.
 func (an *analyzer) soleSection(cs *clauseSpec, i int) bool {
 	s := an.doc.innermostTitled(an.gtoks[an.sents[i].a].Para)
-	if s == nil || s.h == nil {
-		return false
-	}
-	for k, sec := range an.doc.sections {
-		if sec == s {
-			return !an.joint[cs.index][k] && an.soleHeading(cs, s)
-		}
-	}
-	return false
+	return s != nil && s.h != nil && !an.jointHeading(cs, s) && an.soleHeading(cs, s)
 }
 
 // opensOwnTitle reports whether sentence a opens the innermost titled
@@ -421,15 +413,7 @@ func (an *analyzer) opensOwnTitle(cs *clauseSpec, a int, used []bool) bool {
 	if s == nil || s.h == nil || !an.opensSection(s, a, used) {
 		return false
 	}
-	if an.topicalHeading(cs, s) {
-		return true
-	}
-	for i, sec := range an.doc.sections {
-		if sec == s {
-			return an.scores[cs.index][i] >= headingFloor
-		}
-	}
-	return false
+	return an.topicalHeading(cs, s) || an.headingScoreOf(cs, s) >= headingFloor
 }
 
 // standardSentence reports whether sentence i is a sentence of the

@@ -406,12 +406,22 @@ func (an *analyzer) fragment(i int) bool {
 // jointHeading reports whether the synonym s's heading matched names a
 // second subject too.
 func (an *analyzer) jointHeading(cs *clauseSpec, s *section) bool {
-	for i, sec := range an.doc.sections {
-		if sec == s {
-			return an.joint[cs.index][i]
-		}
+	i := an.sectionIndex(s)
+	return i >= 0 && an.joint[cs.index][i]
+}
+
+// headingScoreOf is the heading score of section s for the clause (0 for
+// a section not in the tree).
+func (an *analyzer) headingScoreOf(cs *clauseSpec, s *section) float64 {
+	if i := an.sectionIndex(s); i >= 0 {
+		return an.scores[cs.index][i]
 	}
-	return false
+	return 0
+}
+
+// sectionIndex is the index of s in the document's sections, -1 if none.
+func (an *analyzer) sectionIndex(s *section) int {
+	return slices.Index(an.doc.sections, s)
 }
 
 // opensSection reports whether sentence a is the first of section s that
@@ -428,14 +438,13 @@ func (an *analyzer) opensSection(s *section, a int, used []bool) bool {
 
 // soleHeading reports whether no other clause's heading matches s.
 func (an *analyzer) soleHeading(cs *clauseSpec, s *section) bool {
+	i := an.sectionIndex(s)
+	if i < 0 {
+		return true
+	}
 	for c, row := range an.scores {
-		if c == cs.index {
-			continue
-		}
-		for i, sec := range an.doc.sections {
-			if sec == s && row[i] >= headingFloor {
-				return false
-			}
+		if c != cs.index && row[i] >= headingFloor {
+			return false
 		}
 	}
 	return true
