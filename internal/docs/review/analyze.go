@@ -62,6 +62,9 @@ type clauseSpec struct {
 	own map[string]bool
 	// topic are the stems of its title and synonyms no other clause has.
 	topic map[string]bool
+	// words are the stems of its standard text's and title's words, other
+	// clauses' too, less the generic ones ("court", "competent").
+	words map[string]bool
 	// overlap[i] counts the document's tokens before i that occur in the
 	// standard text (built on first use by overlapBound).
 	overlap []int

@@ -28,7 +28,13 @@ import (
 //     English."); under a title of the clause's own ("15.2 Law."), any
 //     untitled paragraph that does not open like a provision of its own
 //     and is not plainly another clause's ("15.3 The United Nations
-//     Convention ... does not apply to this Agreement.").
+//     Convention ... does not apply to this Agreement."), or that does
+//     but has two words of the clause's standard text and names no other
+//     clause's subject ("15.2 Either party may seek interim relief from
+//     any competent court at any time." after the arbitration clause).
+//     Such a title reaches past its own subsection to the untitled
+//     paragraphs after it ("14.3 Assignment and Transfer. ..." then
+//     "14.4 This Agreement binds ... successors and assigns.").
 //
 // The signature block and what follows it are never part of a clause.
 // A sentence before the clause never joins it: what precedes a clause in
@@ -107,6 +113,12 @@ func setOwnWords(t *tables, specs []*clauseSpec) {
 	own, topic := uniqueWords(t, specs, others, text), uniqueWords(t, specs, others, names)
 	for i, cs := range specs {
 		cs.own, cs.topic = own[i], topic[i]
+		cs.words = vocabWords(t, text(cs.clause))
+		for w := range cs.words {
+			if genericWords[w] {
+				delete(cs.words, w)
+			}
+		}
 		// The words of its key terms ("percent" of "one percent (1%) per
 		// month") say how much, not what about: "Provider may adjust the
 		// charges ... up to a maximum of four percent (4%)" is not about
@@ -250,6 +262,33 @@ func (an *analyzer) ownShared(cs *clauseSpec, s sentence) int {
 	return n
 }
 
+// wordsShared counts the words of the clause's standard text and title
+// among the sentence's, its own and others'.
+func (an *analyzer) wordsShared(cs *clauseSpec, s sentence) int {
+	n := 0
+	seen := map[string]bool{}
+	for _, tok := range an.gtoks[s.a:s.b] {
+		w := docStem(tok.Plain)
+		if cs.words[w] && !seen[w] {
+			seen[w] = true
+			n++
+		}
+	}
+	return n
+}
+
+// otherSubject reports whether sentence s names another clause's
+// subject (one of its topic words) or has two of its own words.
+func (an *analyzer) otherSubject(cs *clauseSpec, s sentence) bool {
+	toks := an.gtoks[s.a:s.b]
+	for _, o := range an.specs {
+		if o != cs && (o.topicShared(toks) > 0 || an.ownShared(o, s) >= 2) {
+			return true
+		}
+	}
+	return false
+}
+
 // backReferences are words by which a sentence refers to the provision
 // before it.
 var backReferenceAfterThis = setOf("section", "clause", "paragraph", "right", "rights", "obligation", "obligations",
@@ -376,7 +415,8 @@ func (an *analyzer) joinsAsParagraph(cs *clauseSpec, i int, titled bool) bool {
 		own = 1
 	}
 	return an.linksBack(cs, i, titled) || own >= 2 || own == 1 && !an.opensProvision(s) || an.standardSentence(cs, i) ||
-		titled && !an.opensProvision(s) && !an.foreign(cs, i) || an.opensWithName(cs, s)
+		titled && (!an.opensProvision(s) || an.wordsShared(cs, s) >= 2 && !an.otherSubject(cs, s)) && !an.foreign(cs, i) ||
+		an.opensWithName(cs, s)
 }
 
 // opensWithName reports whether sentence s opens with the clause's title

@@ -393,7 +393,9 @@ func titleLike(t string, maxWords int, sentenceCase bool) bool {
 		}
 		switch {
 		case unicode.IsUpper(r[0]):
-			if len(r) > 1 {
+			// One capital letter before a lower-case piece is a word OCR
+			// split after its first letter ("I nsurance").
+			if len(r) > 1 || i+1 < len(words) && !smallWords[strings.ToLower(words[i+1])] && unicode.IsLower([]rune(words[i+1])[0]) {
 				capital++
 			}
 		case smallWords[lw], sentenceCase && i > 0:

@@ -38,6 +38,7 @@ func TestParseHeading(t *testing.T) {
 		{"7.Intellectual Property", "dotted-1", "7", "Intellectual Property", ""},
 		{"Notices.All notices must be in writing.", "title-runin", "", "Notices", "All notices must be in writing."},
 		{"Insuran ce. Provider shall maintain insurance.", "title-runin", "", "Insuran ce", "Provider shall maintain insurance."},
+		{"3.02 I nsurance. Provider shall maintain insurance.", "dotted-2", "3.02", "I nsurance", "Provider shall maintain insurance."},
 		{"Section 6 -- Notices.", "section-1", "6", "Notices", ""},
 		{"Section 6 ~ Notices.", "section-1", "6", "Notices", ""},
 		{"Article 5 -- THE SERVICES", "article", "5", "THE SERVICES", ""},

@@ -332,14 +332,16 @@ func (an *analyzer) placeholder(s sentence) bool {
 
 // extend grows a located run of sentences w of section s (ending at
 // sentence sb) by what belongs to the clause after it: the rest of the
-// section when the section is the clause's own and the run opens it,
+// section when the section is the clause's own and the run opens it, up
+// to a sentence of another clause's standard text (a scan that lost the
+// next heading leaves the arbitration clause under "Governing Law"),
 // else the neighbours that read as part of it (see attach.go). It
 // returns the new end (a sentence index).
 func (an *analyzer) extend(cs *clauseSpec, s *section, w window, sb int, used []bool, exact bool) int {
 	b := w.b
 	if exact && s != nil && !an.jointHeading(cs, s) && an.opensSection(s, w.a, used) && an.soleHeading(cs, s) {
 		own := an.ownEnd(s, w.a)
-		for b < own && !used[b] && !an.fragment(b) {
+		for b < own && !used[b] && !an.fragment(b) && !an.otherClause(cs, b) {
 			b++
 		}
 		if b < own {
@@ -354,13 +356,27 @@ func (an *analyzer) extend(cs *clauseSpec, s *section, w window, sb int, used []
 		}
 	}
 	titled := an.opensOwnTitle(cs, w.a, used)
-	for b < sb && !used[b] && !an.titledStart(b) && !an.endOfBody(b) {
-		prev, next := an.sents[b-1], an.sents[b]
-		sameUnit := an.gtoks[prev.b-1].Para == an.gtoks[next.a].Para
-		if sameUnit && !an.joinsInParagraph(cs, b, titled) || !sameUnit && !an.joinsAsParagraph(cs, b, titled) {
-			return b
+	for {
+		for b < sb && !used[b] && !an.titledStart(b) && !an.endOfBody(b) {
+			prev, next := an.sents[b-1], an.sents[b]
+			sameUnit := an.gtoks[prev.b-1].Para == an.gtoks[next.a].Para
+			if sameUnit && !an.joinsInParagraph(cs, b, titled) || !sameUnit && !an.joinsAsParagraph(cs, b, titled) {
+				return b
+			}
+			b++
 		}
-		b++
+		// Under a title of the clause's own ("14.3 Assignment and
+		// Transfer."), the untitled paragraphs after its section are read
+		// like the section's own ("14.4 This Agreement binds ... the
+		// parties' permitted successors and assigns.").
+		if b != sb || !titled || s == nil || s.parent == nil || s.parent.h == nil {
+			break
+		}
+		_, pb := an.sectionSentences(s.parent)
+		if pb <= sb {
+			break
+		}
+		sb = pb
 	}
 	// Past the section's end, untitled paragraphs that are sentences of
 	// the clause's own standard text go on with it ("17.5 Choice of Law

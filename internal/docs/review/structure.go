@@ -122,6 +122,7 @@ func plausibleNumber(h *heading, stack []*section, pos int) bool {
 // heading with a number and no title ("ARTICLE VII") takes the next
 // paragraph as its title when that is a heading line of its own.
 func parseUnits(paras []Paragraph) []unit {
+	paras = splitSideHeadings(paras)
 	units := make([]unit, 0, len(paras))
 	for i := 0; i < len(paras); i++ {
 		text := cleanText(paras[i].Text)
@@ -167,6 +168,66 @@ func parseUnits(paras []Paragraph) []unit {
 		units = append(units, u)
 	}
 	return units
+}
+
+// reSectionNumber is a section number opening a paragraph: "3." or "3".
+var reSectionNumber = regexp.MustCompile(`^(\d{1,3})\.?\s+`)
+
+// splitSideHeadings splits a paragraph that runs a numbered heading into
+// its first numbered subsection ("3. Invoices 3.1 Provider shall invoice
+// ..."), as OCR reads a heading set in the margin beside the first line
+// of its text, into the heading and the subsection. The subsection's
+// number restating the heading's ("3." then "3.1") is what tells a
+// heading from a sentence.
+func splitSideHeadings(paras []Paragraph) []Paragraph {
+	var out []Paragraph
+	for i, p := range paras {
+		head, rest, ok := splitSideHeading(cleanText(p.Text))
+		if !ok {
+			if out != nil {
+				out = append(out, p)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]Paragraph, 0, len(paras)+1), paras[:i]...)
+		}
+		out = append(out, Paragraph{Text: head, Pages: p.Pages}, Paragraph{Text: rest, Pages: p.Pages})
+	}
+	if out == nil {
+		return paras
+	}
+	return out
+}
+
+// splitSideHeading splits "3. Invoices 3.1 Provider shall ..." into "3.
+// Invoices" and "3.1 Provider shall ...": a title of at most eight words
+// between a section number and that number's first-level subsection
+// number, followed by text. A title ending in a stop is a run-in heading
+// and is left to parseHeading.
+func splitSideHeading(s string) (head, rest string, ok bool) {
+	m := reSectionNumber.FindStringSubmatchIndex(s)
+	if m == nil {
+		return "", "", false
+	}
+	sub := " " + s[m[2]:m[3]] + "."
+	at := strings.Index(s[m[1]:], sub)
+	if at <= 0 {
+		return "", "", false
+	}
+	at += m[1]
+	title := strings.TrimSpace(s[m[1]:at])
+	rest = strings.TrimSpace(s[at:])
+	if len(rest) <= len(sub) || !unicode.IsDigit(rune(rest[len(sub)-1])) {
+		return "", "", false
+	}
+	if strings.HasSuffix(title, ".") || strings.HasSuffix(title, ":") {
+		return "", "", false // "7. Liability. 7.1 In no event ...": a run-in heading, read as one
+	}
+	if t, ok := standaloneTitle(title, false); !ok || len(strings.Fields(t)) > 8 {
+		return "", "", false
+	}
+	return strings.TrimSpace(s[:at]), rest, true
 }
 
 // wrappedHeading reports a numbered heading with a title and no body

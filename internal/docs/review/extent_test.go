@@ -1,0 +1,100 @@
+package review
+
+import (
+	"strings"
+	"testing"
+)
+
+// How far a located clause reaches. Each case failed before the rule
+// named in it.
+
+// Under a heading that names the clause beside another subject, a
+// paragraph after it that opens like a provision of its own goes on with
+// it when it has two words of the clause's standard text and names no
+// other clause's subject ("interim relief from any competent court" after
+// the arbitration clause); a companion paragraph about something else
+// does not, nor does another clause's paragraph with words of this one
+// (wordsShared, otherSubject).
+func TestProvisionUnderTheClauseHeadingJoinsOnItsWords(t *testing.T) {
+	pb := defaultPB(t)
+	std := standardText(t, pb, "dispute_resolution")
+	after := []string{"16. Relationship", "The parties are independent contractors."}
+	for _, heading := range []string{"15. Escalation and Arbitration", "15. Applicable Law and Dispute Resolution"} {
+		ps := contract([]string{heading, "15.1 " + std, "15.2 Either party may seek interim relief from any competent court at any time."}, after)
+		f := finding(t, pb, ps, "dispute_resolution")
+		if f.Status != StatusDeviation || !strings.Contains(f.Text, "interim relief") {
+			t.Fatalf("under %q: %s, text %q: want a DEVIATION holding the interim relief", heading, f.Status, f.Text)
+		}
+		ps = contract([]string{heading, "15.1 " + std, "15.2 This Agreement is signed in two originals, one for each party."}, after)
+		if f := finding(t, pb, ps, "dispute_resolution"); f.Status != StatusMatch {
+			t.Fatalf("under %q, before the originals: %s, text %q: want MATCH", heading, f.Status, f.Text)
+		}
+	}
+	// Another drafter's indemnity after the cap shares "damages" and
+	// "costs" with the cap's standard text, and names indemnity.
+	ps := contract([]string{"8. Liability and Indemnities", "8.1 " + standardText(t, pb, "limitation_of_liability"),
+		"8.2 Provider shall hold harmless, defend and indemnify Customer and its personnel from and against third-party claims " +
+			"that the Services violate any patent, copyright, trade secret or other intellectual property right, including " +
+			"resulting damages, fines, costs and reasonable attorneys' fees."}, after)
+	if f := finding(t, pb, ps, "limitation_of_liability"); f.Status != StatusMatch {
+		t.Fatalf("the cap before a reworded indemnity: %s, text %q: want MATCH", f.Status, f.Text)
+	}
+	if f := finding(t, pb, ps, "indemnification"); f.Status != StatusDeviation || !strings.Contains(f.Text, "hold harmless") {
+		t.Fatalf("the reworded indemnity: %s, text %q: want a DEVIATION", f.Status, f.Text)
+	}
+}
+
+// Under a title of the clause's own in a general section ("14.3
+// Assignment and Transfer."), the untitled numbered paragraph after it is
+// read as the clause's section would be.
+func TestUntitledSiblingAfterOwnTitleJoins(t *testing.T) {
+	pb := defaultPB(t)
+	std := standardText(t, pb, "assignment")
+	ps := contract([]string{"14. General",
+		"14.1 Waiver. A failure to enforce a right under this Agreement is not a waiver of that right.",
+		"14.2 Assignment and Transfer. " + std,
+		"14.3 This Agreement binds and benefits the parties and their permitted successors and assigns.",
+		"14.4 Costs. Each party bears its own costs of negotiating and signing this Agreement."})
+	f := finding(t, pb, ps, "assignment")
+	if f.Status != StatusDeviation || !strings.Contains(f.Text, "binds and benefits") || strings.Contains(f.Text, "costs") {
+		t.Fatalf("%s, text %q: want a DEVIATION holding the successors sentence and not the costs", f.Status, f.Text)
+	}
+}
+
+// In a section headed for the clause alone, a sentence of another
+// clause's standard text ends it: a scan that lost the next heading
+// ("15. Disputes") must not make the governing law swallow the
+// arbitration clause (otherClause in extend).
+func TestOwnSectionStopsAtAnotherClause(t *testing.T) {
+	pb := defaultPB(t)
+	law, disputes := standardText(t, pb, "governing_law"), standardText(t, pb, "dispute_resolution")
+	ps := contract([]string{"14. Governing Law", law, "14.1 " + disputes},
+		[]string{"16. Relationship", "The parties are independent contractors."})
+	if f := finding(t, pb, ps, "governing_law"); f.Status != StatusMatch {
+		t.Fatalf("governing law: %s, text %q: want MATCH", f.Status, f.Text)
+	}
+	if f := finding(t, pb, ps, "dispute_resolution"); f.Status != StatusMatch {
+		t.Fatalf("dispute resolution: %s, text %q: want MATCH", f.Status, f.Text)
+	}
+}
+
+// OCR reads a heading set in the margin into the first line of its text
+// ("3. Invoices 3.1 Provider shall invoice ..."); the subsection number
+// restating the heading's tells the heading apart, so the next such
+// heading ends the clause (splitSideHeadings).
+func TestSideHeadingReadIntoItsFirstLine(t *testing.T) {
+	pb := defaultPB(t)
+	std := standardText(t, pb, "payment_terms")
+	first, rest, _ := strings.Cut(std, ". ")
+	ps := contract([]string{"3. Invoices 3.1 " + first + ".", "3.2 " + rest,
+		"4. Term; Termination 4.1 This Agreement takes effect on the Effective Date and remains in force for two (2) years."})
+	f := finding(t, pb, ps, "payment_terms")
+	if f.Status != StatusMatch {
+		t.Fatalf("%s, text %q: want MATCH", f.Status, f.Text)
+	}
+	for _, s := range []string{"3. The fee is 3.5 percent of the charges.", "7. Liability. 7.1 In no event shall ..."} {
+		if _, _, ok := splitSideHeading(s); ok {
+			t.Errorf("%q split as a side heading", s)
+		}
+	}
+}
