@@ -19,7 +19,9 @@ import (
 //
 //   - a sentence after the clause in its paragraph, unless it opens like
 //     a provision of its own ("Either party may terminate ...", "This
-//     Agreement is written in English") and has no link to the clause;
+//     Agreement is written in English") and has no link to the clause,
+//     or has a core word of another clause and no word of this one ("The
+//     laws of Switzerland govern this Agreement." after arbitration);
 //   - the paragraph after it, only when linked: a reference back ("such
 //     notice", "this section", "the foregoing", "also"), two or more of
 //     the clause's own words (words of its standard text and title that
@@ -289,6 +291,20 @@ func (an *analyzer) otherSubject(cs *clauseSpec, s sentence) bool {
 	return false
 }
 
+// otherCore reports whether sentence s has a core word of another
+// clause (one of its topic words its standard text has too, "govern").
+func (an *analyzer) otherCore(cs *clauseSpec, s sentence) bool {
+	for _, tok := range an.gtoks[s.a:s.b] {
+		w := docStem(tok.Plain)
+		for _, o := range an.specs {
+			if o != cs && o.topic[w] && o.own[w] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // backReferences are words by which a sentence refers to the provision
 // before it.
 var backReferenceAfterThis = setOf("section", "clause", "paragraph", "right", "rights", "obligation", "obligations",
@@ -389,7 +405,7 @@ func (an *analyzer) opensProvision(s sentence) bool {
 // in its paragraph, is part of it.
 func (an *analyzer) joinsInParagraph(cs *clauseSpec, i int, titled bool) bool {
 	s := an.sents[i]
-	if an.otherClause(cs, i) {
+	if an.otherClause(cs, i) || an.otherCore(cs, s) && an.subjectWords(cs, window{i, i + 1, 0}) == 0 {
 		return false
 	}
 	return !an.opensProvision(s) || an.linksBack(cs, i, titled) || an.ownShared(cs, s) >= 1 || an.standardSentence(cs, i)

@@ -98,3 +98,37 @@ func TestSideHeadingReadIntoItsFirstLine(t *testing.T) {
 		}
 	}
 }
+
+// In a paragraph that runs the arbitration clause into the governing law
+// ("... Judgment on the award may be entered in any court of competent
+// jurisdiction. The laws of Switzerland govern this Agreement."), a
+// sentence with a core word of another clause ("govern") and no word of
+// this one ends the clause, so governing law is found (otherCore).
+func TestRunInParagraphStopsAtAnotherClausesCoreWord(t *testing.T) {
+	pb := defaultPB(t)
+	std := standardText(t, pb, "dispute_resolution")
+	ps := contract([]string{"17. Law, Jurisdiction and Disputes", std + " The laws of Switzerland govern this Agreement. " +
+		"The courts of Zurich have exclusive jurisdiction. This Agreement is signed in two originals, one for each party."},
+		[]string{"18. Relationship", "The parties are independent contractors."})
+	if f := finding(t, pb, ps, "dispute_resolution"); strings.Contains(f.Text, "Switzerland") {
+		t.Fatalf("dispute resolution: %s, text %q: want it to end before the governing law", f.Status, f.Text)
+	}
+	if f := finding(t, pb, ps, "governing_law"); f.Status != StatusDeviation || !f.NumericChange || !strings.Contains(f.Text, "Switzerland") {
+		t.Fatalf("governing law: %s numeric=%v, text %q: want a numeric DEVIATION holding the Swiss law", f.Status, f.NumericChange, f.Text)
+	}
+}
+
+// Under a heading that names the clause's subject in words the
+// playbook's headings do not ("Caps and Exclusions"), a short version of
+// the clause that opens the section is held to the floor of a heading
+// naming the clause (opensTopicalSection).
+func TestShortClauseUnderTopicalHeading(t *testing.T) {
+	pb := defaultPB(t)
+	ps := contract([]string{"10. Caps and Exclusions", "Each party's total liability under this Agreement is limited to EUR 500,000 " +
+		"in aggregate. Neither party is liable for indirect or consequential loss or lost profits."},
+		[]string{"11. Records", "Provider shall keep accurate records of the Services for six (6) years."})
+	f := finding(t, pb, ps, "limitation_of_liability")
+	if f.Status != StatusDeviation || !strings.Contains(f.Text, "EUR 500,000") {
+		t.Fatalf("%s numeric=%v, text %q: want a DEVIATION holding the cap", f.Status, f.NumericChange, f.Text)
+	}
+}

@@ -495,7 +495,8 @@ func (an *analyzer) locateByContent(cs *clauseSpec, used []bool) (location, bool
 		w = an.bestWindowWhere(cs, 0, len(an.sents), used, false, func(w window) bool {
 			toks := an.gtoks[an.sents[w.a].a:an.sents[w.b-1].b]
 			if w.sim < topicFloor && an.ownInRun(cs, w) < manyOwnWords {
-				return w.sim >= coreFloor && an.rareCore(cs, toks) && !an.nearSubject(cs, w.a) && an.everySentenceOnSubject(cs, w)
+				return w.sim >= coreFloor && an.rareCore(cs, toks) && !an.nearSubject(cs, w.a) && an.everySentenceOnSubject(cs, w) ||
+					w.sim >= headingSubjectFloor && an.subjectWords(cs, w) >= subjectWords && an.opensTopicalSection(cs, w.a, used)
 			}
 			return cs.topicShared(toks) >= topicWords || an.rareTopic(cs, toks) && !an.nearSubject(cs, w.a) ||
 				an.ownInRun(cs, w) >= ownWords && !an.nearSubject(cs, w.a) ||
@@ -536,6 +537,16 @@ func (an *analyzer) locateByContent(cs *clauseSpec, used []bool) (location, bool
 		loc.heading = s.h.text
 	}
 	return loc, true
+}
+
+// opensTopicalSection reports whether sentence a opens the innermost
+// titled section it stands in, under a heading that names the clause's
+// subject in words the playbook's headings do not ("Caps and
+// Exclusions"): there a run is held to the floor of a heading that names
+// the clause beside another subject (headingSubjectFloor).
+func (an *analyzer) opensTopicalSection(cs *clauseSpec, a int, used []bool) bool {
+	s := an.doc.innermostTitled(an.gtoks[an.sents[a].a].Para)
+	return s != nil && an.topicalHeading(cs, s) && an.opensSection(s, a, used)
 }
 
 // topicalHeading reports whether section s's title has a topic word of
