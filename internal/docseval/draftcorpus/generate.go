@@ -277,6 +277,9 @@ func runIn(s *sect, clause []para) bool {
 	case firstAfter >= 0:
 		last := clause[len(clause)-1]
 		s.paras[firstAfter].text = last.text + " " + s.paras[firstAfter].text
+		// The merged paragraph ends the clause: a later clause goes after
+		// it, never between the clause's paragraphs.
+		s.paras[firstAfter].clause = last.clause
 		s.paras = slices.Insert(s.paras, firstAfter, clause[:len(clause)-1]...)
 		return true
 	}
