@@ -132,3 +132,24 @@ func TestShortClauseUnderTopicalHeading(t *testing.T) {
 		t.Fatalf("%s numeric=%v, text %q: want a DEVIATION holding the cap", f.Status, f.NumericChange, f.Text)
 	}
 }
+
+// A sentence that goes on, in its paragraph, with another clause's
+// standard text is no start of this clause: where a scan put the notices
+// clause under "14. Governing Law and", the governing law's run does not
+// begin with the notices clause's added sentence (continuesOther).
+func TestRunDoesNotStartInsideAnotherClausesParagraph(t *testing.T) {
+	pb := defaultPB(t)
+	notices := standardText(t, pb, "notices")
+	ps := contract([]string{"14. Governing Law and",
+		"12.1 " + notices + " A party may change its address for notices by giving notice in accordance with this section.",
+		"The laws of the State of New York govern this Agreement and any dispute arising from it, excluding any conflict-of-law " +
+			"rule that would apply another law. The parties agree that the state and federal courts in New York County have " +
+			"exclusive jurisdiction over any such dispute."},
+		[]string{"15. Relationship", "The parties are independent contractors."})
+	if f := finding(t, pb, ps, "notices"); f.Status != StatusDeviation || !strings.Contains(f.Text, "change its address") {
+		t.Fatalf("notices: %s, text %q: want a DEVIATION holding the added sentence", f.Status, f.Text)
+	}
+	if f := finding(t, pb, ps, "governing_law"); strings.Contains(f.Text, "change its address") {
+		t.Fatalf("governing law: %s, text %q: want it to start at the laws of New York", f.Status, f.Text)
+	}
+}

@@ -654,7 +654,7 @@ func (an *analyzer) bestWindowWhere(cs *clauseSpec, sa, sb int, used []bool, inS
 		if used[a] {
 			continue
 		}
-		if an.foreign(cs, a) {
+		if an.foreign(cs, a) || an.continuesOther(cs, a) {
 			continue
 		}
 		for b := a + 1; b <= sb && b-a <= maxLen && !used[b-1]; b++ {
@@ -681,6 +681,17 @@ func (an *analyzer) bestWindowWhere(cs *clauseSpec, sa, sb int, used []bool, inS
 		}
 	}
 	return best
+}
+
+// continuesOther reports whether sentence a goes on, in its paragraph,
+// with a sentence of another clause's standard text and has no word
+// naming this clause's subject: "A party may change its address for notices ..." after
+// the notices clause is no start of governing law, even where a scan
+// lost the heading between them.
+func (an *analyzer) continuesOther(cs *clauseSpec, a int) bool {
+	s := an.sents[a]
+	return a > 0 && an.gtoks[an.sents[a-1].b-1].Para == an.gtoks[s.a].Para && an.otherClause(cs, a-1) &&
+		cs.topicShared(an.gtoks[s.a:s.b]) == 0
 }
 
 // titledStart reports whether a titled heading stands between sentence
