@@ -153,3 +153,20 @@ func TestRunDoesNotStartInsideAnotherClausesParagraph(t *testing.T) {
 		t.Fatalf("governing law: %s, text %q: want it to start at the laws of New York", f.Status, f.Text)
 	}
 }
+
+// A short version of the clause that opens a section under a title that
+// names neither it nor its subject ("9. Risk Allocation.") is found by
+// four of its own and topic words, one a topic word (manySubjectWords).
+func TestShortClauseOpeningAnySection(t *testing.T) {
+	pb := defaultPB(t)
+	ps := contract([]string{"9. Risk Allocation. 9.1 Each party's total liability under this Agreement is limited to " +
+		"EUR 500,000 in aggregate. Neither party is liable for indirect or consequential loss or lost profits.",
+		"9.2 Provider shall indemnify Customer against any third-party intellectual property claim relating to the Services, " +
+			"up to a maximum of $1,000,000, on condition that Customer gives written notice within ten (10) business days.",
+		"9.3 The parties agree that the allocation of risk in this section is reflected in the fees."},
+		[]string{"10. Records", "Provider shall keep accurate records of the Services for six (6) years."})
+	f := finding(t, pb, ps, "limitation_of_liability")
+	if f.Status != StatusDeviation || !strings.Contains(f.Text, "EUR 500,000") {
+		t.Fatalf("%s numeric=%v, text %q: want a DEVIATION holding the cap", f.Status, f.NumericChange, f.Text)
+	}
+}

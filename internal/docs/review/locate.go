@@ -43,6 +43,13 @@ const (
 	// months" under "Warranties and Undertakings").
 	headingSubjectFloor = 0.12
 	subjectWords        = 3
+	// manySubjectWords: a run that opens a section under any title ("9.
+	// Risk Allocation. 9.1 Each party's total liability ... is limited to
+	// EUR 500,000 ... Neither party is liable for indirect or
+	// consequential loss or lost profits.") and has this many of the
+	// clause's own and topic words, one of them a topic word, is the
+	// clause at headingSubjectFloor.
+	manySubjectWords = 4
 	// aboutFloor and aboutShare: a run of sentences less similar than
 	// contentFloor is still the clause when it scores aboutFloor and has
 	// aboutShare of the clause's own words (see attach.go): a clause
@@ -496,7 +503,9 @@ func (an *analyzer) locateByContent(cs *clauseSpec, used []bool) (location, bool
 			toks := an.gtoks[an.sents[w.a].a:an.sents[w.b-1].b]
 			if w.sim < topicFloor && an.ownInRun(cs, w) < manyOwnWords {
 				return w.sim >= coreFloor && an.rareCore(cs, toks) && !an.nearSubject(cs, w.a) && an.everySentenceOnSubject(cs, w) ||
-					w.sim >= headingSubjectFloor && an.subjectWords(cs, w) >= subjectWords && an.opensTopicalSection(cs, w.a, used)
+					w.sim >= headingSubjectFloor && an.subjectWords(cs, w) >= subjectWords && an.opensTopicalSection(cs, w.a, used) ||
+					w.sim >= headingSubjectFloor && an.subjectWords(cs, w) >= manySubjectWords &&
+						cs.topicShared(toks) > 0 && an.opensTitled(w.a, used)
 			}
 			return cs.topicShared(toks) >= topicWords || an.rareTopic(cs, toks) && !an.nearSubject(cs, w.a) ||
 				an.ownInRun(cs, w) >= ownWords && !an.nearSubject(cs, w.a) ||
@@ -547,6 +556,14 @@ func (an *analyzer) locateByContent(cs *clauseSpec, used []bool) (location, bool
 func (an *analyzer) opensTopicalSection(cs *clauseSpec, a int, used []bool) bool {
 	s := an.doc.innermostTitled(an.gtoks[an.sents[a].a].Para)
 	return s != nil && an.topicalHeading(cs, s) && an.opensSection(s, a, used)
+}
+
+// opensTitled reports whether sentence a opens the innermost titled
+// section it stands in (the sentences before it there held by other
+// clauses).
+func (an *analyzer) opensTitled(a int, used []bool) bool {
+	s := an.doc.innermostTitled(an.gtoks[an.sents[a].a].Para)
+	return s != nil && an.opensSection(s, a, used)
 }
 
 // topicalHeading reports whether section s's title has a topic word of
