@@ -248,7 +248,10 @@ var genericWords = setOf("agreement", "agre", "party", "parti", "provider", "cus
 	"clause", "shall", "other", "under", "this", "that", "such", "with", "without", "written", "writing", "notic",
 	"notice", "period", "term", "terms", "date", "days", "within", "after", "before", "upon", "applicable", "law",
 	"laws", "right", "rights", "obligation", "obligations", "perform", "performanc", "relat", "relating", "aris",
-	"arising", "connection", "respect", "provid", "provided", "request", "reason", "reasonabl", "reasonable")
+	"arising", "connection", "respect", "provid", "provided", "request", "reason", "reasonabl", "reasonable",
+	// "Change of Control" names assignment only as a phrase: "No change to
+	// this Agreement is valid unless in writing" is not about it.
+	"chang", "change")
 
 // ownShared counts the clause's own words among the sentence's.
 func (an *analyzer) ownShared(cs *clauseSpec, s sentence) int {

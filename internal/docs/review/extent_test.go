@@ -170,3 +170,16 @@ func TestShortClauseOpeningAnySection(t *testing.T) {
 		t.Fatalf("%s numeric=%v, text %q: want a DEVIATION holding the cap", f.Status, f.NumericChange, f.Text)
 	}
 }
+
+// "Change" names assignment only in "Change of Control": a variation
+// clause after the assignment clause does not join it (genericWords).
+func TestChangeAloneDoesNotNameAssignment(t *testing.T) {
+	pb := defaultPB(t)
+	ps := contract([]string{"16. Boilerplate Provisions",
+		"16.1 No person other than the parties may enforce any term of this Agreement.",
+		"16.2 " + standardText(t, pb, "assignment"),
+		"16.3 No change to this Agreement is valid unless it is in writing and signed by an authorised signatory of each party."})
+	if f := finding(t, pb, ps, "assignment"); f.Status != StatusMatch {
+		t.Fatalf("%s, text %q: want MATCH", f.Status, f.Text)
+	}
+}
