@@ -174,7 +174,45 @@ func (cs *clauseSpec) topicShared(toks []token) int {
 			seen[w] = true
 		}
 	}
-	return len(seen)
+	n := families(seen)
+	if cs.namedInFull(toks) {
+		n++
+	}
+	return n
+}
+
+// families counts stems, one for a stem and those it is a prefix of:
+// "terminate" and "termination" (stems "terminat" and "termin") are one
+// word naming the subject, not two.
+func families(stems map[string]bool) int {
+	n := 0
+	for w := range stems {
+		n++
+		for p := range stems {
+			if len(p) < len(w) && strings.HasPrefix(w, p) {
+				n--
+				break
+			}
+		}
+	}
+	return n
+}
+
+// namedInFull reports whether the tokens hold one of the clause's names
+// of two words or more ("early termination", "termination at will").
+func (cs *clauseSpec) namedInFull(toks []token) bool {
+	var words []string
+	for _, tok := range toks {
+		if p := tok.Plain; p != "" && !titleStopWords[p] {
+			words = append(words, foldPlain(singular(p)))
+		}
+	}
+	for _, syn := range cs.syns {
+		if len(syn) >= 2 && containsRun(words, syn) {
+			return true
+		}
+	}
+	return false
 }
 
 // rareTopic reports whether the tokens have a topic word of the clause

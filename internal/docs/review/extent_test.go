@@ -183,3 +183,25 @@ func TestChangeAloneDoesNotNameAssignment(t *testing.T) {
 		t.Fatalf("%s, text %q: want MATCH", f.Status, f.Text)
 	}
 }
+
+// "Terminate" and "termination" are one word naming the subject, not the
+// two topic words that locate a clause: termination for breach in "Term;
+// Termination" is not termination for convenience (families). A name of
+// the clause in full ("early termination") still counts as one more
+// (namedInFull).
+func TestOneWordFamilyIsOneTopicWord(t *testing.T) {
+	pb := defaultPB(t)
+	term := "4.1 This Agreement takes effect on the Effective Date and remains in force for two (2) years unless terminated earlier in accordance with this section."
+	after := []string{"5. Relationship", "The parties are independent contractors."}
+	ps := contract([]string{"4. Term; Termination", term,
+		"4.2 Either party may terminate this Agreement with immediate effect if the other party is in material breach and has not remedied the breach within twenty (20) business days of a written request to do so.",
+		"4.3 On expiry or termination, Provider shall return all Customer data within fourteen (14) days and then delete any copies it holds."}, after)
+	if f := finding(t, pb, ps, "termination_for_convenience"); f.Status != StatusMissing {
+		t.Fatalf("termination for breach: %s, text %q: want MISSING", f.Status, f.Text)
+	}
+	ps = contract([]string{"4. Term; Termination", term,
+		"4.2 Either party may terminate this Agreement without cause on one hundred twenty (120) days' written notice, and Customer shall pay an early termination fee equal to three (3) months' fees."}, after)
+	if f := finding(t, pb, ps, "termination_for_convenience"); f.Status != StatusDeviation || !f.NumericChange {
+		t.Fatalf("termination without cause: %s numeric=%v, text %q: want a numeric DEVIATION", f.Status, f.NumericChange, f.Text)
+	}
+}
