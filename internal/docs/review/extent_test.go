@@ -205,3 +205,22 @@ func TestOneWordFamilyIsOneTopicWord(t *testing.T) {
 		t.Fatalf("termination without cause: %s numeric=%v, text %q: want a numeric DEVIATION", f.Status, f.NumericChange, f.Text)
 	}
 }
+
+// A clause's own section ends at a paragraph numbered for another
+// section ("8.2 Provider warrants ..." under "7. Indemnities."), where a
+// scan read two columns across and lost section 8's heading; the
+// warranty after it is found (foreignNumber).
+func TestOwnSectionEndsAtAnotherSectionsNumber(t *testing.T) {
+	pb := defaultPB(t)
+	ps := contract([]string{"7. Indemnities. " + standardText(t, pb, "indemnification"),
+		"8.2 Provider warrants that it will provide the Services diligently, in a workmanlike way and in accordance with industry standards.",
+		"Provided Customer gives notice of a breach of this warranty within ninety (90) days after the Services in question, Provider will " +
+			"re-perform them at no charge, or, if that fails, refund what Customer paid for them, which is Customer's exclusive remedy.",
+		"9. Records. Provider shall keep complete and accurate records of the Services for at least six (6) years."})
+	if f := finding(t, pb, ps, "indemnification"); f.Status != StatusMatch {
+		t.Fatalf("indemnification: %s, text %q: want MATCH", f.Status, f.Text)
+	}
+	if f := finding(t, pb, ps, "warranty"); f.Status != StatusDeviation || !strings.Contains(f.Text, "diligently") {
+		t.Fatalf("warranty: %s, text %q: want a DEVIATION", f.Status, f.Text)
+	}
+}

@@ -485,7 +485,29 @@ func (an *analyzer) ownEnd(s *section, a int) int {
 			break
 		}
 	}
+	for u := unit + 1; u < end; u++ {
+		if an.doc.units[u].h == nil && foreignNumber(s.h, an.doc.units[u].text) {
+			end = u
+			break
+		}
+	}
 	return an.sentenceAtUnit(end)
+}
+
+// foreignNumber reports whether a paragraph read as no heading opens with
+// a subsection number of another section than h's ("8.2 Provider warrants
+// ..." under "7. Indemnities."): a scan that read two columns across
+// lost the heading of section 8, and what follows is not section 7's.
+func foreignNumber(h *heading, text string) bool {
+	if h == nil || h.style != "dotted-1" {
+		return false
+	}
+	m := reNumberMarker.FindString(text)
+	if m == "" {
+		return false
+	}
+	first, _, _ := strings.Cut(m, ".")
+	return first != h.number
 }
 
 func (an *analyzer) locateByContent(cs *clauseSpec, used []bool) (location, bool) {
