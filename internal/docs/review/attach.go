@@ -293,31 +293,24 @@ var genericWords = setOf("agreement", "agre", "party", "parti", "provider", "cus
 
 // ownShared counts the clause's own words among the sentence's.
 func (an *analyzer) ownShared(cs *clauseSpec, s sentence) int {
-	n := 0
+	return an.countWords(cs.own, s)
+}
+
+// countWords counts the distinct stems of words among the sentence's.
+func (an *analyzer) countWords(words map[string]bool, s sentence) int {
 	seen := map[string]bool{}
 	for _, tok := range an.gtoks[s.a:s.b] {
-		w := docStem(tok.Plain)
-		if cs.own[w] && !seen[w] {
+		if w := docStem(tok.Plain); words[w] {
 			seen[w] = true
-			n++
 		}
 	}
-	return n
+	return len(seen)
 }
 
 // wordsShared counts the words of the clause's standard text and title
 // among the sentence's, its own and others'.
 func (an *analyzer) wordsShared(cs *clauseSpec, s sentence) int {
-	n := 0
-	seen := map[string]bool{}
-	for _, tok := range an.gtoks[s.a:s.b] {
-		w := docStem(tok.Plain)
-		if cs.words[w] && !seen[w] {
-			seen[w] = true
-			n++
-		}
-	}
-	return n
+	return an.countWords(cs.words, s)
 }
 
 // otherSubject reports whether sentence s names another clause's
