@@ -334,14 +334,17 @@ func gutter(p extract.Page) (columns, bool) {
 		return columns{}, false
 	}
 	var lmin, lmax, rmin, rmax, ly0, ly1 float64 = p.Width, 0, p.Width, 0, p.Height, 0
+	var lefts, rights []float64
 	for _, l := range p.Lines {
 		b := l.Box
 		switch {
 		case b.XMin < bestX-2 && b.XMax > bestX+2:
 		case b.XMax <= bestX+2:
 			lmin, lmax, ly0, ly1 = min(lmin, b.XMin), max(lmax, b.XMax), min(ly0, b.YMin), max(ly1, b.YMax)
+			lefts = append(lefts, b.XMin)
 		default:
 			rmin, rmax = min(rmin, b.XMin), max(rmax, b.XMax)
+			rights = append(rights, b.XMin)
 		}
 	}
 	side := 0
@@ -352,9 +355,13 @@ func gutter(p extract.Page) (columns, bool) {
 	}
 	lw, rw := lmax-lmin, rmax-rmin
 	ok := side >= 4 && lw > 0 && rw > 0 && lw/rw > 0.6 && lw/rw < 1.6
-	g := columns{x: bestX, left: lmin, right: rmin, top: p.Height, bottom: 0}
+	// A column's edge is where most of its lines start: on a scan one
+	// speck read as a word, or a line OCR began early, moves the least x
+	// a few points off, and the lines at the edge would no longer be
+	// found (the columns' top would fall below their first lines).
+	g := columns{x: bestX, left: median(lefts), right: median(rights), top: p.Height, bottom: 0}
 	for _, l := range p.Lines {
-		if math.Abs(l.Box.XMin-lmin) < 6 || math.Abs(l.Box.XMin-rmin) < 6 {
+		if math.Abs(l.Box.XMin-g.left) < 6 || math.Abs(l.Box.XMin-g.right) < 6 {
 			g.top, g.bottom = min(g.top, l.Box.YMin), max(g.bottom, l.Box.YMax)
 		}
 	}

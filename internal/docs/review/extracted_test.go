@@ -107,3 +107,32 @@ func TestFromExtractReadsColumns(t *testing.T) {
 		t.Errorf("paragraphs %q: the right column read before the left", got)
 	}
 }
+
+// TestFromExtractReadsScannedColumns: on a scan the columns' lines start
+// a point or two apart and one line (a speck OCR read as a word) starts
+// well left of the rest; the columns are still read one after the other,
+// never line by line across the page.
+func TestFromExtractReadsScannedColumns(t *testing.T) {
+	var lines []extract.Line
+	left := []string{"8. Risk Allocation. Provider shall defend", "Customer against any claim by a third", "party and shall give notice of the",
+		"claim within ten (10) business days after", "receiving it, sole control of its defense and"}
+	right := []string{"settlement, and reasonable cooperation.", "Provider's total liability under this", "section shall not exceed $2,000,000.",
+		"9. Insurance. Provider shall keep", "general liability insurance in force."}
+	for i := range left {
+		y := 100 + float64(i)*13
+		lines = append(lines, justified(left[i], 50+float64(i%3), y, 9, 245), justified(right[i], 316+float64(i%2), y, 9, 245))
+	}
+	lines = append(lines, line("' Customer shall pay each undisputed invoice.", 41, 170, 9)) // a speck before the line
+	for i, s := range []string{"10. Notices. All notices must be in", "writing and are effective when", "delivered by hand or by courier."} {
+		y := 183 + float64(i)*13
+		lines = append(lines, justified(s, 49, y, 9, 245), justified("11. Waiver. A failure to enforce is not", 309+float64(i)*4, y, 9, 245))
+	}
+	doc := &extract.Document{Pages: []extract.Page{{Number: 1, Width: 612, Height: 792, Method: extract.MethodOCR, Lines: lines}}}
+	got := strings.Join(texts(FromExtract(doc)), " | ")
+	if !strings.Contains(got, "Provider's total liability under this section shall not exceed $2,000,000.") {
+		t.Errorf("paragraphs %q: the liability sentence is broken up", got)
+	}
+	if strings.Index(got, "receiving it, sole control") > strings.Index(got, "settlement, and reasonable") {
+		t.Errorf("paragraphs %q: the right column read before the left", got)
+	}
+}
