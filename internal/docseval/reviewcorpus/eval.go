@@ -54,6 +54,26 @@ func (r *Report) Accuracy() float64 {
 	return float64(r.StatusCorrect) / float64(r.Clauses)
 }
 
+// Shortfalls lists how r falls short of the review targets: at least
+// minAcc of the statuses right, every numeric change caught, no false
+// MATCH, and at least one contract scored. It is empty when r meets them.
+func (r *Report) Shortfalls(minAcc float64) []string {
+	if r.Contracts == 0 {
+		return []string{"no contracts"}
+	}
+	var out []string
+	if acc := r.Accuracy(); acc < minAcc {
+		out = append(out, fmt.Sprintf("status accuracy %.3f, want >= %.2f", acc, minAcc))
+	}
+	if r.NumericCaught != r.NumericTotal {
+		out = append(out, fmt.Sprintf("numeric changes caught %d of %d, want all", r.NumericCaught, r.NumericTotal))
+	}
+	if r.FalseMatch != 0 {
+		out = append(out, fmt.Sprintf("%d false MATCH findings, want none", r.FalseMatch))
+	}
+	return out
+}
+
 func truthLabel(c ClauseTruth) string {
 	return label(c.Status, c.NumericChange)
 }

@@ -292,18 +292,8 @@ func pipelineReport(t *testing.T, outs []pipelineOutcome, prefix string) (*Repor
 // checkPipeline fails t unless the report meets the targets.
 func checkPipeline(t *testing.T, name string, rep *Report, minAcc float64) {
 	t.Helper()
-	if rep.Contracts == 0 {
-		t.Errorf("%s: no contracts", name)
-		return
-	}
-	if acc := rep.Accuracy(); acc < minAcc {
-		t.Errorf("%s: status accuracy %.3f, want >= %.2f", name, acc, minAcc)
-	}
-	if rep.NumericCaught != rep.NumericTotal {
-		t.Errorf("%s: numeric changes caught %d of %d, want all", name, rep.NumericCaught, rep.NumericTotal)
-	}
-	if rep.FalseMatch != 0 {
-		t.Errorf("%s: %d false MATCH findings, want none", name, rep.FalseMatch)
+	for _, s := range rep.Shortfalls(minAcc) {
+		t.Errorf("%s: %s", name, s)
 	}
 }
 
