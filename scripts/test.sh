@@ -19,7 +19,9 @@ fi
 # the first time (client-go builds), seconds once cached. Its TestImages
 # builds the container images (deploy/image/build.sh) and runs them, a VM
 # too: about 45 s with the node's Debian root cached; the first time 2.5
-# minutes (its bootstrap), 4 if the static Go build is not cached either.
+# minutes (its bootstrap), 4 if the static Go build is not cached either;
+# over 10 (go test's default timeout) beside other CPU-bound work, hence
+# the timeout.
 (
   export AIRLOCK_REQUIRE_IMAGE=1
   cd deploy/validate
@@ -30,7 +32,7 @@ fi
     echo "test: gofmt needed on deploy/validate: $unformatted" >&2
     exit 1
   fi
-  go test -count=1 ./...
+  go test -count=1 -timeout 30m ./...
 )
 # setup.sh installed PostgreSQL: its tests must run, never skip.
 export AIRLOCK_REQUIRE_PG=1
