@@ -10,8 +10,10 @@ import (
 
 // TestUsableFromAnotherModule follows the README: a module of its own
 // requires this one through a replace directive, imports the client and
-// builds. It runs offline (GOPROXY=off), from the module cache the
-// repository's own build filled, with the repository's go.sum.
+// builds. It runs offline (GOPROXY=off), from the module cache that
+// scripts/setup.sh --test filled (go mod download: tidy loads the tests
+// of this module's packages too, so the build alone is not enough), with
+// the repository's go.sum.
 func TestUsableFromAnotherModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module of its own")

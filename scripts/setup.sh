@@ -100,8 +100,19 @@ if $for_tests; then
     GOBIN="$cache/bin" go install "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@$oapi_version"
     echo "$oapi_version" > "$cache/bin/oapi-codegen.version"
   fi
-  (cd /tmp && go mod download github.com/oapi-codegen/runtime@v1.1.2 github.com/google/uuid@v1.5.0 \
-     github.com/apapsch/go-jsonmerge/v2@v2.0.0)
+  # Two tests run `go mod tidy` offline (GOPROXY=off) in modules of their
+  # own, so the module cache must already hold every module those tidies
+  # load, tests of dependencies included, or a fresh machine fails them:
+  # client.TestUsableFromAnotherModule requires this module (what its
+  # build and tests need: go mod download), and internal/api's
+  # TestGeneratedClient requires oapi-codegen's runtime (the same tidy,
+  # run here online, fills its graph).
+  go mod download
+  prefetch=$(mktemp -d)
+  printf 'module example.com/prefetch\n\ngo 1.26\n\nrequire github.com/oapi-codegen/runtime v1.1.2\n' >"$prefetch/go.mod"
+  printf 'package main\n\nimport _ "github.com/oapi-codegen/runtime"\n\nfunc main() {}\n' >"$prefetch/main.go"
+  (cd "$prefetch" && GOWORK=off go mod tidy)
+  rm -rf "$prefetch"
   # The official TypeScript MCP client, which the MCP tests drive airlock's
   # server with (internal/mcp/testdata/tsclient), installed from its lock
   # file into the cache, outside the clone, and again only when it changes.

@@ -12,8 +12,9 @@ import (
 )
 
 // The generated code's runtime; scripts/setup.sh --test builds the
-// generator (oapi-codegen) into the cache's bin directory and puts this
-// module in the module cache, so the test runs offline.
+// generator (oapi-codegen) into the cache's bin directory and fills the
+// module cache with this module's graph (by tidying a module that
+// requires it), so the test's own tidy runs offline.
 const oapiRuntime = "github.com/oapi-codegen/runtime v1.1.2"
 
 // oapiCodegen is the generator setup.sh built.
