@@ -19,9 +19,9 @@ fi
 # the first time (client-go builds), seconds once cached. Its TestImages
 # builds the container images (deploy/image/build.sh) and runs them, a VM
 # too: about 45 s with the node's Debian root cached; the first time 2.5
-# minutes (its bootstrap), 4 if the static Go build is not cached either;
-# over 10 (go test's default timeout) beside other CPU-bound work, hence
-# the timeout.
+# minutes (its bootstrap), 4 if the static Go build is not cached either.
+# A loaded machine stretches that (a niced build once outlasted go test's
+# 10-minute default beside two busy loops), hence the timeout.
 (
   export AIRLOCK_REQUIRE_IMAGE=1
   cd deploy/validate

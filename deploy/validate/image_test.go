@@ -25,9 +25,10 @@ import (
 // installs them);
 // without them it skips, unless AIRLOCK_REQUIRE_IMAGE=1 (scripts/test.sh)
 // makes that a failure. With the node's Debian root cached it takes about
-// 45 s; the first build 2.5 minutes more (4 with a cold Go build cache),
-// and several times that on a loaded machine: scripts/test.sh gives the
-// package 30 minutes.
+// 45 s; the first build 2.5 minutes more (4 with a cold Go build cache).
+// Beside two CPU-bound processes a niced first build outlasted go test's
+// 10-minute default; not niced, it took the package 97 s there.
+// scripts/test.sh gives the package 30 minutes all the same.
 
 // ociImage is what the test reads of one image in an OCI layout.
 type ociImage struct {
@@ -61,7 +62,7 @@ func TestImages(t *testing.T) {
 	out := t.TempDir()
 	start := time.Now()
 	// Not niced: beside CPU-bound work a niced build gets a tenth of a
-	// core and a cold bootstrap outlasts any sensible timeout.
+	// core and a cold bootstrap outlasted 10 minutes.
 	b, err := exec.Command("../image/build.sh", "--out", out).CombinedOutput()
 	if err != nil {
 		t.Fatalf("deploy/image/build.sh: %v\n%s", err, b)
